@@ -1,0 +1,122 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Text helpers shared by the I/O-kit output parsers.
+
+Pure functions only: no I/O, no Ansible imports, Python 3.6 compatible, so
+that modules (on the target node) and filter plugins (on the controller)
+can both use them.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+
+class ParserError(ValueError):
+    """The input cannot be read as text at all (not a string, binary junk).
+
+    Text that is simply in another format is not an error: the parsers return
+    their empty result for it.  Filter plugins turn this exception into an
+    AnsibleFilterError that names the filter.
+    """
+
+
+# A number as the tools print it: optional sign, digits, optional fraction,
+# optional exponent.  "nan"/"inf" are deliberately not numbers here.
+NUMBER = r'[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?'
+NUMBER_RE = re.compile(r'^' + NUMBER + r'$')
+
+# Share of control characters above which an input is treated as binary.
+_BINARY_THRESHOLD = 0.10
+_CONTROL_RE = re.compile(r'[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]')
+
+
+def ensure_text(data, parser_name):
+    """Return ``data`` as a text string, or raise ParserError.
+
+    Bytes are decoded as UTF-8 with replacement; ``None`` becomes ''.
+    Anything else that is not a string (a list, a number, a dict) raises
+    ParserError, as does text that is mostly control characters (a binary
+    file read by mistake).
+    """
+    if data is None:
+        return u''
+    if isinstance(data, bytes):
+        data = data.decode('utf-8', 'replace')
+    if not isinstance(data, str):
+        try:
+            # Python 2 unicode / AnsibleUnsafeText are str subclasses on py3;
+            # anything reaching here really is not text.
+            type_name = type(data).__name__
+        except Exception:  # pragma: no cover - defensive
+            type_name = 'object'
+        raise ParserError('%s expects text (the output of the tool), got %s' % (parser_name, type_name))
+    if data and len(_CONTROL_RE.findall(data)) > _BINARY_THRESHOLD * len(data):
+        raise ParserError('%s expects text, but the input looks binary' % parser_name)
+    return data
+
+
+def clean_lines(text):
+    """Split text into lines with noise that is never part of a format removed.
+
+    Carriage returns are dropped, NUL and other control characters become
+    spaces, and leading '# ' comment prefixes of quoted lines are removed.
+    Returns a list of stripped lines (blank lines kept as '').
+    """
+    text = text.replace('\r\n', '\n').replace('\r', '\n')
+    lines = []
+    for raw in text.split('\n'):
+        line = _CONTROL_RE.sub(' ', raw).strip()
+        while line.startswith('#') and (len(line) == 1 or line[1] in ' \t'):
+            line = line[1:].strip()
+        lines.append(line)
+    return lines
+
+
+def join_backslash_continuations(lines):
+    """Join lines that end with a trailing backslash with the next one."""
+    out = []
+    pending = None
+    for line in lines:
+        if pending is not None:
+            line = pending + ' ' + line
+            pending = None
+        if line.endswith('\\'):
+            pending = line[:-1].rstrip()
+            continue
+        out.append(line)
+    if pending is not None:
+        out.append(pending)
+    return out
+
+
+def to_number(token):
+    """Convert a printed number to int (no fraction) or float; None if not a number."""
+    if token is None:
+        return None
+    token = str(token).strip().rstrip(',').strip()
+    if not NUMBER_RE.match(token):
+        return None
+    if re.match(r'^[-+]?\d+$', token):
+        return int(token)
+    return float(token)
+
+
+def to_float(token):
+    """Convert a printed number to float; None if it is not a number."""
+    value = to_number(token)
+    if value is None:
+        return None
+    return float(value)
+
+
+def to_int(token):
+    """Convert a printed integer to int; None if it is not an integer."""
+    value = to_number(token)
+    if value is None or isinstance(value, float):
+        return None
+    return value
