@@ -1,0 +1,1 @@
+"""Command implementations behind the shims in ``ROOT/bin`` (one module per tool)."""
