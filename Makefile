@@ -1,0 +1,68 @@
+# lustre.iokit developer entry point.
+#   make demo   - the main job on the embedded default (inventories/demo)
+#   make test   - every quality gate (what .ci/run runs)
+#   make setup  - only prepare .venv (pinned toolchain, collections, apt packages); quick when nothing changed
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV        := .venv
+STAMPS      := $(VENV)/.stamps
+COLLECTIONS := $(VENV)/collections
+# The all-in-one `ansible` package on PyPI carries the community collections (Galaxy is unreachable here).
+ANSIBLE_BUNDLE_VERSION := 14.5.0
+DEPENDENCY_COLLECTIONS := community.general ansible.posix containers.podman
+# ansible-core 2.21 needs Python >= 3.12 on the controller.
+CONTROLLER_PYTHON ?= $(shell ls -d $$HOME/.pyenv/versions/3.12.*/bin/python 2>/dev/null | sort -V | tail -n 1 || true)
+ifeq ($(CONTROLLER_PYTHON),)
+CONTROLLER_PYTHON := $(shell command -v python3.12 || true)
+endif
+
+.PHONY: help setup demo test lint sanity units clean distclean
+
+help:
+	@sed -n '2,5p' Makefile | sed 's/^# //'
+
+setup: $(STAMPS)/python $(STAMPS)/collections $(STAMPS)/ansible-test-offline $(STAMPS)/apt $(STAMPS)/simulator
+
+$(STAMPS)/python: requirements-dev.txt
+	@test -n "$(CONTROLLER_PYTHON)" || { echo "make: no Python 3.12 found (pyenv install 3.12, or set CONTROLLER_PYTHON=/path/to/python3.12)"; exit 1; }
+	@test -x $(VENV)/bin/python || $(CONTROLLER_PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/collections: $(STAMPS)/python Makefile
+	$(VENV)/bin/python tests/tools/install_collections.py --ansible-version $(ANSIBLE_BUNDLE_VERSION) \
+	    --dest $(COLLECTIONS) --cache $(VENV)/cache --checkout . $(DEPENDENCY_COLLECTIONS)
+	@touch $@
+
+$(STAMPS)/ansible-test-offline: $(STAMPS)/python
+	$(VENV)/bin/python tests/tools/ansible_test_offline.py
+	@touch $@
+
+$(STAMPS)/apt: requirements-apt.txt
+	@need=$$(for p in $$(grep -v '^#' requirements-apt.txt); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$need" ]; then \
+	    echo "apt: installing $$need"; \
+	    SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$need; \
+	fi
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/simulator: $(STAMPS)/python $(wildcard simulator/pyproject.toml)
+	@if [ -f simulator/pyproject.toml ]; then $(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e ./simulator; fi
+	@touch $@
+
+demo: setup
+	$(VENV)/bin/ansible-playbook playbooks/demo.yml -i inventories/demo
+
+test: setup
+	$(VENV)/bin/python tests/tools/run_test_suite.py
+
+lint sanity units: setup
+	$(VENV)/bin/python tests/tools/run_test_suite.py --only $@
+
+clean:
+	rm -rf .build tests/output iokit-results
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,180 @@
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Run every quality gate of the project and print one verdict.
+
+Each stage runs even when an earlier one failed, so that one CI run shows
+every problem; the exit status is non-zero when any stage failed.  The last
+line is ``stages: N passed, M failed``.  ``--only`` and ``--skip`` select
+stages by name for a quicker local loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VENV_BIN = os.path.dirname(sys.executable)
+BUILD = os.path.join(ROOT, '.build')
+STAGED_PARENT = os.path.join(BUILD, 'sanity')
+STAGED = os.path.join(STAGED_PARENT, 'ansible_collections', 'lustre', 'iokit')
+CONTROLLER_PYTHON = '%d.%d' % sys.version_info[:2]
+# Target nodes run RHEL/Rocky 8 (3.6) and newer; every one of these that pyenv has is checked.
+TARGET_PYTHONS = ('3.6', '3.7', '3.8', '3.9', '3.10', '3.11', '3.12', '3.13')
+# What a built tarball must never carry (design §3, galaxy.yml build_ignore).
+NOT_IN_TARBALL = ('tests/unit/', 'tests/integration/', 'simulator/', 'bench/', '.venv/', '.build/', '.ci/', 'molecule/')
+
+
+def tool(name: str) -> str:
+    return os.path.join(VENV_BIN, name)
+
+
+def run(cmd: list[str], cwd: str = ROOT, env: dict[str, str] | None = None) -> int:
+    print('+ ' + ' '.join(cmd), flush=True)
+    merged = dict(os.environ)
+    merged.update(env or {})
+    return subprocess.run(cmd, cwd=cwd, env=merged, check=False).returncode
+
+
+def stage_copy() -> None:
+    subprocess.run([sys.executable, os.path.join(ROOT, 'tests', 'tools', 'stage_collection.py'),
+                    '--checkout', ROOT, '--dest', STAGED], check=True)
+
+
+def stage_lint() -> int:
+    return run([tool('ansible-lint'), '--profile', 'production', '--offline'])
+
+
+def stage_sanity() -> int:
+    stage_copy()
+    return run([tool('ansible-test'), 'sanity', '--venv', '--python', CONTROLLER_PYTHON, '--color', 'no'], cwd=STAGED)
+
+
+def stage_units() -> int:
+    stage_copy()
+    return run([tool('ansible-test'), 'units', '--venv', '--python', CONTROLLER_PYTHON, '--color', 'no'], cwd=STAGED)
+
+
+def _pyenv_python(version: str) -> str | None:
+    roots = [os.path.expanduser('~/.pyenv/versions')]
+    if os.environ.get('PYENV_ROOT'):
+        roots.insert(0, os.path.join(os.environ['PYENV_ROOT'], 'versions'))
+    for root in roots:
+        candidates = sorted(glob.glob(os.path.join(root, version + '.*', 'bin', 'python')),
+                            key=lambda p: [int(x) for x in re.findall(r'\d+', os.path.basename(os.path.dirname(os.path.dirname(p))))])
+        if candidates:
+            return candidates[-1]
+    return shutil.which('python' + version)
+
+
+def stage_target_pythons() -> int:
+    stage_copy()
+    found = [(v, _pyenv_python(v)) for v in TARGET_PYTHONS]
+    missing = [v for v, path in found if path is None]
+    if missing:
+        print('target-pythons: no interpreter for %s (install them with pyenv)' % ', '.join(missing))
+        return 1
+    failures = 0
+    for _version, python in found:
+        failures += run([python, os.path.join(STAGED, 'tests', 'tools', 'target_python_smoke.py')],
+                        cwd=STAGED, env={'PYTHONPATH': STAGED_PARENT, 'PYTHONDONTWRITEBYTECODE': '1'}) != 0
+    return failures
+
+
+def stage_simulator() -> int:
+    if not os.path.exists(os.path.join(ROOT, 'simulator', 'pyproject.toml')):
+        print('simulator: no simulator/pyproject.toml')
+        return 1
+    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], cwd=os.path.join(ROOT, 'simulator'))
+
+
+def stage_changelog() -> int:
+    return run([tool('antsibull-changelog'), 'lint'])
+
+
+def stage_docs() -> int:
+    env = {'ANSIBLE_COLLECTIONS_PATH': os.path.join(ROOT, '.venv', 'collections')}
+    return run([tool('antsibull-docs'), 'lint-collection-docs', '--plugin-docs', '--skip-rstcheck', '.'], env=env)
+
+
+def stage_build() -> int:
+    """Build the tarball, check what it carries, install it offline and use a filter from it."""
+    dist = os.path.join(BUILD, 'dist')
+    shutil.rmtree(dist, ignore_errors=True)
+    if run([tool('ansible-galaxy'), 'collection', 'build', '--output-path', dist]) != 0:
+        return 1
+    tarballs = glob.glob(os.path.join(dist, 'lustre-iokit-*.tar.gz'))
+    if len(tarballs) != 1:
+        print('build: expected one tarball in %s, found %s' % (dist, tarballs))
+        return 1
+    with tarfile.open(tarballs[0]) as archive:
+        names = archive.getnames()
+    leaked = sorted(n for n in names if n.startswith(NOT_IN_TARBALL))
+    if leaked:
+        print('build: the tarball carries files that must stay out: %s' % ', '.join(leaked[:10]))
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        if run([tool('ansible-galaxy'), 'collection', 'install', '--offline', '-p', tmp, tarballs[0]]) != 0:
+            return 1
+        env = {'ANSIBLE_COLLECTIONS_PATH': tmp, 'ANSIBLE_CONFIG': os.devnull}
+        filters = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(ROOT, 'plugins', 'filter', 'parse_*.py')))
+        failures = 0
+        for name in filters:
+            failures += run([tool('ansible-doc'), '-t', 'filter', 'lustre.iokit.' + name], env=env,
+                            cwd=tmp) != 0
+        sample = os.path.join(ROOT, 'tests', 'unit', 'plugins', 'module_utils', 'parsers', 'fixtures', 'lctl_dl')
+        samples = sorted(glob.glob(os.path.join(sample, '*.txt')))
+        if samples:
+            failures += run([tool('ansible'), 'localhost', '-m', 'ansible.builtin.debug', '-a',
+                             "msg={{ lookup('file', '%s') | lustre.iokit.parse_lctl_dl }}" % samples[0]],
+                            env=env, cwd=tmp) != 0
+        return failures
+
+
+STAGES = {
+    'lint': stage_lint,
+    'sanity': stage_sanity,
+    'units': stage_units,
+    'target-pythons': stage_target_pythons,
+    'simulator': stage_simulator,
+    'changelog': stage_changelog,
+    'docs': stage_docs,
+    'build': stage_build,
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--only', nargs='*', choices=sorted(STAGES), default=None)
+    parser.add_argument('--skip', nargs='*', choices=sorted(STAGES), default=[])
+    args = parser.parse_args()
+    selected = [s for s in STAGES if (args.only is None or s in args.only) and s not in args.skip]
+    results = []
+    for name in selected:
+        print('\n==== stage %s ====' % name, flush=True)
+        started = time.monotonic()
+        try:
+            rc = STAGES[name]()
+        except (OSError, subprocess.CalledProcessError) as exc:
+            print('%s: %s' % (name, exc))
+            rc = 1
+        results.append((name, rc == 0, time.monotonic() - started))
+    print('\n%-16s %-6s %8s' % ('stage', 'result', 'seconds'))
+    for name, ok, seconds in results:
+        print('%-16s %-6s %8.1f' % (name, 'ok' if ok else 'FAILED', seconds))
+    passed = sum(1 for _n, ok, _s in results if ok)
+    print('stages: %d passed, %d failed' % (passed, len(results) - passed))
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
