@@ -67,10 +67,10 @@ RUN_ID_MAX_LENGTH = 64
 # A fully qualified host name may be 253 characters; a path component 255.
 HOST_MAX_LENGTH = 253
 
-# First character alphanumeric: no hidden directories, nothing that reads as a command-line option.
-_PATH_COMPONENT_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*$')
-_RUN_ID_SUFFIX_RE = re.compile(r'^[a-z0-9]{1,16}$')
-_TIMESTAMP_RE = re.compile(r'^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$')
+# \Z, not $: "$" would accept a trailing newline.  First character alphanumeric: no hidden directories, nothing that reads as a command-line option.
+_PATH_COMPONENT_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]*\Z')
+_RUN_ID_SUFFIX_RE = re.compile(r'^[a-z0-9]{1,16}\Z')
+_TIMESTAMP_RE = re.compile(r'^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z\Z')
 _TIMESTAMP_FORMAT = '%Y-%m-%dT%H:%M:%SZ'
 _RUN_ID_TIME_FORMAT = '%Y%m%dT%H%M%SZ'
 
