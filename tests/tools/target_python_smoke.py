@@ -17,7 +17,6 @@ import importlib
 import io
 import json
 import os
-import py_compile
 import sys
 
 __metaclass__ = type
@@ -37,10 +36,13 @@ def compile_all():
             for name in sorted(filenames):
                 if name.endswith('.py'):
                     count += 1
+                    path = os.path.join(dirpath, name)
+                    with io.open(path, 'rb') as handle:
+                        source = handle.read()
                     try:
-                        py_compile.compile(os.path.join(dirpath, name), cfile=os.devnull, doraise=True)
-                    except py_compile.PyCompileError as exc:
-                        problems.append(str(exc))
+                        compile(source, path, 'exec', dont_inherit=True)
+                    except SyntaxError as exc:
+                        problems.append('%s: %s' % (path, exc))
     return count, problems
 
 
