@@ -22,7 +22,7 @@ Typical use in a module::
     for record in engine.run():          # records arrive one sweep point at a time
         builder.add_record(record)
     ...                                  # on a timeout: builder.mark_aborted('timeout after 3600 s')
-    module.exit_json(**builder.finish())
+    envelope = builder.finish()          # every record measured so far, status derived
 
 and on the controller::
 

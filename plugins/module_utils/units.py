@@ -28,7 +28,7 @@ MIB = 1024 * KIB
 GIB = 1024 * MIB
 TIB = 1024 * GIB
 
-# sg3_utils' MB is 10^6 bytes; 10^6 / 2^20 = 1 / 1.048576.
+# One MiB is 1.048576 decimal MB (sg3_utils' MB is 10^6 bytes).
 DECIMAL_MB_PER_MIB = MIB / 1000000
 
 # Binary multipliers, as lctl, lfs and the I/O-kit scripts use them.  "kb",
@@ -47,7 +47,7 @@ def decimal_mb_s_to_mib_s(mb_s):
     """Convert sg3_utils' decimal MB/s (10^6 bytes/s) to MiB/s: ``mb_s / 1.048576``."""
     if mb_s is None:
         return None
-    return _number(mb_s, 'MB/s') * DECIMAL_MB_PER_MIB
+    return _number(mb_s, 'MB/s') / DECIMAL_MB_PER_MIB
 
 
 def kib_to_mib(kib):

@@ -1,0 +1,127 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Unit conversions shared by the surveys."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils import units
+
+
+def test_binary_constants():
+    assert (units.KIB, units.MIB, units.GIB, units.TIB) == (2 ** 10, 2 ** 20, 2 ** 30, 2 ** 40)
+
+
+@pytest.mark.parametrize('mb_s, expected', [
+    (1.048576, 1.0),
+    (0, 0.0),
+    (57.16, 54.51202392578125),
+    # facts file: sgp_dd min/max figures are the decimal MB/s divided by 1.048576
+    (1776.24, 1776.24 / 1.048576),
+    (1000, 953.67431640625),
+])
+def test_decimal_mb_s_to_mib_s(mb_s, expected):
+    assert units.decimal_mb_s_to_mib_s(mb_s) == pytest.approx(expected, rel=1e-12)
+
+
+def test_decimal_mb_s_to_mib_s_keeps_missing_value_missing():
+    assert units.decimal_mb_s_to_mib_s(None) is None
+
+
+@pytest.mark.parametrize('kib, expected', [(1024, 1.0), (125829120, 122880.0), (512, 0.5), (0, 0.0), (None, None)])
+def test_kib_to_mib(kib, expected):
+    assert units.kib_to_mib(kib) == expected
+
+
+@pytest.mark.parametrize('nbytes, expected', [(1048576, 1.0), (524288, 0.5), (3 * 2 ** 30, 3072.0), (None, None)])
+def test_bytes_to_mib(nbytes, expected):
+    assert units.bytes_to_mib(nbytes) == expected
+
+
+@pytest.mark.parametrize('function', [units.decimal_mb_s_to_mib_s, units.kib_to_mib, units.bytes_to_mib])
+@pytest.mark.parametrize('bad', ['1024', True, [1]])
+def test_conversions_reject_non_numbers(function, bad):
+    with pytest.raises(TypeError) as excinfo:
+        function(bad)
+    assert repr(bad) in str(excinfo.value)
+
+
+@pytest.mark.parametrize('value, expected', [
+    ('512', 512),
+    ('0', 0),
+    ('4k', 4096),
+    ('4K', 4096),
+    ('4KiB', 4096),
+    ('4kib', 4096),
+    ('1m', 1048576),
+    ('1M', 1048576),
+    ('1024K', 1048576),
+    ('1G', 1073741824),
+    ('8g', 8 * 2 ** 30),
+    ('2t', 2 * 2 ** 40),
+    (' 64k ', 65536),
+    ('4 k', 4096),
+    (512, 512),
+    (0, 0),
+])
+def test_parse_size(value, expected):
+    assert units.parse_size(value) == expected
+
+
+@pytest.mark.parametrize('value', [
+    '', '   ', 'k', '4x', '4kb', '4KB', '1MB', '512b', '1.5G', '-4k', '+4k', '4 kk', '0x10', '1e3',
+    '4k\n4k', '\u0664k', -1, True, None, 1.5, ['4k'],
+])
+def test_parse_size_rejects_and_names_the_value(value):
+    with pytest.raises(ValueError) as excinfo:
+        units.parse_size(value)
+    assert repr(value) in str(excinfo.value)
+
+
+@pytest.mark.parametrize('nbytes, seconds, expected', [
+    (1048576, 1, 1.0),
+    (1048576, 0.5, 2.0),
+    (1073741824, 4, 256.0),
+    (0, 3, 0.0),
+    (1048576, 0, None),
+    (1048576, -1, None),
+    (1048576, None, None),
+    (None, 1, None),
+])
+def test_rate_mib_s(nbytes, seconds, expected):
+    assert units.rate_mib_s(nbytes, seconds) == expected
+
+
+@pytest.mark.parametrize('nbytes, seconds', [('1048576', 1), (1048576, '1'), (True, 1)])
+def test_rate_mib_s_rejects_non_numbers(nbytes, seconds):
+    with pytest.raises(TypeError):
+        units.rate_mib_s(nbytes, seconds)
+
+
+@pytest.mark.parametrize('value, digits, expected', [
+    (613.5449, 2, 613.54),
+    (613.546, 2, 613.55),
+    (613.546, 0, 614.0),
+    (1.23456, 3, 1.235),
+    (42, 2, 42),
+    (None, 2, None),
+    (float('nan'), 2, None),
+    (float('inf'), 2, None),
+    (float('-inf'), 2, None),
+])
+def test_round_for_report(value, digits, expected):
+    assert units.round_for_report(value, digits) == expected
+
+
+def test_round_for_report_default_two_digits():
+    assert units.round_for_report(2.0 / 3) == 0.67
+
+
+def test_round_for_report_rejects_text():
+    with pytest.raises(TypeError):
+        units.round_for_report('613.54')
