@@ -299,8 +299,8 @@ class EnvelopeBuilder:
 
     def mark_aborted(self, reason):
         """The survey was stopped (timeout, signal, abort); ``reason`` is kept as an error."""
-        self._aborted = True
         self.add_error(reason)
+        self._aborted = True
 
     def mark_nothing_to_do(self):
         """The survey had nothing to run (e.g. no matching targets): an empty result is ``skipped``, not ``failed``."""

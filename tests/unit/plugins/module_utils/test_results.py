@@ -369,7 +369,7 @@ def test_builder_rejects_bad_items(method, args, exception):
     builder = new_builder()
     with pytest.raises(exception):
         getattr(builder, method)(*args)
-    assert builder.records == [] and builder.errors == []
+    assert builder.records == [] and builder.errors == [] and not builder.aborted
 
 
 # --------------------------------------------------------------------------
