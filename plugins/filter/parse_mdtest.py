@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+name: parse_mdtest
+author: lustre.iokit contributors
+version_added: 1.0.0
+short_description: Parse the summary of an mdtest run into JSON
+description:
+  - Reads mdtest output (mdtest 1.8/1.9 C(SUMMARY:), 3.x and 4.x C(SUMMARY rate:) / C(SUMMARY time:) tables,
+    the launch banner) and returns the rate of every metadata operation.
+  - MPI launcher noise, shell prompts, warnings and verbose per-iteration lines are skipped.
+  - Text in another format gives the empty object (null fields, empty RV(_value.summary)).
+  - When the text holds several runs (a task sweep with C(-f)/C(-l)/C(-s), or several invocations in one log),
+    the result describes the first and lists all of them in RV(_value.runs).
+options:
+  _input:
+    description: The mdtest output text.
+    type: string
+    required: true
+'''
+
+EXAMPLES = r'''
+- name: Parse a saved mdtest log
+  ansible.builtin.set_fact:
+    md: "{{ lookup('file', 'results/client1/mdtest.out') | lustre.iokit.parse_mdtest }}"
+
+- name: Mean file creation rate
+  ansible.builtin.debug:
+    msg: "{{ md.summary['file creation'].mean }} {{ md.unit }} with {{ md.tasks }} tasks"
+
+- name: Fail when file stat is slower than the acceptance threshold
+  ansible.builtin.assert:
+    that: md.summary['file stat'].mean >= 50000
+    fail_msg: "file stat at {{ md.summary['file stat'].mean }} ops/s"
+'''
+
+RETURN = r'''
+_value:
+  description: The parsed mdtest summary of the first run in the text.
+  type: dict
+  contains:
+    version:
+      description: mdtest version from the launch banner (C(1.9.3), C(3.4.0+dev), C(4.0.0)), or null.
+      type: str
+    tasks:
+      description: Number of MPI tasks (launch banner, or the C(N tasks, M files) line of the run), or null.
+      type: int
+    nodes:
+      description: Number of nodes from the launch banner, or null.
+      type: int
+    iterations:
+      description: Number of iterations the summary covers (C(of N iterations)), or null.
+      type: int
+    unit:
+      description: Unit of every figure in RV(_value.summary); always C(ops/sec).
+      type: str
+    summary:
+      description:
+        - The rate table, keyed by operation name in lower case with whitespace collapsed (C(directory creation),
+          C(directory stat), C(directory rename), C(directory removal), C(file creation), C(file create (stonewall)),
+          C(file stat), C(file read), C(file removal), C(tree creation), C(tree removal)).
+        - Each value holds C(max), C(min), C(mean) and C(stddev) in operations per second; a figure the text does not
+          give (C(NA), a missing Std Dev column, C(nan)) is null.
+        - With per-rank statistics (C(-P)) the per-iteration figures are used and the per-rank ones are under C(per_rank).
+      type: dict
+    summary_time:
+      description: Present when the text has a C(SUMMARY time) table - the same shape as RV(_value.summary),
+        figures in seconds.
+      type: dict
+    summary_time_unit:
+      description: Present with RV(_value.summary_time); always C(sec).
+      type: str
+    runs:
+      description: Present only when the text holds more than one run - each run's object with the fields above.
+      type: list
+      elements: dict
+'''
+
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mdtest import parse_mdtest
+from ansible_collections.lustre.iokit.plugins.plugin_utils.parser_filters import make_parser_filter
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'parse_mdtest': make_parser_filter('parse_mdtest', parse_mdtest)}
