@@ -1,0 +1,173 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Edge cases of parse_mdtest beyond the captured fixtures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import ParserError
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mdtest import parse_mdtest
+
+BANNER = 'mdtest-3.3.0 was launched with 4 total task(s) on 1 node(s)\n'
+TABLE_HEAD = ('   Operation                      Max            Min           Mean        Std Dev\n'
+              '   ---------                      ---            ---           ----        -------\n')
+EMPTY = {'version': None, 'tasks': None, 'nodes': None, 'iterations': None, 'summary': {}, 'unit': 'ops/sec'}
+
+
+def _row(max_, min_, mean, std):
+    return {'max': max_, 'min': min_, 'mean': mean, 'stddev': std}
+
+
+@pytest.mark.parametrize('title', [
+    'SUMMARY: (of 5 iterations)',
+    'SUMMARY rate: (of 5 iterations)',
+    'SUMMARY rate (in ops/sec): (of 5 iterations)',
+])
+@pytest.mark.parametrize('name', ['Directory creation:', 'Directory creation        :', 'Directory creation   '])
+def test_title_and_name_forms(title, name):
+    text = BANNER + '\n' + title + '\n' + TABLE_HEAD + '   %s  20981.4  17411.2  19380.1  1358.9\n' % name
+    result = parse_mdtest(text)
+    assert result['version'] == '3.3.0'
+    assert (result['tasks'], result['nodes'], result['iterations']) == (4, 1, 5)
+    assert result['summary'] == {'directory creation': _row(20981.4, 17411.2, 19380.1, 1358.9)}
+
+
+def test_rate_and_time_tables():
+    text = (BANNER + 'SUMMARY rate: (of 2 iterations)\n' + TABLE_HEAD
+            + '   File creation             :       1066.1        950.3       1010.8         42.3\n'
+            + '\nSUMMARY time: (of 2 iterations)\n' + TABLE_HEAD
+            + '   File creation             :          1.2          0.9          1.0          0.1\n'
+            + '-- finished at 05/27/2018 04:07:15 --\n')
+    result = parse_mdtest(text)
+    assert result['summary'] == {'file creation': _row(1066.1, 950.3, 1010.8, 42.3)}
+    assert result['summary_time'] == {'file creation': _row(1.2, 0.9, 1.0, 0.1)}
+    assert result['summary_time_unit'] == 'sec'
+    assert 'runs' not in result
+
+
+def test_missing_std_dev_column_and_na_figures():
+    text = ('SUMMARY rate: (of 1 iterations)\n   Operation        Max     Min    Mean\n'
+            '   Tree creation     :   558.539   558.539   558.539\n'
+            '   File create (stonewall)   :             NA             NA       1234.500             NA\n')
+    result = parse_mdtest(text)
+    assert result['summary']['tree creation'] == _row(558.539, 558.539, 558.539, None)
+    assert result['summary']['file create (stonewall)'] == _row(None, None, 1234.5, None)
+
+
+def test_empty_file_read_row_of_1_9():
+    text = ('SUMMARY: (of 1 iterations)\n' + TABLE_HEAD + '   File stat         :   7435.913   7435.913   7435.913   0.000\n'
+            '   File read         :\n   File removal      :   1009.574   1009.574   1009.574   0.000\n')
+    result = parse_mdtest(text)
+    assert result['summary']['file read'] == _row(None, None, None, None)
+    assert result['summary']['file removal'] == _row(1009.574, 1009.574, 1009.574, 0.0)
+
+
+def test_per_rank_layout_of_4_0():
+    text = ('SUMMARY rate: (of 3 iterations)\n'
+            '   Operation     per Rank: Max            Min           Mean      per Iteration: '
+            'Max            Min           Mean        Std Dev\n'
+            '   File creation         10.0   5.0   7.5       30.0   20.0   25.0   4.0\n')
+    row = parse_mdtest(text)['summary']['file creation']
+    assert row == dict(_row(30.0, 20.0, 25.0, 4.0), per_rank={'max': 10.0, 'min': 5.0, 'mean': 7.5})
+
+
+def test_per_rank_layout_of_2020_development_builds():
+    # Header and row shape from hpc/ior issue #300 (December 2020).
+    text = ('SUMMARY rate: (of 3 iterations)\n'
+            '   Operation         per Rank:      Max            Min           Mean          Std Dev     '
+            'per Iteration: Max            Min           Mean\n'
+            '   Directory creation        :     133349.335      15240.973      63062.865      35579.914'
+            '          45577.003      15240.973      34399.616\n')
+    row = parse_mdtest(text)['summary']['directory creation']
+    assert row == dict(_row(45577.003, 15240.973, 34399.616, None),
+                       per_rank={'max': 133349.335, 'min': 15240.973, 'mean': 63062.865, 'stddev': 35579.914})
+
+
+@pytest.mark.parametrize('noise', [
+    '--------------------------------------------------------------------------\n'
+    'WARNING: There was an error initializing an OpenFabrics device.\n'
+    '--------------------------------------------------------------------------\n',
+    '[node01:12345] 3 more processes have sent help message help-mpi-btl-openib.txt\n',
+    '[root@client1 ~]# mpirun -np 4 mdtest -n 1000 -i 5\n',
+    'V-1: Entering create_remove_items_helper...\n',
+])
+def test_mpi_and_shell_noise_is_skipped(noise):
+    text = (noise + BANNER + noise + 'SUMMARY rate: (of 5 iterations)\n' + TABLE_HEAD
+            + '   File stat                 :  100.0  90.0  95.0  3.0\n')
+    result = parse_mdtest(text)
+    assert result['tasks'] == 4
+    assert result['summary'] == {'file stat': _row(100.0, 90.0, 95.0, 3.0)}
+
+
+def test_mpi_noise_inside_the_table_does_not_end_it():
+    text = ('SUMMARY rate: (of 1 iterations)\n' + TABLE_HEAD + '   File stat   :  1.0  1.0  1.0  0.0\n'
+            '[node01:12345] 1 more process has sent help message help-mpi-btl-openib.txt\n'
+            '   File removal   :  2.0  2.0  2.0  0.0\n')
+    assert list(parse_mdtest(text)['summary']) == ['file stat', 'file removal']
+
+
+@pytest.mark.parametrize('decorate', [
+    lambda text: '\n'.join('\t' + line for line in text.split('\n')),
+    lambda text: '\n'.join('# ' + line for line in text.split('\n')),
+    lambda text: text.replace('\n', '\r\n'),
+], ids=['tab-indented', 'comment-prefixed', 'crlf'])
+def test_input_rules(decorate):
+    text = BANNER + 'SUMMARY rate: (of 5 iterations)\n' + TABLE_HEAD + '   Tree removal      :   96.927   84.924   91.069   4.904\n'
+    result = parse_mdtest(decorate(text))
+    assert result['summary'] == {'tree removal': _row(96.927, 84.924, 91.069, 4.904)}
+
+
+def test_row_wrapped_after_its_name():
+    text = 'SUMMARY rate: (of 1 iterations)\n' + TABLE_HEAD + '   Directory stat            :\n  435.898  435.898  435.898  0.000\n'
+    assert parse_mdtest(text)['summary']['directory stat'] == _row(435.898, 435.898, 435.898, 0.0)
+
+
+def test_task_sweep_gives_runs():
+    text = BANNER
+    for tasks in (1, 2):
+        text += ('%d tasks, %d files\n\nSUMMARY rate: (of 1 iterations)\n' % (tasks, tasks * 10) + TABLE_HEAD
+                 + '   File creation   :  %d.0  %d.0  %d.0  0.0\n' % (tasks, tasks, tasks))
+    result = parse_mdtest(text)
+    assert result['tasks'] == 1
+    assert [(run['tasks'], run['version'], run['summary']['file creation']['mean']) for run in result['runs']] == [
+        (1, '3.3.0', 1.0), (2, '3.3.0', 2.0)]
+
+
+def test_verbose_per_iteration_lines_before_summary_are_ignored():
+    text = (BANNER + '   Operation               Duration              Rate\n'
+            '   Directory creation: 1.5 sec, 1000.0 ops/sec\n'
+            'SUMMARY rate: (of 1 iterations)\n' + TABLE_HEAD + '   Directory creation   :  1.0  1.0  1.0  0.0\n')
+    assert parse_mdtest(text)['summary'] == {'directory creation': _row(1.0, 1.0, 1.0, 0.0)}
+
+
+@pytest.mark.parametrize('text', [
+    '',
+    'snapshot_time: 1.5 secs.nsecs\npages per bulk r/w     rpcs  % cum % |  rpcs  % cum %\n',
+    'Summary of all tests:\nOperation   Max(MiB)   Min(MiB)  Mean(MiB)     StdDev\nwrite  3842.11  3595.90  3695.92  101.02\n',
+    'File creation : 1 2 3 4',  # a row with no SUMMARY title
+])
+def test_wrong_format_gives_empty_object(text):
+    assert parse_mdtest(text) == EMPTY
+
+
+def test_nan_figures_become_null():
+    text = 'SUMMARY rate: (of 1 iterations)\n' + TABLE_HEAD + '   File read   :  nan  -nan  inf  0.000\n'
+    row = parse_mdtest(text)['summary']['file read']
+    assert row == _row(None, None, None, 0.0)
+    json.dumps(row, allow_nan=False)
+
+
+def test_bytes_are_decoded():
+    text = 'SUMMARY: (of 1 iterations)\n' + TABLE_HEAD + '   File stat : 1.0 1.0 1.0 0.0\n'
+    assert parse_mdtest(text.encode('utf-8'))['summary'] == {'file stat': _row(1.0, 1.0, 1.0, 0.0)}
+
+
+@pytest.mark.parametrize('data', [3.5, ['SUMMARY'], object(), b'\x01\x02\x03\x04' * 8])
+def test_non_text_raises_parser_error(data):
+    with pytest.raises(ParserError):
+        parse_mdtest(data)
