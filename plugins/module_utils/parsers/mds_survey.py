@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Parser for the summary that mds-survey prints (stdout or ``.summary``).
+
+One record per result line, rates in operations per second::
+
+    mdt 1 file  100000 dir    4 thr    4 create 5652.05 [  999.01, 46940.48] md_getattr             ERROR ...
+
+Older scripts printed ``[ %7.2f,%7.2f]`` (no space after the comma); widths
+overflow (``file`` grows past 7 digits, rates past 7 characters); ``ERROR``
+replaces both the rate and the bracket.  The header
+``<date> <path>/mds-survey from <host>`` sets ``host`` on the records that
+follow.  Records may be wrapped and carry ``pdsh`` prefixes.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import (
+    NUMBER,
+    clean_lines,
+    ensure_text,
+    join_backslash_continuations,
+    to_int,
+    to_number,
+)
+
+_PREFIX_RE = re.compile(
+    r'\bmdt\s+(?P<mdt>\d+)\s+file\s+(?P<file>\d+)\s+dir\s+(?P<dir>\d+)\s+thr\s+(?P<thr>\d+)(?=\s|$)')
+_HEADER_RE = re.compile(r'\bmds-survey\s+from\s+(?P<host>\S+)\s*$')
+_PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$')
+_RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
+_NAME = r'(?!ERROR\b)[A-Za-z_]\w*'
+_CONTINUATION_RE = re.compile(
+    r'^(?:' + _NAME + r'\s+(?:' + _RATE + r'(?=\s|\[|$)|ERROR(?=\s|$))'
+    r'|\[\s*' + NUMBER +
+    r'|ERROR(?=\s|$)'
+    r'|=(?![=>]))', re.IGNORECASE)
+_BRACKET_TAIL_RE = re.compile(r'^(?:' + NUMBER + r'\s*[,\]]|[,\]])')
+_TEST_RE = re.compile(
+    r'(?P<name>' + _NAME + r')'
+    r'(?:\s+(?P<error>ERROR)(?=\s|$)'
+    r'|(?:\s+(?P<rate>' + _RATE + r'))?'
+    r'(?:\s*\[\s*(?P<min>' + NUMBER + r')\s*,\s*(?P<max>' + NUMBER + r')\s*\])?)',
+    re.IGNORECASE)
+
+
+def _float(token):
+    value = to_number(token)
+    return float(value) if value is not None else None
+
+
+def _parse_tests(rest):
+    tests = {}
+    for match in _TEST_RE.finditer(rest):
+        if match.group('error'):
+            entry = {'ops_s': None, 'min_ops_s': None, 'max_ops_s': None, 'status': 'error'}
+        elif match.group('min') is not None:
+            entry = {'ops_s': to_number(match.group('rate')), 'min_ops_s': _float(match.group('min')),
+                     'max_ops_s': _float(match.group('max')), 'status': 'ok'}
+        else:
+            # a test cut short (aborted run, truncated file) has no bracket
+            entry = {'ops_s': to_number(match.group('rate')), 'min_ops_s': None, 'max_ops_s': None,
+                     'status': 'incomplete'}
+        tests[match.group('name')] = entry
+    return tests
+
+
+def _record(text, context):
+    match = _PREFIX_RE.search(text)
+    return {
+        'mdt': to_int(match.group('mdt')),
+        'file': to_int(match.group('file')),
+        'dir': to_int(match.group('dir')),
+        'thr': to_int(match.group('thr')),
+        'host': context.get('host'),
+        'tests': _parse_tests(text[match.end():]),
+    }
+
+
+def _continues(record_text, line):
+    if _CONTINUATION_RE.match(line):
+        return True
+    return record_text.count('[') > record_text.count(']') and bool(_BRACKET_TAIL_RE.match(line))
+
+
+def parse_mds_survey(data):
+    """Parse mds-survey summary text into a list of records.
+
+    Text without any result line gives ``[]``.  Raises ParserError only for
+    input that is not text.
+    """
+    text = ensure_text(data, 'parse_mds_survey')
+    lines = join_backslash_continuations(clean_lines(text))
+    # Tracked per pdsh source (None = unprefixed) so that interleaved output
+    # of several servers is reassembled correctly.
+    contexts = {}
+    pending = {}
+    records = []
+
+    def flush(source):
+        if source in pending:
+            slot, record_text = pending.pop(source)
+            records[slot] = _record(record_text, contexts.get(source, {}))
+
+    for line in lines:
+        if not line:
+            continue
+        source, body = None, line
+        prefixed = _PDSH_RE.match(line)
+        if prefixed:
+            rest, host = prefixed.group('rest'), prefixed.group('host')
+            if _PREFIX_RE.match(rest) or _HEADER_RE.search(rest) or \
+                    (host in pending and _continues(pending[host][1], rest)):
+                source, body = host, rest
+        header = _HEADER_RE.search(body)
+        start = _PREFIX_RE.search(body)
+        if header and not start:
+            flush(source)
+            contexts[source] = {'host': header.group('host')}
+        elif start:
+            flush(source)
+            # records keep the order in which they started
+            pending[source] = (len(records), body[start.start():])
+            records.append(None)
+            if source is not None and source not in contexts:
+                contexts[source] = {'host': source}
+        elif source in pending and _continues(pending[source][1], body):
+            pending[source] = (pending[source][0], pending[source][1] + ' ' + body)
+        else:
+            # any other line ends the record it follows
+            flush(source)
+    for source in list(pending):
+        flush(source)
+    return records

@@ -1,0 +1,171 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Parser for the summary that obdfilter-survey prints (stdout or ``.summary``).
+
+One record per result line::
+
+    ost  8 sz 67108864K rsz 1024K obj    8 thr    8 write  613.54 [  64.00,   82.00] read ...
+
+Accepted variations (see the facts file, section 4.5 and 12):
+
+* the pre-2.9 bracket ``[%7.2f,%7.2f]`` and the current ``[%7.2f, %7.2f]``,
+  including overflowing widths (``[1380.00,`` is one token);
+* ``rsz 1024`` without the ``K`` of the oldest scripts;
+* ``ERROR`` / ``SHORT`` after the aggregate, ``Too much buffer space`` (<= 2.7)
+  and ``created object #s ... not contiguous`` in place of the tests;
+* the header ``<date> Obdfilter-survey for case=<case> from <host>``;
+* records wrapped over several lines and ``pdsh``-style ``host: `` prefixes.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import (
+    NUMBER,
+    clean_lines,
+    ensure_text,
+    join_backslash_continuations,
+    to_int,
+    to_number,
+)
+
+_PREFIX_RE = re.compile(
+    r'\bost\s+(?P<ost>\d+)\s+sz\s+(?P<size>\d+)K?\s+rsz\s+(?P<rsz>\d+)K?'
+    r'\s+obj\s+(?P<obj>\d+)\s+thr\s+(?P<thr>\d+)(?=\s|$)')
+_HEADER_RE = re.compile(r'\bObdfilter-survey\s+for\s+case=(?P<case>\S+)\s+from\s+(?P<host>\S+)', re.IGNORECASE)
+# "oss01: <text>" as written by pdsh/clush; the name must look like a host.
+_PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$')
+_RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
+# A wrapped record continues on a line that starts with a test name and its
+# rate, with a bracket, or with the ERROR/SHORT token of the previous test.
+_CONTINUATION_RE = re.compile(
+    r'^(?:[A-Za-z_]\w*\s+' + _RATE + r'(?=\s|\[|$)'
+    r'|\[\s*' + NUMBER +
+    r'|(?:ERROR|SHORT)(?=\s|$)'
+    r'|=(?![=>]))', re.IGNORECASE)
+# A terminal may also break a record inside an open "[min, max]" bracket.
+_BRACKET_TAIL_RE = re.compile(r'^(?:' + NUMBER + r'\s*[,\]]|[,\]])')
+_TEST_RE = re.compile(
+    r'(?P<name>[A-Za-z_]\w*)'
+    r'(?:\s+(?P<rate>' + _RATE + r'))?'
+    r'(?:\s*\[\s*(?P<min>' + NUMBER + r')\s*,\s*(?P<max>' + NUMBER + r')\s*\]'
+    r'|\s+(?P<flag>ERROR|SHORT)(?=\s|$))?', re.IGNORECASE)
+_BUFFER_RE = re.compile(r'^\s*Too\s+much\s+buffer\s+space', re.IGNORECASE)
+_NOT_CONTIGUOUS_RE = re.compile(r'created\s+object\s+#s.*?not\s+contiguous', re.IGNORECASE)
+
+
+def _rate(token):
+    """A printed rate as a number; awk's nan/inf mean "not measured"."""
+    return to_number(token) if token is not None else None
+
+
+def _float(token):
+    value = to_number(token)
+    return float(value) if value is not None else None
+
+
+def _parse_tests(rest):
+    """Parse the part of a record after its parameter prefix."""
+    tests = {}
+    for match in _TEST_RE.finditer(rest):
+        name = match.group('name')
+        if name.upper() in ('ERROR', 'SHORT'):
+            continue
+        rate = _rate(match.group('rate'))
+        flag = (match.group('flag') or '').upper()
+        if match.group('min') is not None:
+            status = 'ok'
+            low, high = _float(match.group('min')), _float(match.group('max'))
+        else:
+            low = high = None
+            # a test cut short (aborted run, truncated file) has no bracket
+            status = {'ERROR': 'error', 'SHORT': 'short'}.get(flag, 'incomplete')
+        tests[name] = {'mib_s': rate, 'min_mib_s': low, 'max_mib_s': high, 'status': status}
+    return tests
+
+
+def _record(text, context):
+    match = _PREFIX_RE.search(text)
+    rest = text[match.end():]
+    record = {
+        'ost': to_int(match.group('ost')),
+        'size_kib': to_int(match.group('size')),
+        'rsz_kib': to_int(match.group('rsz')),
+        'obj': to_int(match.group('obj')),
+        'thr': to_int(match.group('thr')),
+        'case': context.get('case'),
+        'host': context.get('host'),
+        'skipped': False,
+        'error': None,
+        'tests': {},
+    }
+    not_contiguous = _NOT_CONTIGUOUS_RE.search(rest)
+    if _BUFFER_RE.match(rest):
+        record['skipped'] = True
+    elif not_contiguous:
+        record['error'] = not_contiguous.group(0)
+    else:
+        record['tests'] = _parse_tests(rest)
+    return record
+
+
+def _continues(record_text, line):
+    if _CONTINUATION_RE.match(line):
+        return True
+    return record_text.count('[') > record_text.count(']') and bool(_BRACKET_TAIL_RE.match(line))
+
+
+def parse_obdfilter_survey(data):
+    """Parse obdfilter-survey summary text into a list of records.
+
+    Text without any result line gives ``[]``.  Raises ParserError only for
+    input that is not text.
+    """
+    text = ensure_text(data, 'parse_obdfilter_survey')
+    lines = join_backslash_continuations(clean_lines(text))
+    # Everything is tracked per pdsh source (None = unprefixed) so that the
+    # interleaved output of several servers is reassembled correctly.
+    contexts = {}
+    pending = {}
+    records = []
+
+    def flush(source):
+        if source in pending:
+            slot, record_text = pending.pop(source)
+            records[slot] = _record(record_text, contexts.get(source, {}))
+
+    for line in lines:
+        if not line:
+            continue
+        source, body = None, line
+        prefixed = _PDSH_RE.match(line)
+        if prefixed:
+            rest = prefixed.group('rest')
+            if _PREFIX_RE.match(rest) or _HEADER_RE.search(rest) or \
+                    (prefixed.group('host') in pending and _continues(pending[prefixed.group('host')][1], rest)):
+                source, body = prefixed.group('host'), rest
+        header = _HEADER_RE.search(body)
+        start = _PREFIX_RE.search(body)
+        if header:
+            flush(source)
+            contexts[source] = {'case': header.group('case'), 'host': header.group('host')}
+        elif start:
+            flush(source)
+            # records keep the order in which they started
+            pending[source] = (len(records), body[start.start():])
+            records.append(None)
+            if source is not None and source not in contexts:
+                contexts[source] = {'case': None, 'host': source}
+        elif source in pending and _continues(pending[source][1], body):
+            pending[source] = (pending[source][0], pending[source][1] + ' ' + body)
+        else:
+            # any other line ends the record it follows
+            flush(source)
+    for source in list(pending):
+        flush(source)
+    return records

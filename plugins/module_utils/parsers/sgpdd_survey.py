@@ -1,0 +1,188 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Parser for the summary that sgpdd-survey prints (stdout or ``.summary``).
+
+Current format (Lustre 2.5 and later), one record per result line::
+
+    dev  1 sz  8388608K rsz 1024K crg     1 thr     1 write  190.12  [  190.12,  190.12]  read ...
+
+Legacy formats (facts section 2.5 and 12):
+
+* 2.4: ``dev ... write  180.45 MB/s     1 x  180.50 =  180.50 MB/s read ...``
+* up to 2.3: ``total_size  8388608K rsz 1024 crg     1 thr     1 write ...``
+  with the same ``MB/s ... x ... =`` figures, and the oldest form
+  ``total_size ... thr 1 crg 1  180.45 MB/s   1 x  180.50 =  180.50 MB/s``
+  which names no action; its figure goes under the test name ``total``.
+
+``ENOMEM`` right after the parameters, ``<N> failed`` (``failed <N>`` in the
+oldest script) and the header ``<date> sgpdd-survey on <devices> from <host>``
+are understood; records may be wrapped and carry ``pdsh`` prefixes.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import (
+    NUMBER,
+    clean_lines,
+    ensure_text,
+    join_backslash_continuations,
+    to_int,
+    to_number,
+)
+
+_DEV_PREFIX = (r'\bdev\s+(?P<dev>\d+)\s+sz\s+(?P<size>\d+)K?\s+rsz\s+(?P<rsz>\d+)K?'
+               r'\s+crg\s+(?P<crg>\d+)\s+thr\s+(?P<thr>\d+)')
+_TOTAL_PREFIX = (r'\btotal_size\s+(?P<tsize>\d+)K?\s+rsz\s+(?P<trsz>\d+)K?'
+                 r'\s+(?:crg\s+(?P<crg_first>\d+)\s+thr\s+(?P<thr_second>\d+)'
+                 r'|thr\s+(?P<thr_first>\d+)\s+crg\s+(?P<crg_second>\d+))')
+_PREFIX_RE = re.compile(r'(?:' + _DEV_PREFIX + r'|' + _TOTAL_PREFIX + r')(?=\s|$)')
+_HEADER_RE = re.compile(r'\bsgpdd-survey\s+on\s+(?P<devices>.*?)\s*\bfrom\s+(?P<host>\S+)\s*$')
+_PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$')
+_RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
+_NAME = r'(?!failed\b|ENOMEM\b|MB\b)[A-Za-z_]\w*'
+_CONTINUATION_RE = re.compile(
+    r'^(?:' + _NAME + r'\s+(?:' + _RATE + r'(?=\s|\[|$)|\d+\s+failed\b)'
+    r'|failed\s+\d+'
+    r'|\[\s*' + NUMBER +
+    r'|=(?![=>])'
+    r'|(?:\d+\s+)?x\s+' + NUMBER +
+    r'|(?:' + NUMBER + r'\s*)?MB/s'
+    r'|ENOMEM\b)')
+_BRACKET_TAIL_RE = re.compile(r'^(?:' + NUMBER + r'\s*[,\]]|[,\]])')
+_TEST_RE = re.compile(
+    r'(?P<fname>' + _NAME + r')\s+(?P<failed>\d+)\s+failed\b'
+    r'|(?:(?P<oname>' + _NAME + r')\s+)?\bfailed\s+(?P<old_failed>\d+)'
+    r'|(?:(?P<lname>' + _NAME + r')\s+)?(?P<lrate>' + _RATE + r')\s*MB/s\s+(?P<instances>\d+)\s*x\s*'
+    r'(?P<slowest>' + NUMBER + r')\s*=\s*' + NUMBER + r'\s*MB/s'
+    r'|(?P<name>' + _NAME + r')(?:\s+(?P<rate>' + _RATE + r'))?'
+    r'(?:\s*\[\s*(?P<min>' + NUMBER + r')\s*,\s*(?P<max>' + NUMBER + r')\s*\])?',
+    re.IGNORECASE)
+_ENOMEM_RE = re.compile(r'^\s*ENOMEM\b')
+
+# The oldest script printed one figure without naming the action.
+UNNAMED_TEST = 'total'
+
+
+def _float(token):
+    value = to_number(token)
+    return float(value) if value is not None else None
+
+
+def _test(rate=None, low=None, high=None, failed=0, status='ok'):
+    return {'mib_s': rate, 'min_mib_s': low, 'max_mib_s': high, 'failed': failed, 'status': status}
+
+
+def _parse_tests(rest):
+    """Return (tests, instance count of the first legacy figure) for one record."""
+    tests = {}
+    first_instances = None
+    for match in _TEST_RE.finditer(rest):
+        if match.group('fname'):
+            tests[match.group('fname')] = _test(failed=to_int(match.group('failed')), status='failed')
+        elif match.group('old_failed'):
+            tests[match.group('oname') or UNNAMED_TEST] = _test(failed=to_int(match.group('old_failed')), status='failed')
+        elif match.group('lrate'):
+            instances = to_int(match.group('instances'))
+            if first_instances is None:
+                first_instances = instances
+            entry = _test(rate=to_number(match.group('lrate')))
+            # the legacy check figure: instance count x slowest instance (MiB/s)
+            entry['instances'] = instances
+            entry['slowest_instance_mib_s'] = _float(match.group('slowest'))
+            tests[match.group('lname') or UNNAMED_TEST] = entry
+        elif match.group('min') is not None:
+            tests[match.group('name')] = _test(rate=to_number(match.group('rate')), low=_float(match.group('min')),
+                                               high=_float(match.group('max')))
+        else:
+            # an action cut short (aborted run, truncated file) has no figures after it
+            tests[match.group('name')] = _test(rate=to_number(match.group('rate')), failed=None, status='incomplete')
+    return tests, first_instances
+
+
+def _record(text, context):
+    match = _PREFIX_RE.search(text)
+    rest = text[match.end():]
+    legacy = match.group('dev') is None
+    record = {
+        'dev': to_int(match.group('dev')),
+        'size_kib': to_int(match.group('size') or match.group('tsize')),
+        'rsz_kib': to_int(match.group('rsz') or match.group('trsz')),
+        'crg': to_int(match.group('crg') or match.group('crg_first') or match.group('crg_second')),
+        'thr': to_int(match.group('thr') or match.group('thr_second') or match.group('thr_first')),
+        'host': context.get('host'),
+        'devices': context.get('devices'),
+        'enomem': False,
+        'tests': {},
+    }
+    if _ENOMEM_RE.match(rest):
+        record['enomem'] = True
+        return record
+    record['tests'], first_instances = _parse_tests(rest)
+    if legacy:
+        # "total_size" lines do not print the device count; the contract
+        # takes the instance count of the "N x slowest" check instead.
+        record['dev'] = first_instances
+    return record
+
+
+def _continues(record_text, line):
+    if _CONTINUATION_RE.match(line):
+        return True
+    return record_text.count('[') > record_text.count(']') and bool(_BRACKET_TAIL_RE.match(line))
+
+
+def parse_sgpdd_survey(data):
+    """Parse sgpdd-survey summary text into a list of records.
+
+    Text without any result line gives ``[]``.  Raises ParserError only for
+    input that is not text.
+    """
+    text = ensure_text(data, 'parse_sgpdd_survey')
+    lines = join_backslash_continuations(clean_lines(text))
+    # Tracked per pdsh source (None = unprefixed) so that interleaved output
+    # of several servers is reassembled correctly.
+    contexts = {}
+    pending = {}
+    records = []
+
+    def flush(source):
+        if source in pending:
+            slot, record_text = pending.pop(source)
+            records[slot] = _record(record_text, contexts.get(source, {}))
+
+    for line in lines:
+        if not line:
+            continue
+        source, body = None, line
+        prefixed = _PDSH_RE.match(line)
+        if prefixed:
+            rest, host = prefixed.group('rest'), prefixed.group('host')
+            if _PREFIX_RE.match(rest) or _HEADER_RE.search(rest) or \
+                    (host in pending and _continues(pending[host][1], rest)):
+                source, body = host, rest
+        header = _HEADER_RE.search(body)
+        start = _PREFIX_RE.search(body)
+        if header and not start:
+            flush(source)
+            contexts[source] = {'host': header.group('host'), 'devices': header.group('devices').split() or None}
+        elif start:
+            flush(source)
+            # records keep the order in which they started
+            pending[source] = (len(records), body[start.start():])
+            records.append(None)
+            if source is not None and source not in contexts:
+                contexts[source] = {'host': source, 'devices': None}
+        elif source in pending and _continues(pending[source][1], body):
+            pending[source] = (pending[source][0], pending[source][1] + ' ' + body)
+        else:
+            # any other line ends the record it follows
+            flush(source)
+    for source in list(pending):
+        flush(source)
+    return records
