@@ -35,7 +35,7 @@ _PREFIX_RE = re.compile(
 _HEADER_RE = re.compile(r'\bmds-survey\s+from\s+(?P<host>\S+)\s*$')
 _PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$')
 _RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
-_NAME = r'(?!ERROR\b)[A-Za-z_]\w*'
+_NAME = r'(?<![^\s\]])(?!ERROR\b)[A-Za-z_]\w*'
 _CONTINUATION_RE = re.compile(
     r'^(?:' + _NAME + r'\s+(?:' + _RATE + r'(?=\s|\[|$)|ERROR(?=\s|$))'
     r'|\[\s*' + NUMBER +
@@ -63,6 +63,10 @@ def _parse_tests(rest):
         elif match.group('min') is not None:
             entry = {'ops_s': to_number(match.group('rate')), 'min_ops_s': _float(match.group('min')),
                      'max_ops_s': _float(match.group('max')), 'status': 'ok'}
+        elif match.group('rate') is None and rest[match.end():].strip():
+            # a bare word inside the line is not a test; only the last one,
+            # printed just before the run stopped, is
+            continue
         else:
             # a test cut short (aborted run, truncated file) has no bracket
             entry = {'ops_s': to_number(match.group('rate')), 'min_ops_s': None, 'max_ops_s': None,

@@ -51,7 +51,7 @@ _CONTINUATION_RE = re.compile(
 # A terminal may also break a record inside an open "[min, max]" bracket.
 _BRACKET_TAIL_RE = re.compile(r'^(?:' + NUMBER + r'\s*[,\]]|[,\]])')
 _TEST_RE = re.compile(
-    r'(?P<name>[A-Za-z_]\w*)'
+    r'(?<![^\s\]])(?P<name>[A-Za-z_]\w*)'
     r'(?:\s+(?P<rate>' + _RATE + r'))?'
     r'(?:\s*\[\s*(?P<min>' + NUMBER + r')\s*,\s*(?P<max>' + NUMBER + r')\s*\]'
     r'|\s+(?P<flag>ERROR|SHORT)(?=\s|$))?', re.IGNORECASE)
@@ -78,6 +78,10 @@ def _parse_tests(rest):
             continue
         rate = _rate(match.group('rate'))
         flag = (match.group('flag') or '').upper()
+        if match.group('rate') is None and not flag and rest[match.end():].strip():
+            # a bare word inside the line is not a test; only the last one,
+            # printed just before the run stopped, is
+            continue
         if match.group('min') is not None:
             status = 'ok'
             low, high = _float(match.group('min')), _float(match.group('max'))

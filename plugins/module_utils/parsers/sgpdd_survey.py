@@ -45,10 +45,11 @@ _PREFIX_RE = re.compile(r'(?:' + _DEV_PREFIX + r'|' + _TOTAL_PREFIX + r')(?=\s|$
 _HEADER_RE = re.compile(r'\bsgpdd-survey\s+on\s+(?P<devices>.*?)\s*\bfrom\s+(?P<host>\S+)\s*$')
 _PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$')
 _RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
-_NAME = r'(?!failed\b|ENOMEM\b|MB\b)[A-Za-z_]\w*'
+_NAME = r'(?<![^\s\]])(?!failed\b|ENOMEM\b|MB\b)[A-Za-z_]\w*'
 _CONTINUATION_RE = re.compile(
     r'^(?:' + _NAME + r'\s+(?:' + _RATE + r'(?=\s|\[|$)|\d+\s+failed\b)'
     r'|failed\s+\d+'
+    r'|\d+\s+failed\b'
     r'|\[\s*' + NUMBER +
     r'|=(?![=>])'
     r'|(?:\d+\s+)?x\s+' + NUMBER +
@@ -64,6 +65,9 @@ _TEST_RE = re.compile(
     r'(?:\s*\[\s*(?P<min>' + NUMBER + r')\s*,\s*(?P<max>' + NUMBER + r')\s*\])?',
     re.IGNORECASE)
 _ENOMEM_RE = re.compile(r'^\s*ENOMEM\b')
+# The script echoes this to stdout (only) while the result line is still
+# open, so it lands in the middle of a record: "write Error found in <file>".
+_ERROR_FOUND_RE = re.compile(r'\s*Error found in \S+')
 
 # The oldest script printed one figure without naming the action.
 UNNAMED_TEST = 'total'
@@ -99,6 +103,10 @@ def _parse_tests(rest):
         elif match.group('min') is not None:
             tests[match.group('name')] = _test(rate=to_number(match.group('rate')), low=_float(match.group('min')),
                                                high=_float(match.group('max')))
+        elif match.group('rate') is None and rest[match.end():].strip():
+            # a bare word inside the line is not an action; only the last
+            # one, printed just before the run stopped, is
+            continue
         else:
             # an action cut short (aborted run, truncated file) has no figures after it
             tests[match.group('name')] = _test(rate=to_number(match.group('rate')), failed=None, status='incomplete')
@@ -157,6 +165,10 @@ def parse_sgpdd_survey(data):
             records[slot] = _record(record_text, contexts.get(source, {}))
 
     for line in lines:
+        if _ERROR_FOUND_RE.search(line):
+            line = _ERROR_FOUND_RE.sub('', line).strip()
+            if not line or _PDSH_RE.match(line + ' x') and line.endswith(':'):
+                continue
         if not line:
             continue
         source, body = None, line
