@@ -35,7 +35,7 @@ _PREFIX_RE = re.compile(
 _HEADER_RE = re.compile(r'\bmds-survey\s+from\s+(?P<host>\S+)\s*$')
 _PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$')
 _RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
-_NAME = r'(?<![^\s\]])(?!ERROR\b)[A-Za-z_]\w*'
+_NAME = r'(?<![^\s\]])(?!(?:mdt|file|dir|thr)\s|ERROR\b)[A-Za-z_]\w*'
 _CONTINUATION_RE = re.compile(
     r'^(?:' + _NAME + r'\s+(?:' + _RATE + r'(?=\s|\[|$)|ERROR(?=\s|$))'
     r'|\[\s*' + NUMBER +
@@ -114,6 +114,8 @@ def parse_mds_survey(data):
 
     for line in lines:
         if not line:
+            # wrapping never leaves an empty line inside a record
+            flush(None)
             continue
         source, body = None, line
         prefixed = _PDSH_RE.match(line)

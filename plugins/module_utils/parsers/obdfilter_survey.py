@@ -44,7 +44,7 @@ _RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
 # A wrapped record continues on a line that starts with a test name and its
 # rate, with a bracket, or with the ERROR/SHORT token of the previous test.
 _CONTINUATION_RE = re.compile(
-    r'^(?:[A-Za-z_]\w*\s+' + _RATE + r'(?=\s|\[|$)'
+    r'^(?:(?!(?:ost|sz|rsz|obj|thr)\s)[A-Za-z_]\w*\s+' + _RATE + r'(?=\s|\[|$)'
     r'|\[\s*' + NUMBER +
     r'|(?:ERROR|SHORT)(?=\s|$)'
     r'|=(?![=>]))', re.IGNORECASE)
@@ -145,6 +145,8 @@ def parse_obdfilter_survey(data):
 
     for line in lines:
         if not line:
+            # wrapping never leaves an empty line inside a record
+            flush(None)
             continue
         source, body = None, line
         prefixed = _PDSH_RE.match(line)

@@ -45,7 +45,7 @@ _PREFIX_RE = re.compile(r'(?:' + _DEV_PREFIX + r'|' + _TOTAL_PREFIX + r')(?=\s|$
 _HEADER_RE = re.compile(r'\bsgpdd-survey\s+on\s+(?P<devices>.*?)\s*\bfrom\s+(?P<host>\S+)\s*$')
 _PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$')
 _RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
-_NAME = r'(?<![^\s\]])(?!failed\b|ENOMEM\b|MB\b)[A-Za-z_]\w*'
+_NAME = r'(?<![^\s\]])(?!(?:dev|sz|rsz|crg|thr|total_size)\s|failed\b|ENOMEM\b|MB\b)[A-Za-z_]\w*'
 _CONTINUATION_RE = re.compile(
     r'^(?:' + _NAME + r'\s+(?:' + _RATE + r'(?=\s|\[|$)|\d+\s+failed\b)'
     r'|failed\s+\d+'
@@ -170,6 +170,8 @@ def parse_sgpdd_survey(data):
             if not line or _PDSH_RE.match(line + ' x') and line.endswith(':'):
                 continue
         if not line:
+            # wrapping never leaves an empty line inside a record
+            flush(None)
             continue
         source, body = None, line
         prefixed = _PDSH_RE.match(line)
