@@ -8,9 +8,10 @@ One record per result line, rates in operations per second::
 
     mdt 1 file  100000 dir    4 thr    4 create 5652.05 [  999.01, 46940.48] md_getattr             ERROR ...
 
-Older scripts printed ``[ %7.2f,%7.2f]`` (no space after the comma); widths
-overflow (``file`` grows past 7 digits, rates past 7 characters); ``ERROR``
-replaces both the rate and the bracket.  The header
+Lustre 2.2-2.4 printed the rate, then ``[%7.2f,%7.2f]`` or a right-aligned
+``ERROR``/``SHORT``; since LU-3624 (2.5) the bracket is ``[ %7.2f, %7.2f]``
+and ``ERROR`` replaces both the rate and the bracket.  Widths overflow
+(``file`` grows past 7 digits, rates past 7 characters).  The header
 ``<date> <path>/mds-survey from <host>`` sets ``host`` on the records that
 follow.  Records may be wrapped and carry ``pdsh`` prefixes.
 """
@@ -35,18 +36,20 @@ _PREFIX_RE = re.compile(
 _HEADER_RE = re.compile(r'\bmds-survey\s+from\s+(?P<host>\S+)\s*$')
 _PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$')
 _RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
-_NAME = r'(?<![^\s\]])(?!(?:mdt|file|dir|thr)\s|ERROR\b)[A-Za-z_]\w*'
+_NAME = r'(?<![^\s\]])(?!(?:mdt|file|dir|thr)\s|ERROR\b|SHORT\b)[A-Za-z_]\w*'
 _CONTINUATION_RE = re.compile(
-    r'^(?:' + _NAME + r'\s+(?:' + _RATE + r'(?=\s|\[|$)|ERROR(?=\s|$))'
+    r'^(?:' + _NAME + r'\s+(?:' + _RATE + r'(?=\s|\[|$)|(?:ERROR|SHORT)(?=\s|$))'
     r'|\[\s*' + NUMBER +
-    r'|ERROR(?=\s|$)'
+    r'|(?:ERROR|SHORT)(?=\s|$)'
     r'|=(?![=>]))', re.IGNORECASE)
 _BRACKET_TAIL_RE = re.compile(r'^(?:' + NUMBER + r'\s*[,\]]|[,\]])')
+# Current scripts print "ERROR" in place of rate and bracket; 2.2-2.4 printed
+# the rate first and then "[min,max]", "ERROR" or "SHORT" as obdfilter does.
 _TEST_RE = re.compile(
     r'(?P<name>' + _NAME + r')'
-    r'(?:\s+(?P<error>ERROR)(?=\s|$)'
-    r'|(?:\s+(?P<rate>' + _RATE + r'))?'
-    r'(?:\s*\[\s*(?P<min>' + NUMBER + r')\s*,\s*(?P<max>' + NUMBER + r')\s*\])?)',
+    r'(?:\s+(?P<rate>' + _RATE + r'))?'
+    r'(?:\s*\[\s*(?P<min>' + NUMBER + r')\s*,\s*(?P<max>' + NUMBER + r')\s*\]'
+    r'|\s+(?P<flag>ERROR|SHORT)(?=\s|$))?',
     re.IGNORECASE)
 
 
@@ -58,19 +61,20 @@ def _float(token):
 def _parse_tests(rest):
     tests = {}
     for match in _TEST_RE.finditer(rest):
-        if match.group('error'):
-            entry = {'ops_s': None, 'min_ops_s': None, 'max_ops_s': None, 'status': 'error'}
-        elif match.group('min') is not None:
-            entry = {'ops_s': to_number(match.group('rate')), 'min_ops_s': _float(match.group('min')),
+        rate = to_number(match.group('rate'))
+        flag = (match.group('flag') or '').upper()
+        if match.group('min') is not None:
+            entry = {'ops_s': rate, 'min_ops_s': _float(match.group('min')),
                      'max_ops_s': _float(match.group('max')), 'status': 'ok'}
+        elif flag:
+            entry = {'ops_s': rate, 'min_ops_s': None, 'max_ops_s': None, 'status': flag.lower()}
         elif match.group('rate') is None and rest[match.end():].strip():
             # a bare word inside the line is not a test; only the last one,
             # printed just before the run stopped, is
             continue
         else:
             # a test cut short (aborted run, truncated file) has no bracket
-            entry = {'ops_s': to_number(match.group('rate')), 'min_ops_s': None, 'max_ops_s': None,
-                     'status': 'incomplete'}
+            entry = {'ops_s': rate, 'min_ops_s': None, 'max_ops_s': None, 'status': 'incomplete'}
         tests[match.group('name')] = entry
     return tests
 
