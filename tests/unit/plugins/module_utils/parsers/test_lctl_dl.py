@@ -111,6 +111,7 @@ TOKENS = st.sampled_from(['  0 UP', 'osc', 'a_UUID', '3', 'devices:', '- index: 
                           '----', ' ', '--', '7e3c2a41-5e0b-4f63-8d5c-2b9f7a6c0d1199'])
 LINES = st.lists(TOKENS | st.text(st.characters(blacklist_categories=('Cc', 'Cs')), max_size=10), max_size=8).map(' '.join)
 
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(LINES, max_size=20).map('\n'.join))
 def test_any_text_gives_a_list_of_complete_records(text):
