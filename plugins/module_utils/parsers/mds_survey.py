@@ -20,6 +20,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import re
 
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import (
@@ -53,15 +54,23 @@ _TEST_RE = re.compile(
     re.IGNORECASE)
 
 
-def _float(token):
+def _number(token):
+    """A printed number, or None; an overflowing exponent (1e999) is no measurement."""
     value = to_number(token)
+    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+        return None
+    return value
+
+
+def _float(token):
+    value = _number(token)
     return float(value) if value is not None else None
 
 
 def _parse_tests(rest):
     tests = {}
     for match in _TEST_RE.finditer(rest):
-        rate = to_number(match.group('rate'))
+        rate = _number(match.group('rate'))
         flag = (match.group('flag') or '').upper()
         if match.group('min') is not None:
             entry = {'ops_s': rate, 'min_ops_s': _float(match.group('min')),

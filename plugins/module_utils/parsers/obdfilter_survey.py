@@ -23,6 +23,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import re
 
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import (
@@ -59,13 +60,16 @@ _BUFFER_RE = re.compile(r'^\s*Too\s+much\s+buffer\s+space', re.IGNORECASE)
 _NOT_CONTIGUOUS_RE = re.compile(r'created\s+object\s+#s.*?not\s+contiguous', re.IGNORECASE)
 
 
-def _rate(token):
-    """A printed rate as a number; awk's nan/inf mean "not measured"."""
-    return to_number(token) if token is not None else None
+def _number(token):
+    """A printed number, or None; an overflowing exponent (1e999) is no measurement."""
+    value = to_number(token)
+    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+        return None
+    return value
 
 
 def _float(token):
-    value = to_number(token)
+    value = _number(token)
     return float(value) if value is not None else None
 
 
@@ -76,7 +80,7 @@ def _parse_tests(rest):
         name = match.group('name')
         if name.upper() in ('ERROR', 'SHORT'):
             continue
-        rate = _rate(match.group('rate'))
+        rate = _number(match.group('rate'))
         flag = (match.group('flag') or '').upper()
         if match.group('rate') is None and not flag and rest[match.end():].strip():
             # a bare word inside the line is not a test; only the last one,

@@ -25,6 +25,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import re
 
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import (
@@ -73,8 +74,16 @@ _ERROR_FOUND_RE = re.compile(r'\s*Error found in \S+')
 UNNAMED_TEST = 'total'
 
 
-def _float(token):
+def _number(token):
+    """A printed number, or None; an overflowing exponent (1e999) is no measurement."""
     value = to_number(token)
+    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+        return None
+    return value
+
+
+def _float(token):
+    value = _number(token)
     return float(value) if value is not None else None
 
 
@@ -95,13 +104,13 @@ def _parse_tests(rest):
             instances = to_int(match.group('instances'))
             if first_instances is None:
                 first_instances = instances
-            entry = _test(rate=to_number(match.group('lrate')))
+            entry = _test(rate=_number(match.group('lrate')))
             # the legacy check figure: instance count x slowest instance (MiB/s)
             entry['instances'] = instances
             entry['slowest_instance_mib_s'] = _float(match.group('slowest'))
             tests[match.group('lname') or UNNAMED_TEST] = entry
         elif match.group('min') is not None:
-            tests[match.group('name')] = _test(rate=to_number(match.group('rate')), low=_float(match.group('min')),
+            tests[match.group('name')] = _test(rate=_number(match.group('rate')), low=_float(match.group('min')),
                                                high=_float(match.group('max')))
         elif match.group('rate') is None and rest[match.end():].strip():
             # a bare word inside the line is not an action; only the last
@@ -109,7 +118,7 @@ def _parse_tests(rest):
             continue
         else:
             # an action cut short (aborted run, truncated file) has no figures after it
-            tests[match.group('name')] = _test(rate=to_number(match.group('rate')), failed=None, status='incomplete')
+            tests[match.group('name')] = _test(rate=_number(match.group('rate')), failed=None, status='incomplete')
     return tests, first_instances
 
 
