@@ -199,4 +199,3 @@ def parse_ost_survey(text):
         result['inactive_osts'] = 0
     result['osts'] = sorted(osts, key=lambda entry: entry['ost'])
     return result
-

@@ -58,8 +58,8 @@ def test_word_broken_off_by_wrapping_is_joined():
 
 def test_inactive_row_has_null_figures():
     text = SUMMARY + '2     Inactive ost\n'
-    assert parse_ost_survey(text)['osts'][2] == {'ost': 2, 'read_mib_s': None, 'write_mib_s': None,
-                                                  'read_time_s': None, 'write_time_s': None, 'active': False}
+    expected = {'ost': 2, 'read_mib_s': None, 'write_mib_s': None, 'read_time_s': None, 'write_time_s': None, 'active': False}
+    assert parse_ost_survey(text)['osts'][2] == expected
 
 
 def test_single_ost_without_statistics_lines():
