@@ -115,14 +115,21 @@ class Console:
                     {"name": session["name"], "key": session["key"], "expired_at": now})
                 state["expired"] = state["expired"][-5:]
                 session = state["session"] = None
-            if session and need_key and session["key"] != self.key:
-                raise Failed(errno.EACCES)
-            result = operation(state, session, now)
+            # A failed call still saves the state: an expiry noticed here must stick.
+            failure = result = None
+            try:
+                if session and need_key and session["key"] != self.key:
+                    raise Failed(errno.EACCES)
+                result = operation(state, session, now)
+            except Failed as error:
+                failure = error
             session = state.get("session")
-            if session and touch:
+            if session and touch and failure is None:
                 session["last_active"] = now
                 session["expires_at"] = now + session["timeout"]
-            return result
+        if failure is not None:
+            raise failure
+        return result
 
 
 def require_session(session):
