@@ -61,7 +61,7 @@ _value:
       description: Time the counters were last cleared, in seconds since the epoch (Lustre 2.15+), or null.
       type: float
     elapsed_time:
-      description: Seconds between O(start_time) and O(snapshot_time) (Lustre 2.15+), or null.
+      description: Seconds between RV(_value.start_time) and RV(_value.snapshot_time) (Lustre 2.15+), or null.
       type: float
     histograms:
       description:

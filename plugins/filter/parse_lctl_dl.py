@@ -13,7 +13,7 @@ short_description: Parse the Lustre device list (lctl dl) into device records
 description:
   - Reads the output of C(lctl dl) / C(lctl device_list), C(lctl dl -t) (peer NID of osc/mdc devices),
     C(lctl get_param -n devices) (no index padding) and the YAML of C(lctl dl -y) / C(lctl get_param -y devices).
-  - "Output gathered with pdsh (C(oss01:   0 UP ...)) or grouped by C(dshbak -c) keeps the host name in O(_value[].host)."
+  - "Output gathered with pdsh (C(oss01:   0 UP ...)) or grouped by C(dshbak -c) keeps the host name in RV(_value[].host)."
   - A line wrapped with a trailing backslash continues on the next line. Prompts, C(lctl >) commands,
     C(...) and other lines are skipped; text without any device line gives an empty list.
   - Input that is not text raises an error naming the filter.

@@ -13,8 +13,8 @@ short_description: Parse LNet self-test statistics (lst stat) into records
 description:
   - Reads the C([LNet Rates of <group>]) and C([LNet Bandwidth of <group>]) blocks that C(lst stat) prints,
     in the current format (C(%-8) padding, C(MiB/s), C([R]) first) and the old one (C([W]) first, C(MB/s)).
-  - Every sample is kept, in order, with its index in O(_value[].sample); a sample ends when a group and
-    metric repeat. C(Failed to stat on N nodes) is kept in O(_value[].failed_nodes) of the group that follows it.
+  - Every sample is kept, in order, with its index in RV(_value[].sample); a sample ends when a group and
+    metric repeat. C(Failed to stat on N nodes) is kept in RV(_value[].failed_nodes) of the group that follows it.
   - The lines that C(lst.sh) and C(lst) print around the statistics (C(Start LST), C(LST_SESSION=), C(Test:),
     C(lst show_error) totals, prompts) are skipped; text without statistics gives an empty list.
   - Input that is not text raises an error naming the filter.
@@ -59,13 +59,13 @@ _value:
       description: C(read) for C([R]) (received by the group's nodes) or C(write) for C([W]) (sent by them).
       type: str
     avg:
-      description: Mean per node across the group (not the group aggregate), in O(_value[].unit).
+      description: Mean per node across the group (not the group aggregate), in RV(_value[].unit).
       type: float
     min:
-      description: Lowest node value, in O(_value[].unit).
+      description: Lowest node value, in RV(_value[].unit).
       type: float
     max:
-      description: Highest node value, in O(_value[].unit).
+      description: Highest node value, in RV(_value[].unit).
       type: float
     unit:
       description: C(RPC/s) for rates, C(MiB/s) for bandwidth whatever label was printed.

@@ -17,7 +17,7 @@ description:
   - Modes are normalised to C(read_4k), C(read_1m), C(write_4k), C(write_1m), C(rw_<size>) or C(ping).
   - Bandwidth is MiB/s although lst-survey labels it MB/s (it never passes C(--mbs) to lst), and is the mean per node
     of the reported group.
-  - "A row cut short by C(Error: Failed to get all samples) is returned with O(_value[].complete=false)."
+  - "A row cut short by C(Error: Failed to get all samples) is returned with RV(_value[].complete=false)."
   - Text that is neither gives an empty list; input that is not text raises an error naming the filter.
 options:
   _input:
@@ -76,7 +76,7 @@ _value:
         - "In the stdout table only the block's last row carries it (from C(Server Errors: N)); other rows are null."
       type: int
     client_errors:
-      description: Client nodes with errors, same rules as O(_value[].server_errors).
+      description: Client nodes with errors, same rules as RV(_value[].server_errors).
       type: int
     complete:
       description: False for a row that lst-survey left unfinished.

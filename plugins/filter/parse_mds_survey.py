@@ -16,7 +16,7 @@ description:
   - Understands the current format (C(create 5652.05 [ 999.01, 46940.48]), C(ERROR) in place of the rate)
     and the Lustre 2.2-2.4 one (C([%7.2f,%7.2f]) without a space, the rate followed by C(ERROR) or C(SHORT)),
     widths that overflow (a C(file) count of 8 digits or more, rates of 7 digits) and a min of C(0.00).
-  - A header line C(<date> <path>/mds-survey from <host>) sets RV(_value.host) on the records that follow;
+  - A header line C(<date> <path>/mds-survey from <host>) sets RV(_value[].host) on the records that follow;
     a C(pdsh) host prefix (C(mds01:) before the line) sets it when there is no header.
   - Records wrapped over several lines (terminal, mail client, trailing C(\)) are joined; shell prompts and
     other lines are skipped.

@@ -17,8 +17,8 @@ description:
     overflowing widths (C([1380.00,)), C(rsz 1024) without C(K) (oldest scripts), C(ERROR) and C(SHORT)
     after the aggregate, C(Too much buffer space) (Lustre 2.7 and older) and
     C(created object ... not contiguous).
-  - A header line C(<date> Obdfilter-survey for case=<case> from <host>) sets RV(_value.case) and
-    RV(_value.host) on the records that follow; a C(pdsh) host prefix (C(oss01:) before the line) sets RV(_value.host) when
+  - A header line C(<date> Obdfilter-survey for case=<case> from <host>) sets RV(_value[].case) and
+    RV(_value[].host) on the records that follow; a C(pdsh) host prefix (C(oss01:) before the line) sets RV(_value[].host) when
     there is no header.
   - Records wrapped over several lines (terminal, mail client, trailing C(\)) are joined; shell prompts,
     C(using LCTL=...), C(done!) and other lines are skipped.

@@ -16,7 +16,7 @@ description:
     bandwidth and one entry per OST.
   - Every bandwidth is MiB/s (the tool divides by 1024*1024 although it prints C(MB/s)).
   - Lines that are not part of the output (shell prompts, blank lines, C(# ) prefixes) are skipped.
-  - Text that holds no ost-survey output gives the object with null fields and an empty O(_value.osts).
+  - Text that holds no ost-survey output gives the object with null fields and an empty RV(_value.osts).
   - Input that is not text raises an error naming the filter.
 options:
   _input:
@@ -87,7 +87,7 @@ _value:
           description: Population standard deviation in MiB/s (null for the 2006 script).
           type: float
     write:
-      description: Write statistics across OSTs, same keys as O(_value.read).
+      description: Write statistics across OSTs, same keys as RV(_value.read).
       type: dict
     osts:
       description: One entry per OST row of the table, in index order.

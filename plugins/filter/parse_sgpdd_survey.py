@@ -19,8 +19,8 @@ description:
     is stored under the test name C(total).
   - C(ENOMEM) right after the parameters, C(<N> failed) (and the oldest C(failed <N>)) are understood; the
     C(Error found in <file>) messages that the script prints in the middle of a result line are removed.
-  - A header line C(<date> sgpdd-survey on <devices> from <host>) sets RV(_value.host) and RV(_value.devices)
-    on the records that follow; a C(pdsh) host prefix (C(oss01:) before the line) sets RV(_value.host) when
+  - A header line C(<date> sgpdd-survey on <devices> from <host>) sets RV(_value[].host) and RV(_value[].devices)
+    on the records that follow; a C(pdsh) host prefix (C(oss01:) before the line) sets RV(_value[].host) when
     there is no header.
   - Records wrapped over several lines (terminal, mail client, trailing C(\)) are joined; shell prompts and
     other lines are skipped.

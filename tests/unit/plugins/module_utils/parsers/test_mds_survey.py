@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.lustre.iokit.plugins.filter.parse_mds_survey import FilterModule
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import ParserError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey import parse_mds_survey
 
@@ -121,10 +118,3 @@ def test_bytes_and_none():
 def test_non_text_raises_parser_error(value):
     with pytest.raises(ParserError):
         parse_mds_survey(value)
-
-
-def test_filter_names_itself_on_bad_input():
-    parse = FilterModule().filters()['parse_mds_survey']
-    assert parse(PREFIX + 'create             ERROR')[0]['tests'] == {'create': ERROR}
-    with pytest.raises(AnsibleFilterError, match='parse_mds_survey'):
-        parse(object())

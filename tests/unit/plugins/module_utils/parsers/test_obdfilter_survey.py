@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.lustre.iokit.plugins.filter.parse_obdfilter_survey import FilterModule
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import ParserError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
 
@@ -159,10 +156,3 @@ def test_bytes_and_none():
 def test_non_text_raises_parser_error(value):
     with pytest.raises(ParserError):
         parse_obdfilter_survey(value)
-
-
-def test_filter_names_itself_on_bad_input():
-    parse = FilterModule().filters()['parse_obdfilter_survey']
-    assert parse(CURRENT)[0]['tests']['read'] == OK_READ
-    with pytest.raises(AnsibleFilterError, match='parse_obdfilter_survey'):
-        parse(12)

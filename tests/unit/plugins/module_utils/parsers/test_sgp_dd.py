@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.lustre.iokit.plugins.filter.parse_sgp_dd import FilterModule
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import ParserError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgp_dd import parse_sgp_dd
 
@@ -116,10 +113,3 @@ def test_bytes_and_none():
 def test_non_text_raises_parser_error(value):
     with pytest.raises(ParserError):
         parse_sgp_dd(value)
-
-
-def test_filter_names_itself_on_bad_input():
-    parse = FilterModule().filters()['parse_sgp_dd']
-    assert parse('time to copy data: 2.5 secs at 10.00 MB/sec')['time_s'] == 2.5
-    with pytest.raises(AnsibleFilterError, match='parse_sgp_dd'):
-        parse([1, 2])

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.lustre.iokit.plugins.filter.parse_sgpdd_survey import FilterModule
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import ParserError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
 
@@ -162,10 +159,3 @@ def test_bytes_and_none():
 def test_non_text_raises_parser_error(value):
     with pytest.raises(ParserError):
         parse_sgpdd_survey(value)
-
-
-def test_filter_names_itself_on_bad_input():
-    parse = FilterModule().filters()['parse_sgpdd_survey']
-    assert parse(CURRENT)[0]['tests']['write'] == WRITE
-    with pytest.raises(AnsibleFilterError, match='parse_sgpdd_survey'):
-        parse(3.5)
