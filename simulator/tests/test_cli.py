@@ -61,3 +61,16 @@ def test_fault_add_clear(tmp_path):
         == ["io_error"]
     cli("fault", "--root", root, "clear", "--all")
     assert json.loads(cli("fault", "--root", root, "list").stdout) == []
+
+
+def test_shims_find_their_node_without_the_environment(tmp_path):
+    """A playbook runs `<root>/bin/lctl` directly, with no LUSTRE_SIM_ROOT set and another cwd."""
+    root = tmp_path / "node with space"
+    subprocess.run([sys.executable, "-m", "lustre_sim.cli", "init", "--root", str(root), "--osts", "1"],
+                   check=True, env=dict(os.environ, PYTHONPATH=SIM_SRC), cwd=str(tmp_path))
+    env = {k: v for k, v in os.environ.items() if k != "LUSTRE_SIM_ROOT"}
+    env["PYTHONPATH"] = SIM_SRC
+    listing = subprocess.run([str(root / "bin" / "lctl"), "dl"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True, env=env, cwd="/", check=False)
+    assert listing.returncode == 0, listing.stderr
+    assert " obdfilter testfs-OST0000 testfs-OST0000_UUID " in listing.stdout
