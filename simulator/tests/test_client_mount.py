@@ -119,6 +119,18 @@ def test_unmount_stops_the_daemon(node_factory, tmp_path):
 
 
 @needs_fuse
+def test_mount_replaces_a_dead_daemon(mounted):
+    old = mounted.node.read_state("client")["pid"]
+    os.kill(old, 9)
+    deadline = time.time() + 5
+    while pid_alive(old) and time.time() < deadline:
+        time.sleep(0.02)
+    assert client_mount.mount(mounted.node) == "fuse"
+    assert mounted.node.read_state("client")["pid"] != old
+    open(os.path.join(mounted.mnt, "alive"), "w").close()
+
+
+@needs_fuse
 def test_mdtest_on_the_mount(mounted):
     result = mounted.run(os.path.join(mounted.root, "bin", "mdtest"), "-n", "20", "-w", "512",
                          "-e", "512", "-d", os.path.join(mounted.mnt, "md"))

@@ -193,6 +193,11 @@ def mount(node, mode="auto", timeout=10.0):
     if not path:
         raise node_module.SimError("this node has no client_mount configured")
     kind = mount_kind(node)
+    daemon = node.read_state("client").get("pid")
+    if kind == "fuse" and not (daemon and node_module.pid_alive(daemon)):
+        # The daemon died (killed): the kernel mount only answers ENOTCONN now.
+        unmount(node)
+        kind = None
     if kind:
         return kind
     os.makedirs(node.client_dir(), exist_ok=True)

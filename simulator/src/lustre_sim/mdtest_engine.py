@@ -10,12 +10,10 @@ Not simulated (rejected with a message): shared file ``-S``, collective
 creates ``-c``, ``-n`` together with ``-I``, several ``-d`` paths.
 """
 
-import errno
 import math
 import multiprocessing
 import os
 import random
-import socket
 import sys
 import time
 

@@ -234,7 +234,7 @@ def run_copies(program, np):
                            PMIX_RANK=str(rank))
         try:
             children.append(subprocess.Popen(program, env=environment))
-        except OSError as error:
+        except OSError:
             for child in children:
                 child.kill()
             sys.stderr.write("%s\nmpirun was unable to launch the specified application as it "
