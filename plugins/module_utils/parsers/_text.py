@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import re
 
 
@@ -120,3 +121,17 @@ def to_int(token):
     if value is None or isinstance(value, float):
         return None
     return value
+
+
+def finite_number(token):
+    """Like to_number, but an overflowing value (``1e999``) is no measurement: None."""
+    value = to_number(token)
+    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
+        return None
+    return value
+
+
+def finite_float(token):
+    """finite_number as a float (None stays None)."""
+    value = finite_number(token)
+    return float(value) if value is not None else None

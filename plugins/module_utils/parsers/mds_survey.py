@@ -20,26 +20,28 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import math
 import re
 
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers._survey_records import (
+    RATE,
+    assemble_survey_records,
+)
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import (
     NUMBER,
     clean_lines,
     ensure_text,
+    finite_float,
+    finite_number,
     join_backslash_continuations,
     to_int,
-    to_number,
 )
 
 _PREFIX_RE = re.compile(
     r'\bmdt\s+(?P<mdt>\d+)\s+file\s+(?P<file>\d+)\s+dir\s+(?P<dir>\d+)\s+thr\s+(?P<thr>\d+)(?=\s|$)')
 _HEADER_RE = re.compile(r'\bmds-survey\s+from\s+(?P<host>\S+)\s*$')
-_PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$')
-_RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
 _NAME = r'(?<![^\s\]])(?!(?:mdt|file|dir|thr)\s|ERROR\b|SHORT\b)[A-Za-z_]\w*'
 _CONTINUATION_RE = re.compile(
-    r'^(?:' + _NAME + r'\s+(?:' + _RATE + r'(?=\s|\[|$)|(?:ERROR|SHORT)(?=\s|$))'
+    r'^(?:' + _NAME + r'\s+(?:' + RATE + r'(?=\s|\[|$)|(?:ERROR|SHORT)(?=\s|$))'
     r'|\[\s*' + NUMBER +
     r'|(?:ERROR|SHORT)(?=\s|$)'
     r'|=(?![=>]))', re.IGNORECASE)
@@ -48,33 +50,20 @@ _BRACKET_TAIL_RE = re.compile(r'^(?:' + NUMBER + r'\s*[,\]]|[,\]])')
 # the rate first and then "[min,max]", "ERROR" or "SHORT" as obdfilter does.
 _TEST_RE = re.compile(
     r'(?P<name>' + _NAME + r')'
-    r'(?:\s+(?P<rate>' + _RATE + r'))?'
+    r'(?:\s+(?P<rate>' + RATE + r'))?'
     r'(?:\s*\[\s*(?P<min>' + NUMBER + r')\s*,\s*(?P<max>' + NUMBER + r')\s*\]'
     r'|\s+(?P<flag>ERROR|SHORT)(?=\s|$))?',
     re.IGNORECASE)
 
 
-def _number(token):
-    """A printed number, or None; an overflowing exponent (1e999) is no measurement."""
-    value = to_number(token)
-    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
-        return None
-    return value
-
-
-def _float(token):
-    value = _number(token)
-    return float(value) if value is not None else None
-
-
 def _parse_tests(rest):
     tests = {}
     for match in _TEST_RE.finditer(rest):
-        rate = _number(match.group('rate'))
+        rate = finite_number(match.group('rate'))
         flag = (match.group('flag') or '').upper()
         if match.group('min') is not None:
-            entry = {'ops_s': rate, 'min_ops_s': _float(match.group('min')),
-                     'max_ops_s': _float(match.group('max')), 'status': 'ok'}
+            entry = {'ops_s': rate, 'min_ops_s': finite_float(match.group('min')),
+                     'max_ops_s': finite_float(match.group('max')), 'status': 'ok'}
         elif flag:
             entry = {'ops_s': rate, 'min_ops_s': None, 'max_ops_s': None, 'status': flag.lower()}
         elif match.group('rate') is None and rest[match.end():].strip():
@@ -114,46 +103,7 @@ def parse_mds_survey(data):
     """
     text = ensure_text(data, 'parse_mds_survey')
     lines = join_backslash_continuations(clean_lines(text))
-    # Tracked per pdsh source (None = unprefixed) so that interleaved output
-    # of several servers is reassembled correctly.
-    contexts = {}
-    pending = {}
-    records = []
-
-    def flush(source):
-        if source in pending:
-            slot, record_text = pending.pop(source)
-            records[slot] = _record(record_text, contexts.get(source, {}))
-
-    for line in lines:
-        if not line:
-            # wrapping never leaves an empty line inside a record
-            flush(None)
-            continue
-        source, body = None, line
-        prefixed = _PDSH_RE.match(line)
-        if prefixed:
-            rest, host = prefixed.group('rest'), prefixed.group('host')
-            if _PREFIX_RE.match(rest) or _HEADER_RE.search(rest) or \
-                    (host in pending and _continues(pending[host][1], rest)):
-                source, body = host, rest
-        header = _HEADER_RE.search(body)
-        start = _PREFIX_RE.search(body)
-        if header and not start:
-            flush(source)
-            contexts[source] = {'host': header.group('host')}
-        elif start:
-            flush(source)
-            # records keep the order in which they started
-            pending[source] = (len(records), body[start.start():])
-            records.append(None)
-            if source is not None and source not in contexts:
-                contexts[source] = {'host': source}
-        elif source in pending and _continues(pending[source][1], body):
-            pending[source] = (pending[source][0], pending[source][1] + ' ' + body)
-        else:
-            # any other line ends the record it follows
-            flush(source)
-    for source in list(pending):
-        flush(source)
-    return records
+    return assemble_survey_records(
+        lines, _PREFIX_RE, _HEADER_RE, _continues, _record,
+        header_context=lambda header: {'host': header.group('host')},
+        pdsh_context=lambda host: {'host': host})

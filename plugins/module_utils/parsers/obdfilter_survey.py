@@ -23,29 +23,30 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import math
 import re
 
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers._survey_records import (
+    RATE,
+    assemble_survey_records,
+)
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import (
     NUMBER,
     clean_lines,
     ensure_text,
+    finite_float,
+    finite_number,
     join_backslash_continuations,
     to_int,
-    to_number,
 )
 
 _PREFIX_RE = re.compile(
     r'\bost\s+(?P<ost>\d+)\s+sz\s+(?P<size>\d+)K?\s+rsz\s+(?P<rsz>\d+)K?'
     r'\s+obj\s+(?P<obj>\d+)\s+thr\s+(?P<thr>\d+)(?=\s|$)')
 _HEADER_RE = re.compile(r'\bObdfilter-survey\s+for\s+case=(?P<case>\S+)\s+from\s+(?P<host>\S+)', re.IGNORECASE)
-# "oss01: <text>" as written by pdsh/clush; the name must look like a host.
-_PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$')
-_RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
 # A wrapped record continues on a line that starts with a test name and its
 # rate, with a bracket, or with the ERROR/SHORT token of the previous test.
 _CONTINUATION_RE = re.compile(
-    r'^(?:(?!(?:ost|sz|rsz|obj|thr)\s)[A-Za-z_]\w*\s+' + _RATE + r'(?=\s|\[|$)'
+    r'^(?:(?!(?:ost|sz|rsz|obj|thr)\s)[A-Za-z_]\w*\s+' + RATE + r'(?=\s|\[|$)'
     r'|\[\s*' + NUMBER +
     r'|(?:ERROR|SHORT)(?=\s|$)'
     r'|=(?![=>]))', re.IGNORECASE)
@@ -53,24 +54,11 @@ _CONTINUATION_RE = re.compile(
 _BRACKET_TAIL_RE = re.compile(r'^(?:' + NUMBER + r'\s*[,\]]|[,\]])')
 _TEST_RE = re.compile(
     r'(?<![^\s\]])(?P<name>[A-Za-z_]\w*)'
-    r'(?:\s+(?P<rate>' + _RATE + r'))?'
+    r'(?:\s+(?P<rate>' + RATE + r'))?'
     r'(?:\s*\[\s*(?P<min>' + NUMBER + r')\s*,\s*(?P<max>' + NUMBER + r')\s*\]'
     r'|\s+(?P<flag>ERROR|SHORT)(?=\s|$))?', re.IGNORECASE)
 _BUFFER_RE = re.compile(r'^\s*Too\s+much\s+buffer\s+space', re.IGNORECASE)
 _NOT_CONTIGUOUS_RE = re.compile(r'created\s+object\s+#s.*?not\s+contiguous', re.IGNORECASE)
-
-
-def _number(token):
-    """A printed number, or None; an overflowing exponent (1e999) is no measurement."""
-    value = to_number(token)
-    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
-        return None
-    return value
-
-
-def _float(token):
-    value = _number(token)
-    return float(value) if value is not None else None
 
 
 def _parse_tests(rest):
@@ -80,7 +68,7 @@ def _parse_tests(rest):
         name = match.group('name')
         if name.upper() in ('ERROR', 'SHORT'):
             continue
-        rate = _number(match.group('rate'))
+        rate = finite_number(match.group('rate'))
         flag = (match.group('flag') or '').upper()
         if match.group('rate') is None and not flag and rest[match.end():].strip():
             # a bare word inside the line is not a test; only the last one,
@@ -88,7 +76,7 @@ def _parse_tests(rest):
             continue
         if match.group('min') is not None:
             status = 'ok'
-            low, high = _float(match.group('min')), _float(match.group('max'))
+            low, high = finite_float(match.group('min')), finite_float(match.group('max'))
         else:
             low = high = None
             # a test cut short (aborted run, truncated file) has no bracket
@@ -136,46 +124,7 @@ def parse_obdfilter_survey(data):
     """
     text = ensure_text(data, 'parse_obdfilter_survey')
     lines = join_backslash_continuations(clean_lines(text))
-    # Everything is tracked per pdsh source (None = unprefixed) so that the
-    # interleaved output of several servers is reassembled correctly.
-    contexts = {}
-    pending = {}
-    records = []
-
-    def flush(source):
-        if source in pending:
-            slot, record_text = pending.pop(source)
-            records[slot] = _record(record_text, contexts.get(source, {}))
-
-    for line in lines:
-        if not line:
-            # wrapping never leaves an empty line inside a record
-            flush(None)
-            continue
-        source, body = None, line
-        prefixed = _PDSH_RE.match(line)
-        if prefixed:
-            rest = prefixed.group('rest')
-            if _PREFIX_RE.match(rest) or _HEADER_RE.search(rest) or \
-                    (prefixed.group('host') in pending and _continues(pending[prefixed.group('host')][1], rest)):
-                source, body = prefixed.group('host'), rest
-        header = _HEADER_RE.search(body)
-        start = _PREFIX_RE.search(body)
-        if header:
-            flush(source)
-            contexts[source] = {'case': header.group('case'), 'host': header.group('host')}
-        elif start:
-            flush(source)
-            # records keep the order in which they started
-            pending[source] = (len(records), body[start.start():])
-            records.append(None)
-            if source is not None and source not in contexts:
-                contexts[source] = {'case': None, 'host': source}
-        elif source in pending and _continues(pending[source][1], body):
-            pending[source] = (pending[source][0], pending[source][1] + ' ' + body)
-        else:
-            # any other line ends the record it follows
-            flush(source)
-    for source in list(pending):
-        flush(source)
-    return records
+    return assemble_survey_records(
+        lines, _PREFIX_RE, _HEADER_RE, _continues, _record,
+        header_context=lambda header: {'case': header.group('case'), 'host': header.group('host')},
+        pdsh_context=lambda host: {'case': None, 'host': host})

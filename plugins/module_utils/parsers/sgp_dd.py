@@ -21,15 +21,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import math
 import re
 
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import (
     NUMBER,
     clean_lines,
     ensure_text,
+    finite_float,
     to_int,
-    to_number,
 )
 
 _OLD_TIMING_RE = re.compile(
@@ -47,19 +46,6 @@ _ERROR_RE = re.compile(r'error', re.IGNORECASE)
 _TOOL_RE = re.compile(r'\bsg[pm]?_dd\b|\bsg (?:in|out) command\b|\bsg device\b|Some error occurred')
 
 
-def _number(token):
-    """A printed number, or None; an overflowing exponent (1e999) is no measurement."""
-    value = to_number(token)
-    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
-        return None
-    return value
-
-
-def _float(token):
-    value = _number(token)
-    return float(value) if value is not None else None
-
-
 def _empty():
     return {
         'time_s': None,
@@ -73,7 +59,7 @@ def _empty():
 
 
 def _mb_per_s(match):
-    rate = _float(match.group('rate'))
+    rate = finite_float(match.group('rate'))
     if rate is not None and match.group('unit') in ('k', 'K'):
         rate = rate / 1000.0
     return rate
@@ -124,7 +110,7 @@ def parse_sgp_dd(data):
     # the final report wins; a run killed early only left progress reports
     timing = final_timing or progress_timing
     if timing:
-        result['time_s'] = _float(timing.group('secs'))
+        result['time_s'] = finite_float(timing.group('secs'))
         result['mb_s'] = _mb_per_s(timing)
     result['errors'] = errors
     return result

@@ -25,16 +25,21 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import math
 import re
 
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers._survey_records import (
+    PDSH_RE,
+    RATE,
+    assemble_survey_records,
+)
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import (
     NUMBER,
     clean_lines,
     ensure_text,
+    finite_float,
+    finite_number,
     join_backslash_continuations,
     to_int,
-    to_number,
 )
 
 _DEV_PREFIX = (r'\bdev\s+(?P<dev>\d+)\s+sz\s+(?P<size>\d+)K?\s+rsz\s+(?P<rsz>\d+)K?'
@@ -44,11 +49,9 @@ _TOTAL_PREFIX = (r'\btotal_size\s+(?P<tsize>\d+)K?\s+rsz\s+(?P<trsz>\d+)K?'
                  r'|thr\s+(?P<thr_first>\d+)\s+crg\s+(?P<crg_second>\d+))')
 _PREFIX_RE = re.compile(r'(?:' + _DEV_PREFIX + r'|' + _TOTAL_PREFIX + r')(?=\s|$)')
 _HEADER_RE = re.compile(r'\bsgpdd-survey\s+on\s+(?P<devices>.*?)\s*\bfrom\s+(?P<host>\S+)\s*$')
-_PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$')
-_RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
 _NAME = r'(?<![^\s\]])(?!(?:dev|sz|rsz|crg|thr|total_size)\s|failed\b|ENOMEM\b|MB\b)[A-Za-z_]\w*'
 _CONTINUATION_RE = re.compile(
-    r'^(?:' + _NAME + r'\s+(?:' + _RATE + r'(?=\s|\[|$)|\d+\s+failed\b)'
+    r'^(?:' + _NAME + r'\s+(?:' + RATE + r'(?=\s|\[|$)|\d+\s+failed\b)'
     r'|failed\s+\d+'
     r'|\d+\s+failed\b'
     r'|\[\s*' + NUMBER +
@@ -60,9 +63,9 @@ _BRACKET_TAIL_RE = re.compile(r'^(?:' + NUMBER + r'\s*[,\]]|[,\]])')
 _TEST_RE = re.compile(
     r'(?P<fname>' + _NAME + r')\s+(?P<failed>\d+)\s+failed\b'
     r'|(?:(?P<oname>' + _NAME + r')\s+)?\bfailed\s+(?P<old_failed>\d+)'
-    r'|(?:(?P<lname>' + _NAME + r')\s+)?(?P<lrate>' + _RATE + r')\s*MB/s\s+(?P<instances>\d+)\s*x\s*'
+    r'|(?:(?P<lname>' + _NAME + r')\s+)?(?P<lrate>' + RATE + r')\s*MB/s\s+(?P<instances>\d+)\s*x\s*'
     r'(?P<slowest>' + NUMBER + r')\s*=\s*' + NUMBER + r'\s*MB/s'
-    r'|(?P<name>' + _NAME + r')(?:\s+(?P<rate>' + _RATE + r'))?'
+    r'|(?P<name>' + _NAME + r')(?:\s+(?P<rate>' + RATE + r'))?'
     r'(?:\s*\[\s*(?P<min>' + NUMBER + r')\s*,\s*(?P<max>' + NUMBER + r')\s*\])?',
     re.IGNORECASE)
 _ENOMEM_RE = re.compile(r'^\s*ENOMEM\b')
@@ -72,19 +75,6 @@ _ERROR_FOUND_RE = re.compile(r'\s*Error found in \S+')
 
 # The oldest script printed one figure without naming the action.
 UNNAMED_TEST = 'total'
-
-
-def _number(token):
-    """A printed number, or None; an overflowing exponent (1e999) is no measurement."""
-    value = to_number(token)
-    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
-        return None
-    return value
-
-
-def _float(token):
-    value = _number(token)
-    return float(value) if value is not None else None
 
 
 def _test(rate=None, low=None, high=None, failed=0, status='ok'):
@@ -104,21 +94,21 @@ def _parse_tests(rest):
             instances = to_int(match.group('instances'))
             if first_instances is None:
                 first_instances = instances
-            entry = _test(rate=_number(match.group('lrate')))
+            entry = _test(rate=finite_number(match.group('lrate')))
             # the legacy check figure: instance count x slowest instance (MiB/s)
             entry['instances'] = instances
-            entry['slowest_instance_mib_s'] = _float(match.group('slowest'))
+            entry['slowest_instance_mib_s'] = finite_float(match.group('slowest'))
             tests[match.group('lname') or UNNAMED_TEST] = entry
         elif match.group('min') is not None:
-            tests[match.group('name')] = _test(rate=_number(match.group('rate')), low=_float(match.group('min')),
-                                               high=_float(match.group('max')))
+            tests[match.group('name')] = _test(rate=finite_number(match.group('rate')), low=finite_float(match.group('min')),
+                                               high=finite_float(match.group('max')))
         elif match.group('rate') is None and rest[match.end():].strip():
             # a bare word inside the line is not an action; only the last
             # one, printed just before the run stopped, is
             continue
         else:
             # an action cut short (aborted run, truncated file) has no figures after it
-            tests[match.group('name')] = _test(rate=_number(match.group('rate')), failed=None, status='incomplete')
+            tests[match.group('name')] = _test(rate=finite_number(match.group('rate')), failed=None, status='incomplete')
     return tests, first_instances
 
 
@@ -154,6 +144,16 @@ def _continues(record_text, line):
     return record_text.count('[') > record_text.count(']') and bool(_BRACKET_TAIL_RE.match(line))
 
 
+def _without_error_found(line):
+    """Drop the "Error found in <file>" messages the script prints in the middle of a result line."""
+    if not _ERROR_FOUND_RE.search(line):
+        return line
+    line = _ERROR_FOUND_RE.sub('', line).strip()
+    if not line or PDSH_RE.match(line + ' x') and line.endswith(':'):
+        return None
+    return line
+
+
 def parse_sgpdd_survey(data):
     """Parse sgpdd-survey summary text into a list of records.
 
@@ -162,50 +162,8 @@ def parse_sgpdd_survey(data):
     """
     text = ensure_text(data, 'parse_sgpdd_survey')
     lines = join_backslash_continuations(clean_lines(text))
-    # Tracked per pdsh source (None = unprefixed) so that interleaved output
-    # of several servers is reassembled correctly.
-    contexts = {}
-    pending = {}
-    records = []
-
-    def flush(source):
-        if source in pending:
-            slot, record_text = pending.pop(source)
-            records[slot] = _record(record_text, contexts.get(source, {}))
-
-    for line in lines:
-        if _ERROR_FOUND_RE.search(line):
-            line = _ERROR_FOUND_RE.sub('', line).strip()
-            if not line or _PDSH_RE.match(line + ' x') and line.endswith(':'):
-                continue
-        if not line:
-            # wrapping never leaves an empty line inside a record
-            flush(None)
-            continue
-        source, body = None, line
-        prefixed = _PDSH_RE.match(line)
-        if prefixed:
-            rest, host = prefixed.group('rest'), prefixed.group('host')
-            if _PREFIX_RE.match(rest) or _HEADER_RE.search(rest) or \
-                    (host in pending and _continues(pending[host][1], rest)):
-                source, body = host, rest
-        header = _HEADER_RE.search(body)
-        start = _PREFIX_RE.search(body)
-        if header and not start:
-            flush(source)
-            contexts[source] = {'host': header.group('host'), 'devices': header.group('devices').split() or None}
-        elif start:
-            flush(source)
-            # records keep the order in which they started
-            pending[source] = (len(records), body[start.start():])
-            records.append(None)
-            if source is not None and source not in contexts:
-                contexts[source] = {'host': source, 'devices': None}
-        elif source in pending and _continues(pending[source][1], body):
-            pending[source] = (pending[source][0], pending[source][1] + ' ' + body)
-        else:
-            # any other line ends the record it follows
-            flush(source)
-    for source in list(pending):
-        flush(source)
-    return records
+    return assemble_survey_records(
+        lines, _PREFIX_RE, _HEADER_RE, _continues, _record,
+        header_context=lambda header: {'host': header.group('host'), 'devices': header.group('devices').split() or None},
+        pdsh_context=lambda host: {'host': host, 'devices': None},
+        clean_line=_without_error_found)

@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Reassemble the one-line-per-point summaries of the bash surveys.
+
+sgpdd-survey, obdfilter-survey and mds-survey all print one result line per
+sweep point after a header line, and real copies of that output come
+wrapped by terminals and mail clients, interleaved by pdsh (``oss01: ...``)
+and mixed with other messages.  The three parsers differ only in their
+regular expressions and in how a record is built, so the line bookkeeping
+lives here once.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import NUMBER
+
+# "oss01: <text>" as written by pdsh/clush; the name must look like a host.
+PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$')
+# A rate as printed by the surveys' printf("%7.2f"): a number, or what glibc prints for nan/inf.
+RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
+
+
+def assemble_survey_records(lines, prefix_re, header_re, continues, build_record,
+                            header_context, pdsh_context, clean_line=None):
+    """Return the records found in ``lines``, in the order their lines started.
+
+    ``prefix_re`` finds the start of a result line (``ost 8 sz ...``),
+    ``header_re`` the survey's header line; ``continues(record_text, line)``
+    says whether a line carries on the record above it.  Each finished record
+    text is turned into a record by ``build_record(text, context)``, where the
+    context comes from ``header_context(header_match)`` or, for pdsh-prefixed
+    output without a header, ``pdsh_context(host)``.  ``clean_line`` may
+    rewrite a line first; returning None drops it.
+
+    Everything is tracked per pdsh source (None = unprefixed), so that the
+    interleaved output of several servers is reassembled correctly.
+    """
+    contexts = {}
+    pending = {}
+    records = []
+
+    def flush(source):
+        if source in pending:
+            slot, record_text = pending.pop(source)
+            records[slot] = build_record(record_text, contexts.get(source, {}))
+
+    for line in lines:
+        if clean_line is not None:
+            line = clean_line(line)
+            if line is None:
+                continue
+        if not line:
+            # wrapping never leaves an empty line inside a record
+            flush(None)
+            continue
+        source, body = None, line
+        prefixed = PDSH_RE.match(line)
+        if prefixed:
+            rest, host = prefixed.group('rest'), prefixed.group('host')
+            if prefix_re.match(rest) or header_re.search(rest) or \
+                    (host in pending and continues(pending[host][1], rest)):
+                source, body = host, rest
+        header = header_re.search(body)
+        start = prefix_re.search(body)
+        if header and not start:
+            flush(source)
+            contexts[source] = header_context(header)
+        elif start:
+            flush(source)
+            pending[source] = (len(records), body[start.start():])
+            records.append(None)
+            if source is not None and source not in contexts:
+                contexts[source] = pdsh_context(source)
+        elif source in pending and continues(pending[source][1], body):
+            pending[source] = (pending[source][0], pending[source][1] + ' ' + body)
+        else:
+            # any other line ends the record it follows
+            flush(source)
+    for source in list(pending):
+        flush(source)
+    return records
