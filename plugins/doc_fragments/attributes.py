@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    # Every survey module: check mode returns the plan and touches nothing; there is no diff.
+    DOCUMENTATION = r'''
+options: {}
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details:
+      - Check mode runs every preflight and safety check and returns the plan of the survey.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  async:
+    description: Supports being used with the C(async) action.
+    support: full
+    details:
+      - Set the module's O(timeout) below the task's C(async) value.
+'''

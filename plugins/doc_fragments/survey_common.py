@@ -1,0 +1,41 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The options every survey module shares; paired with plugins/module_utils/survey_args.py.
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+
+class ModuleDocFragment(object):
+    DOCUMENTATION = r'''
+options:
+  engine:
+    description:
+      - V(native) drives the low-level tools directly; V(iokit) runs the node's installed lustre-iokit script
+        with the same parameters and parses its summary into the same records.
+    type: str
+    choices: [native, iokit]
+    default: native
+  timeout:
+    description:
+      - Seconds the survey may run on the node. On expiry every child process group gets SIGTERM, then SIGKILL
+        after a short grace; the points measured so far are returned with RV(status=partial).
+      - Under C(async), set it below the task's C(async) value, so that the module returns before Ansible's
+        async wrapper kills it.
+      - Unset means no limit.
+    type: int
+  run_id:
+    description:
+      - Identifier of the run, shared by every host and survey of one playbook run; letters, digits, C(.), C(_)
+        and C(-), at most 64 characters.
+      - Default is a fresh UTC timestamp with a random suffix, such as C(20261122T101500Z-3f2a).
+    type: str
+  workdir:
+    description:
+      - Scratch directory on the node; the raw output goes to O(workdir)/O(run_id)/.
+    type: path
+    default: /tmp/lustre-iokit
+'''

@@ -1,0 +1,533 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The sgpdd survey engine: sequential raw-device bandwidth with ``sgp_dd``.
+
+The sweep is planned exactly as lustre-iokit's ``sgpdd-survey`` plans it
+(facts section 2): ``rsz``, ``crg`` and ``thr`` double from their low to their
+high value, outermost first; a point with ``thr < crg`` or ``thr/crg`` above
+the per-region cap (16, the script's ``SG_MAX_QUEUE``) is skipped; a point
+whose ``(rsz*thr/crg + 64) * crg * ndevs`` KiB exceeds ``MemTotal`` is
+recorded as ``ENOMEM`` and not run.  For every other point and action one
+``sgp_dd`` per region per device runs at once::
+
+    sgp_dd if=/dev/zero of=<dev> seek=<boundary + j*blocks> thr=<thr/crg>
+           count=<blocks> bs=<block size> bpt=<rsz*1024/block size> time=1
+
+with ``blocks = size_MiB * (1 MiB / block size) / crg``.  The aggregate is the
+total KiB over the wall-clock time of all instances, min/max are the
+instances' decimal MB/s converted to MiB/s, and an instance without a timing
+line (either sg3_utils form) or with an error line counts as failed.
+
+Differences from the script, on purpose: a block device is resolved to its
+sg node through sysfs (never by matching ``sg_map`` text); a device without
+one (NVMe, virtio, loop, dm) is driven as a block device with
+``oflag=direct``/``iflag=direct`` and the record says which path was
+measured; each device uses its own block size.
+
+``engine: iokit`` runs the installed ``sgpdd-survey`` with the same
+parameters and parses its summary with ``parse_sgpdd_survey``.
+
+Target-side code: pure standard library, no Ansible imports, Python 3.6+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+import stat
+import time
+
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgp_dd import parse_sgp_dd
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
+from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB, MIB, decimal_mb_s_to_mib_s
+
+# The I/O kit's SG_MAX_QUEUE: threads per region above it are skipped.
+SG_MAX_QUEUE = 16
+DEFAULT_BOUNDARY_BLOCKS = 1024
+ACTIONS = ('write', 'read')
+# The I/O kit's per-thread memory allowance in the ENOMEM guard, KiB.
+MEMORY_OVERHEAD_KIB = 64
+PATH_SG = 'sg'
+PATH_BLOCK = 'block'
+# sg3_utils release whose sgp_dd prints "time to copy data" (facts section 2.8).
+SG3_UTILS_NEW_TIMING = (1, 48)
+
+SKIP_THR_BELOW_CRG = 'thr < crg: fewer threads than regions'
+SKIP_PER_REGION_CAP = 'thr/crg > %d: more threads per region than the cap (max_threads_per_region)'
+
+
+class EngineError(Exception):
+    """A problem found before any I/O (a device that cannot be resolved or sized)."""
+
+
+# --------------------------------------------------------------------------
+# Devices
+
+
+class Target:
+    """One device of the survey: what the user named, what sgp_dd drives, its geometry."""
+
+    def __init__(self, device, io_path, path_measured, block_size, capacity_blocks, name=None, block=None):
+        self.device = device
+        self.io_path = io_path
+        self.path_measured = path_measured
+        self.block_size = block_size
+        self.capacity_blocks = capacity_blocks
+        self.name = name
+        self.block = block
+
+    @property
+    def capacity_bytes(self):
+        return self.block_size * self.capacity_blocks
+
+    def as_dict(self):
+        return {'device': self.device, 'io_path': self.io_path, 'path_measured': self.path_measured,
+                'block_size': self.block_size, 'capacity_bytes': self.capacity_bytes, 'block': self.block}
+
+
+def _read_int(path):
+    try:
+        with open(path) as handle:
+            return int(handle.read().strip())
+    except (IOError, OSError, ValueError):
+        return None
+
+
+def parse_readcap_brief(text):
+    """``sg_readcap -lb`` output (two hex numbers: block count, block size) as ``(blocks, size)`` or None."""
+    numbers = re.findall(r'0x[0-9a-fA-F]+|\b\d+\b', text or '')
+    if len(numbers) < 2:
+        return None
+    return int(numbers[0], 0), int(numbers[1], 0)
+
+
+def sg_node_of(block_name, sysfs_root='/sys'):
+    """The sg node name (``sg3``) of a SCSI block device from sysfs, or None (NVMe, virtio, loop, dm...)."""
+    directory = os.path.join(sysfs_root, 'class', 'block', block_name, 'device', 'scsi_generic')
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return None
+    return names[0] if names else None
+
+
+def resolve_target(identity, runner, sysfs_root='/sys', dev_root='/dev', stat_func=os.stat):
+    """Build the Target for a device that passed the safety checks (``safety.DeviceSafety.check``).
+
+    Raises EngineError when the device cannot be resolved or sized.
+    """
+    device = identity['device']
+    block = identity.get('block')
+    if identity['kind'] == 'char':
+        sg_path = identity['path']
+    else:
+        sg_name = sg_node_of(identity['name'], sysfs_root)
+        sg_path = os.path.join(dev_root, sg_name) if sg_name else None
+    if sg_path:
+        try:
+            is_char = stat.S_ISCHR(stat_func(sg_path).st_mode)
+        except OSError:
+            is_char = False
+        if not is_char:
+            # sgp_dd would create a regular file there and "measure" it
+            raise EngineError('%s: sysfs names the sg node %s but it is not a character device; '
+                              'load the sg module (modprobe sg) or give the device without it' % (device, sg_path))
+        result = runner.run(['sg_readcap', '-lb', sg_path])
+        geometry = parse_readcap_brief(result.stdout) if result.rc == 0 else None
+        if not geometry:
+            raise EngineError('%s: sg_readcap -lb %s failed (rc %s): %s' % (
+                device, sg_path, result.rc, (result.stderr or result.stdout).strip()))
+        blocks, block_size = geometry
+        # The I/O kit falls back to 512 for a zero block size; so do we.
+        return Target(device, sg_path, PATH_SG, block_size or 512, blocks, identity['name'], block)
+    queue = os.path.join(sysfs_root, 'class', 'block', identity['name'])
+    block_size = _read_int(os.path.join(queue, 'queue', 'logical_block_size'))
+    if block_size is None:
+        # partitions have no queue directory of their own; their disk has
+        block_size = _read_int(os.path.join(os.path.dirname(os.path.realpath(queue)), 'queue', 'logical_block_size'))
+    sectors = _read_int(os.path.join(queue, 'size'))
+    if not block_size or sectors is None:
+        raise EngineError('%s: cannot read its size and logical block size from %s' % (device, queue))
+    # sysfs "size" counts 512-byte sectors whatever the logical block size
+    return Target(device, identity['path'], PATH_BLOCK, block_size, sectors * 512 // block_size,
+                  identity['name'], block)
+
+
+# --------------------------------------------------------------------------
+# The plan
+
+
+def _doubling(low, high):
+    value = low
+    while value <= high:
+        yield value
+        value *= 2
+
+
+def sweep(rszlo, rszhi, crglo, crghi, thrlo, thrhi, max_threads_per_region=SG_MAX_QUEUE):
+    """Every sweep point in the I/O kit's order: ``{'rsz_kib', 'crg', 'thr', 'skip'}`` (skip: reason or None)."""
+    points = []
+    for rsz in _doubling(rszlo, rszhi):
+        for crg in _doubling(crglo, crghi):
+            for thr in _doubling(thrlo, thrhi):
+                skip = None
+                if thr < crg:
+                    skip = SKIP_THR_BELOW_CRG
+                elif thr // crg > max_threads_per_region:
+                    skip = SKIP_PER_REGION_CAP % max_threads_per_region
+                points.append({'rsz_kib': rsz, 'crg': crg, 'thr': thr, 'skip': skip})
+    return points
+
+
+class PointGeometry:
+    """The sgp_dd arithmetic of one point for one device."""
+
+    def __init__(self, target, size_mib, rsz_kib, crg):
+        self.block_size = target.block_size
+        self.bpt = rsz_kib * KIB // target.block_size
+        self.blocks = size_mib * (MIB // target.block_size) // crg
+        self.rsz_kib = self.bpt * target.block_size // KIB
+        self.size_kib = target.block_size * self.blocks * crg // KIB
+
+
+def sgp_dd_argv(action, target, region, geometry, thr_per_region, boundary):
+    """The argument list of the ``sgp_dd`` for ``region`` of ``target``."""
+    offset = boundary + region * geometry.blocks
+    if action == 'write':
+        argv = ['sgp_dd', 'if=/dev/zero', 'of=' + target.io_path, 'seek=%d' % offset]
+    else:
+        argv = ['sgp_dd', 'if=' + target.io_path, 'of=/dev/null', 'skip=%d' % offset]
+    argv += ['thr=%d' % thr_per_region, 'count=%d' % geometry.blocks, 'bs=%d' % geometry.block_size,
+             'bpt=%d' % geometry.bpt, 'time=1']
+    if target.path_measured == PATH_BLOCK:
+        # the page cache would otherwise measure memory, not the device
+        argv.append('oflag=direct' if action == 'write' else 'iflag=direct')
+    return argv
+
+
+def memory_needed_kib(rsz_kib, crg, thr, ndevs):
+    """The I/O kit's memory estimate for one point, KiB (integer arithmetic as in bash)."""
+    return (rsz_kib * thr // crg + MEMORY_OVERHEAD_KIB) * crg * ndevs
+
+
+def prefix_line(ndevs, size_kib, rsz_kib, crg, thr):
+    """The summary line prefix as sgpdd-survey prints it (totals over devices)."""
+    return 'dev %2d sz %8dK rsz %4dK crg %5d thr %5d ' % (ndevs, size_kib, rsz_kib, crg * ndevs, thr * ndevs)
+
+
+class SgpddSurvey:
+    """Plans and runs one sgpdd survey on this node.
+
+    ``targets``: resolved Targets; ``raw``: an object with ``summary(text)``
+    and ``detail(text)`` (or None) that receives the I/O kit's summary lines
+    and every instance's stderr; ``clock``: wall-clock source for the
+    aggregate (monotonic).
+    """
+
+    def __init__(self, runner, targets, size_mib, actions=ACTIONS, rszlo=1024, rszhi=1024, crglo=1, crghi=256,
+                 thrlo=1, thrhi=4096, boundary=DEFAULT_BOUNDARY_BLOCKS, max_threads_per_region=SG_MAX_QUEUE,
+                 mem_total_kib=None, raw=None, clock=time.monotonic, host=None):
+        self.runner = runner
+        self.targets = list(targets)
+        self.size_mib = size_mib
+        self.actions = list(actions)
+        self.rszlo, self.rszhi = rszlo, rszhi
+        self.crglo, self.crghi = crglo, crghi
+        self.thrlo, self.thrhi = thrlo, thrhi
+        self.boundary = boundary
+        self.max_threads_per_region = max_threads_per_region
+        self.mem_total_kib = mem_total_kib
+        self.raw = raw
+        self.clock = clock
+        self.host = host
+        self.errors = []
+        self.aborted = None
+
+    # -- planning ----------------------------------------------------------------
+
+    def problems(self):
+        """Reasons the survey cannot run as asked (checked before any I/O), each naming the option."""
+        problems = []
+        for target in self.targets:
+            if (self.rszlo * KIB) % target.block_size:
+                problems.append('rszlo: %d KiB is not a multiple of the block size of %s (%d bytes)'
+                                % (self.rszlo, target.device, target.block_size))
+            needed = self.boundary * target.block_size + self.size_mib * MIB
+            if needed > target.capacity_bytes:
+                problems.append('size_mib: %s holds %d bytes, but boundary (%d blocks) plus size_mib (%d MiB) '
+                                'need %d; reduce size_mib' % (target.device, target.capacity_bytes, self.boundary,
+                                                              self.size_mib, needed))
+        return problems
+
+    def _geometries(self, point):
+        return [PointGeometry(target, self.size_mib, point['rsz_kib'], point['crg']) for target in self.targets]
+
+    def plan(self):
+        """Every sweep point with what would happen: run, ENOMEM or skip (and why)."""
+        ndevs = len(self.targets)
+        planned = []
+        for point in sweep(self.rszlo, self.rszhi, self.crglo, self.crghi, self.thrlo, self.thrhi,
+                           self.max_threads_per_region):
+            entry = dict(point)
+            entry['enomem'] = False
+            if point['skip'] is None:
+                geometries = self._geometries(point)
+                entry['rsz_kib'] = geometries[0].rsz_kib
+                entry['size_kib'] = sum(geometry.size_kib for geometry in geometries)
+                entry['thr_per_region'] = point['thr'] // point['crg']
+                entry['instances'] = ndevs * point['crg']
+                entry['memory_kib'] = memory_needed_kib(geometries[0].rsz_kib, point['crg'], point['thr'], ndevs)
+                if self.mem_total_kib is not None and entry['memory_kib'] > self.mem_total_kib:
+                    entry['enomem'] = True
+                    entry['skip'] = 'ENOMEM: needs %d KiB, MemTotal is %d KiB' % (entry['memory_kib'],
+                                                                                  self.mem_total_kib)
+            planned.append(entry)
+        return planned
+
+    def bytes_written_per_device(self):
+        """Bytes each device receives over the whole sweep (0 without ``write``)."""
+        written = dict((target.device, 0) for target in self.targets)
+        if 'write' not in self.actions:
+            return written
+        for entry in self.plan():
+            if entry['skip'] is None:
+                for target, geometry in zip(self.targets, self._geometries(entry)):
+                    written[target.device] += geometry.size_kib * KIB
+        return written
+
+    def commands(self, action, point):
+        """Every sgp_dd argument list of ``action`` at ``point``, device by device, region by region."""
+        thr_per_region = point['thr'] // point['crg']
+        argvs = []
+        for target, geometry in zip(self.targets, self._geometries(point)):
+            for region in range(point['crg']):
+                argvs.append(sgp_dd_argv(action, target, region, geometry, thr_per_region, self.boundary))
+        return argvs
+
+    # -- running -------------------------------------------------------------------
+
+    def _raw(self, kind, text):
+        if self.raw is not None:
+            getattr(self.raw, kind)(text)
+
+    def header(self, date_text):
+        return '%s sgpdd-survey on %s from %s' % (date_text, ' '.join(target.device for target in self.targets),
+                                                  self.host or os.uname()[1])
+
+    def _measure(self, action, point, size_kib):
+        argvs = self.commands(action, point)
+        started = self.clock()
+        results = self.runner.run_many(argvs)
+        elapsed = self.clock() - started
+        interrupted = any(result.timed_out for result in results)
+        self._raw('detail', '=====> %s\n' % action)
+        failed = 0
+        rates = []
+        per_device = dict((target.device, {'device': target.device, 'io_path': target.io_path,
+                                           'path_measured': target.path_measured, 'failed': 0,
+                                           'min_mib_s': None, 'max_mib_s': None}) for target in self.targets)
+        index = 0
+        for target in self.targets:
+            for _region in range(point['crg']):
+                result = results[index]
+                index += 1
+                self._raw('detail', result.stderr if result.stderr.endswith('\n') or not result.stderr
+                          else result.stderr + '\n')
+                parsed = parse_sgp_dd(result.stderr)
+                device = per_device[target.device]
+                if parsed['mb_s'] is None or parsed['errors'] or result.timed_out:
+                    failed += 1
+                    device['failed'] += 1
+                    continue
+                rate = decimal_mb_s_to_mib_s(parsed['mb_s'])
+                rates.append(rate)
+                device['min_mib_s'] = rate if device['min_mib_s'] is None else min(device['min_mib_s'], rate)
+                device['max_mib_s'] = rate if device['max_mib_s'] is None else max(device['max_mib_s'], rate)
+        test = {'mib_s': None, 'min_mib_s': None, 'max_mib_s': None, 'failed': failed,
+                'elapsed_s': round(elapsed, 6), 'devices': [per_device[target.device] for target in self.targets]}
+        if interrupted:
+            test['status'] = 'incomplete'
+            test['failed'] = None
+            self._raw('summary', '%s ' % action)
+        elif failed:
+            test['status'] = 'failed'
+            self._raw('summary', '%s %d failed ' % (action, failed))
+        elif elapsed > 0:
+            test.update(status='ok', mib_s=size_kib / elapsed / KIB, min_mib_s=min(rates), max_mib_s=max(rates))
+            self._raw('summary', '%s %7.2f  [ %7.2f, %7.2f]  ' % (action, test['mib_s'], test['min_mib_s'],
+                                                                 test['max_mib_s']))
+        else:
+            test['status'] = 'failed'
+            self._raw('summary', '%s %d failed ' % (action, len(results)))
+        return test, interrupted
+
+    def run(self):
+        """Run the sweep, yielding one record per measured (or ENOMEM) point.
+
+        Stops early when the runner's deadline passes or a stop is requested:
+        ``aborted`` then holds the reason and ``errors`` the point it stopped at.
+        """
+        ndevs = len(self.targets)
+        self._raw('summary', self.header(time.strftime('%a %b %d %H:%M:%S %Z %Y')) + '\n')
+        for entry in self.plan():
+            if entry['skip'] and not entry['enomem']:
+                continue
+            if self.runner.expired():
+                self.aborted = self.runner.stop_reason
+                self.errors.append({'point': _point_key(entry), 'message': 'not run: %s' % self.aborted})
+                return
+            prefix = prefix_line(ndevs, entry['size_kib'], entry['rsz_kib'], entry['crg'], entry['thr'])
+            self._raw('summary', prefix)
+            self._raw('detail', '==============> %s\n' % prefix)
+            record = {'dev': ndevs, 'size_kib': entry['size_kib'], 'rsz_kib': entry['rsz_kib'],
+                      'crg': entry['crg'] * ndevs, 'thr': entry['thr'] * ndevs,
+                      'crg_per_dev': entry['crg'], 'thr_per_dev': entry['thr'],
+                      'thr_per_region': entry['thr_per_region'], 'host': self.host,
+                      'devices': [target.device for target in self.targets],
+                      'path_measured': _path_measured(self.targets),
+                      'enomem': entry['enomem'], 'tests': {}}
+            if entry['enomem']:
+                self._raw('detail', 'ENOMEM on %s\n' % (self.host or 'localhost'))
+                self._raw('summary', 'ENOMEM\n')
+                yield record
+                continue
+            for action in self.actions:
+                test, interrupted = self._measure(action, entry, entry['size_kib'])
+                record['tests'][action] = test
+                if interrupted:
+                    self.aborted = self.runner.stop_reason or 'stopped'
+                    self.errors.append({'point': _point_key(entry),
+                                        'message': '%s interrupted: %s' % (action, self.aborted)})
+                    self._raw('summary', '\n')
+                    if any(test['status'] != 'incomplete' for test in record['tests'].values()):
+                        yield record
+                    return
+                if test['status'] == 'failed':
+                    self.errors.append({'point': _point_key(entry, action),
+                                        'message': '%s: %s of %d sgp_dd instances failed; see raw_output'
+                                                   % (action, test['failed'], entry['instances'])})
+            self._raw('summary', '\n')
+            yield record
+
+
+def _point_key(entry, action=None):
+    point = {'rsz_kib': entry['rsz_kib'], 'crg': entry['crg'], 'thr': entry['thr']}
+    if action:
+        point['action'] = action
+    return point
+
+
+def _path_measured(targets):
+    kinds = sorted(set(target.path_measured for target in targets))
+    return kinds[0] if len(kinds) == 1 else 'mixed'
+
+
+# --------------------------------------------------------------------------
+# engine: iokit
+
+
+def iokit_environment(devices, size_mib, actions, rszlo, rszhi, crglo, crghi, thrlo, thrhi, boundary, rslt):
+    """The environment that makes the installed sgpdd-survey run the same sweep."""
+    return {'scsidevs': ' '.join(devices), 'size': str(size_mib), 'actions': ' '.join(actions),
+            'rszlo': str(rszlo), 'rszhi': str(rszhi), 'crglo': str(crglo), 'crghi': str(crghi),
+            'thrlo': str(thrlo), 'thrhi': str(thrhi), 'boundary': str(boundary), 'rslt': rslt}
+
+
+def run_iokit(runner, script, devices, rslt, sg3_utils_version=None, **sweep_parameters):
+    """Run the node's ``sgpdd-survey`` and parse its summary.
+
+    Returns ``(records, errors, result)``; ``errors`` carries the script's
+    failure and the sg3_utils >= 1.48 warning (every instance counted failed).
+    """
+    env = iokit_environment(devices, rslt=rslt, **sweep_parameters)
+    result = runner.run(['bash', script], env=env)
+    summary_path = rslt + '.summary'
+    try:
+        with open(summary_path) as handle:
+            summary = handle.read()
+    except (IOError, OSError):
+        summary = result.stdout
+    records = parse_sgpdd_survey(summary)
+    for record in records:
+        record['path_measured'] = PATH_SG
+    errors = []
+    if result.timed_out:
+        errors.append({'point': None, 'message': 'sgpdd-survey stopped: %s' % (runner.stop_reason or 'timeout')})
+    elif result.rc != 0:
+        errors.append({'point': None, 'message': 'sgpdd-survey exited with rc %s: %s' % (
+            result.rc, (result.stdout + result.stderr).strip()[-2000:])})
+    if sg3_utils_version and version_tuple(sg3_utils_version) >= SG3_UTILS_NEW_TIMING:
+        errors.append({'point': None, 'message': 'sg3_utils %s prints "time to copy data", which sgpdd-survey does '
+                                                 'not recognise: it counts every sgp_dd instance as failed; use '
+                                                 'engine: native' % sg3_utils_version})
+    return records, errors, result
+
+
+# --------------------------------------------------------------------------
+# Environment facts
+
+
+def version_tuple(text):
+    """``"1.46-3"`` -> ``(1, 46)``; ``()`` when there is no version."""
+    match = re.match(r'\s*(\d+)\.(\d+)', text or '')
+    return (int(match.group(1)), int(match.group(2))) if match else ()
+
+
+def sg3_utils_version(runner):
+    """The installed sg3_utils package version (``1.46``) or None, from dpkg or rpm."""
+    for argv in (['dpkg-query', '-W', '-f=${Version}', 'sg3-utils'], ['rpm', '-q', '--qf', '%{VERSION}', 'sg3_utils']):
+        result = runner.run(argv)
+        if result.rc == 0 and version_tuple(result.stdout):
+            return '%d.%d' % version_tuple(result.stdout)
+    return None
+
+
+def mem_total_kib(meminfo_path='/proc/meminfo'):
+    """MemTotal in KiB (what the I/O kit's guard compares with), or None."""
+    try:
+        with open(meminfo_path) as handle:
+            for line in handle:
+                if line.startswith('MemTotal:'):
+                    return int(line.split()[1])
+    except (IOError, OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+QUEUE_SETTINGS = ('scheduler', 'max_sectors_kb', 'max_hw_sectors_kb', 'nr_requests', 'read_ahead_kb',
+                  'rotational', 'logical_block_size', 'physical_block_size', 'write_cache')
+
+
+def _read_text(path):
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return None
+
+
+def device_facts(target, sysfs_root='/sys'):
+    """Model, size and queue settings of a target's block device at run time (values as sysfs prints them)."""
+    facts = target.as_dict()
+    name = target.block or target.name
+    base = os.path.join(sysfs_root, 'class', 'block', name or '')
+    facts['vendor'] = _read_text(os.path.join(base, 'device', 'vendor'))
+    facts['model'] = _read_text(os.path.join(base, 'device', 'model'))
+    facts['queue'] = dict((setting, _read_text(os.path.join(base, 'queue', setting))) for setting in QUEUE_SETTINGS)
+    return facts
+
+
+def collect_environment(runner, targets, sysfs_root='/sys', meminfo_path='/proc/meminfo'):
+    """Facts for the envelope's ``environment``: sg3_utils, kernel, memory and every device."""
+    version = runner.run(['sgp_dd', '-V'])
+    return {
+        'sgp_dd_version': (version.stdout + version.stderr).strip() or None,
+        'sg3_utils': sg3_utils_version(runner),
+        'kernel': os.uname()[2],
+        'mem_total_kib': mem_total_kib(meminfo_path),
+        'devices': [device_facts(target, sysfs_root) for target in targets],
+    }

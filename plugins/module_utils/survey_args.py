@@ -1,0 +1,39 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Argument specs shared by the survey modules, paired with the doc fragments.
+
+``survey_common_argument_spec()`` goes with ``lustre.iokit.survey_common``
+and ``sweep_argument_spec()`` with ``lustre.iokit.sweep``; a module merges
+them into its own spec, so that an option means the same everywhere.
+
+Target-side code: pure standard library, no Ansible imports, Python 3.6+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.lustre.iokit.plugins.module_utils.results import ENGINES
+
+DEFAULT_WORKDIR = '/tmp/lustre-iokit'
+
+
+def survey_common_argument_spec():
+    """engine, timeout, run_id, workdir."""
+    return dict(
+        engine=dict(type='str', choices=list(ENGINES), default='native'),
+        timeout=dict(type='int'),
+        run_id=dict(type='str'),
+        workdir=dict(type='path', default=DEFAULT_WORKDIR),
+    )
+
+
+def sweep_argument_spec():
+    """rszlo, rszhi (KiB) and thrlo, with the I/O kit's defaults."""
+    return dict(
+        rszlo=dict(type='int', default=1024),
+        rszhi=dict(type='int', default=1024),
+        thrlo=dict(type='int', default=1),
+    )

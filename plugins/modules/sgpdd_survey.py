@@ -1,0 +1,429 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: sgpdd_survey
+short_description: Measure raw block-device bandwidth with sgp_dd, as lustre-iokit's sgpdd-survey does
+version_added: 0.1.0
+description:
+  - Runs the sgpdd survey of the Lustre I/O kit on the node's devices, below any file system, and returns
+    every sweep point as a record of the result envelope C(lustre.iokit/result/v1).
+  - The sweep is the I/O kit's: record size O(rszlo) to O(rszhi), concurrent regions O(crglo) to O(crghi)
+    and threads O(thrlo) to O(thrhi) double in turn; points with fewer threads than regions or more than
+    O(max_threads_per_region) threads per region are skipped; points that would need more memory than
+    C(MemTotal) are recorded as ENOMEM and not run.
+  - A SCSI disk is driven through its sg node (found through sysfs); a device without one (NVMe, virtio,
+    loop, device mapper) is driven as a block device with O_DIRECT. Each record says which in RV(records[].path_measured).
+  - The V(write) action destroys the data on the devices. It needs O(destroy_data=true), and before any I/O
+    every device is checked; a device that is mounted, used as swap, has holders (device mapper, MD, LVM)
+    or carries a file-system, RAID or partition-table signature is refused and no device is touched.
+  - Raw output (the I/O kit's summary lines and every sgp_dd instance's stderr, like its C(.detail) file)
+    is written under O(workdir)/O(run_id)/.
+author:
+  - lustre.iokit contributors
+requirements:
+  - sg3_utils (C(sgp_dd), C(sg_readcap)) and util-linux (C(blkid), C(wipefs)) on the node.
+  - The C(sg) kernel module for SCSI devices to be measured through their sg node.
+  - For O(engine=iokit), the lustre-iokit package (C(sgpdd-survey)).
+extends_documentation_fragment:
+  - lustre.iokit.attributes
+  - lustre.iokit.survey_common
+  - lustre.iokit.sweep
+options:
+  devices:
+    description:
+      - Devices to measure, such as C(/dev/sdb), C(/dev/disk/by-id/...) or C(/dev/sg2). Symbolic links are
+        resolved. There is no default: no device is ever chosen for you.
+    type: list
+    elements: path
+    required: true
+  size_mib:
+    description:
+      - MiB per device over all regions (the I/O kit's C(size)). O(boundary) blocks plus O(size_mib) must fit
+        on every device.
+    type: int
+    default: 8192
+  crglo:
+    description: Smallest number of concurrent regions per device (the I/O kit's C(crglo)).
+    type: int
+    default: 1
+  crghi:
+    description: Largest number of concurrent regions per device (the I/O kit's C(crghi)).
+    type: int
+    default: 256
+  thrhi:
+    description: Largest number of threads per device (the I/O kit's C(thrhi)).
+    type: int
+    default: 4096
+  actions:
+    description:
+      - Tests to run at every point, in this order. Only V(read) is non-destructive.
+    type: list
+    elements: str
+    choices: [write, read]
+    default: [write, read]
+  destroy_data:
+    description:
+      - Must be V(true) when O(actions) contains V(write), which overwrites the devices.
+    type: bool
+    default: false
+  allow_signatures:
+    description:
+      - Write even to devices that carry a file-system, RAID or partition-table signature.
+      - Only the signature check is waived; mounted devices and devices with holders are always refused.
+    type: bool
+    default: false
+  boundary:
+    description: Blocks (of the device's block size) left untouched at the start of every device.
+    type: int
+    default: 1024
+  max_threads_per_region:
+    description:
+      - Points with more threads per region (O(thrhi) / regions) are skipped. 16 is the I/O kit's
+        C(SG_MAX_QUEUE); sg3_utils 1.45 and later accept up to 1024.
+    type: int
+    default: 16
+  iokit_script:
+    description: The C(sgpdd-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
+    type: str
+    default: sgpdd-survey
+notes:
+  - O(engine=iokit) runs the installed script, which needs SCSI devices listed by C(sg_map); with sg3_utils 1.48
+    or later the script counts every instance as failed, and the result says so in RV(errors).
+seealso:
+  - name: lustre-iokit sgpdd-survey
+    description: The I/O kit script this module reproduces.
+    link: https://github.com/lustre/lustre-release/tree/master/lustre-iokit/sgpdd-survey
+'''
+
+EXAMPLES = r'''
+- name: Survey two empty LUNs (destroys their data), stopping after 50 minutes
+  lustre.iokit.sgpdd_survey:
+    devices:
+      - /dev/disk/by-id/wwn-0x5000c500a1b2c3d4
+      - /dev/disk/by-id/wwn-0x5000c500a1b2c3d5
+    size_mib: 8192
+    crghi: 16
+    thrhi: 32
+    destroy_data: true
+    timeout: 3000
+    run_id: "{{ iokit_run_id }}"
+  async: 3600
+  poll: 0
+  register: sgpdd_job
+
+- name: Wait for the survey
+  ansible.builtin.async_status:
+    jid: "{{ sgpdd_job.ansible_job_id }}"
+  register: sgpdd_result
+  until: sgpdd_result.finished
+  retries: 400
+  delay: 10
+
+- name: Read-only survey of a device that holds data
+  lustre.iokit.sgpdd_survey:
+    devices: [/dev/sdc]
+    actions: [read]
+    size_mib: 1024
+
+- name: Show the plan only
+  lustre.iokit.sgpdd_survey:
+    devices: [/dev/sdb]
+    destroy_data: true
+  check_mode: true
+  register: sgpdd_plan
+'''
+
+RETURN = r'''
+schema:
+  description: Envelope schema identifier.
+  returned: always
+  type: str
+  sample: lustre.iokit/result/v1
+run_id:
+  description: The run identifier.
+  returned: always
+  type: str
+  sample: 20261122T101500Z-3f2a
+host:
+  description: Short host name of the node.
+  returned: always
+  type: str
+survey:
+  description: Always V(sgpdd).
+  returned: always
+  type: str
+engine:
+  description: The engine that ran, V(native) or V(iokit).
+  returned: always
+  type: str
+status:
+  description:
+    - V(ok) every point measured; V(partial) some measured, then an error or a timeout; V(failed) nothing
+      measured (the module then fails, still returning the envelope); V(skipped) in check mode.
+  returned: always
+  type: str
+parameters:
+  description: The survey's options.
+  returned: always
+  type: dict
+envelope:
+  description:
+    - The complete result envelope C(lustre.iokit/result/v1) (design section 4), ready to store; the other
+      keys of this result repeat its fields at the top level, except C(started) and C(finished) (UTC times),
+      which Ansible reserves for async jobs and which are therefore only here.
+  returned: always
+  type: dict
+duration_s:
+  description: Seconds the module ran.
+  returned: always
+  type: float
+records:
+  description:
+    - One record per measured or ENOMEM point, in the shape of the C(parse_sgpdd_survey) filter.
+    - C(crg) and C(thr) are totals over all devices, as the I/O kit prints them; C(crg_per_dev),
+      C(thr_per_dev) and C(thr_per_region) give the per-device values.
+    - Under C(tests), each action has C(mib_s) (aggregate over wall-clock time), C(min_mib_s)/C(max_mib_s)
+      (slowest/fastest sgp_dd instance), C(failed), C(status), C(elapsed_s) and per-device figures in C(devices).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    path_measured:
+      description: V(sg) (through the sg node), V(block) (block device with O_DIRECT) or V(mixed).
+      type: str
+      returned: always
+errors:
+  description: Errors, each with the C(point) it belongs to (or null) and a C(message).
+  returned: always
+  type: list
+  elements: dict
+environment:
+  description:
+    - Facts at run time. C(sg3_utils) (package version), C(sgp_dd_version), C(kernel), C(mem_total_kib), and
+      C(devices) with each device's sg or block path, block size, capacity, vendor, model and queue settings.
+  returned: always
+  type: dict
+raw_output:
+  description: Path on the node of the summary file; the detail file is beside it (RV(raw_files)).
+  returned: always
+  type: str
+raw_files:
+  description: Paths on the node of the raw output files.
+  returned: when the survey ran
+  type: list
+  elements: str
+plan:
+  description:
+    - The sweep: every point with C(rsz_kib), C(crg), C(thr) (per device), C(skip) (the reason, or null when it
+      runs), C(enomem), C(instances) and C(memory_kib); plus C(bytes_written_per_device), C(skipped_points)
+      and C(estimated_duration_s) (null, the duration cannot be known before measuring).
+  returned: always
+  type: dict
+'''
+
+import os
+import socket
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+from ansible_collections.lustre.iokit.plugins.module_utils.safety import DeviceRefused, DeviceSafety
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
+    survey_common_argument_spec,
+    sweep_argument_spec,
+)
+
+SURVEY = 'sgpdd'
+ASYNC_RESERVED_KEYS = ('started', 'finished')
+PARAMETER_NAMES = ('devices', 'size_mib', 'crglo', 'crghi', 'thrlo', 'thrhi', 'rszlo', 'rszhi', 'actions',
+                   'boundary', 'max_threads_per_region', 'destroy_data', 'allow_signatures', 'engine', 'timeout')
+
+
+def argument_spec():
+    spec = survey_common_argument_spec()
+    spec.update(sweep_argument_spec())
+    spec.update(
+        devices=dict(type='list', elements='path', required=True),
+        size_mib=dict(type='int', default=8192),
+        crglo=dict(type='int', default=1),
+        crghi=dict(type='int', default=256),
+        thrhi=dict(type='int', default=4096),
+        actions=dict(type='list', elements='str', choices=['write', 'read'], default=['write', 'read']),
+        destroy_data=dict(type='bool', default=False),
+        allow_signatures=dict(type='bool', default=False),
+        boundary=dict(type='int', default=sgpdd.DEFAULT_BOUNDARY_BLOCKS),
+        max_threads_per_region=dict(type='int', default=sgpdd.SG_MAX_QUEUE),
+        iokit_script=dict(type='str', default='sgpdd-survey'),
+    )
+    return spec
+
+
+def option_problems(params):
+    """Every invalid option value, each message naming the option."""
+    problems = []
+    if not params['devices']:
+        problems.append('devices: give at least one device; there is no default')
+    for name in ('size_mib', 'crglo', 'crghi', 'thrlo', 'thrhi', 'rszlo', 'rszhi', 'max_threads_per_region'):
+        if params[name] < 1:
+            problems.append('%s: must be at least 1, got %d' % (name, params[name]))
+    if params['boundary'] < 0:
+        problems.append('boundary: must not be negative, got %d' % params['boundary'])
+    if params['timeout'] is not None and params['timeout'] < 1:
+        problems.append('timeout: must be at least 1 second, got %d' % params['timeout'])
+    for low, high in (('crglo', 'crghi'), ('thrlo', 'thrhi'), ('rszlo', 'rszhi')):
+        if params[low] > params[high]:
+            problems.append('%s: %d is greater than %s (%d)' % (low, params[low], high, params[high]))
+    if not params['actions']:
+        problems.append('actions: give write, read or both')
+    elif len(set(params['actions'])) != len(params['actions']):
+        problems.append('actions: each action may appear once, got %s' % ', '.join(params['actions']))
+    if 'write' in params['actions'] and not params['destroy_data']:
+        problems.append('destroy_data: must be true to run the write action, which overwrites the data on %s'
+                        % ', '.join(params['devices']))
+    if params['run_id'] is not None:
+        try:
+            results.validate_run_id(params['run_id'])
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def module_result(envelope):
+    """The envelope under ``envelope`` and its keys at the top level, except ``started`` and ``finished``.
+
+    Those two are Ansible's own async keys (``async_status`` reads ``finished``
+    to know whether the job ended), so they appear only inside ``envelope``.
+    """
+    result = dict((key, value) for key, value in envelope.items() if key not in ASYNC_RESERVED_KEYS)
+    result['envelope'] = envelope
+    return result
+
+
+class RawOutput:
+    """The I/O kit's ``.summary`` and ``.detail`` files, written as the survey goes."""
+
+    def __init__(self, prefix):
+        self.summary_path = prefix + '.summary'
+        self.detail_path = prefix + '.detail'
+        self._summary = open(self.summary_path, 'w')
+        self._detail = open(self.detail_path, 'w')
+
+    def summary(self, text):
+        self._summary.write(text)
+        self._summary.flush()
+
+    def detail(self, text):
+        self._detail.write(text)
+        self._detail.flush()
+
+    def close(self):
+        self._summary.close()
+        self._detail.close()
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    problems = option_problems(params)
+    if problems:
+        module.fail_json(msg='; '.join(problems))
+    run_id = params['run_id'] or results.new_run_id()
+    host = socket.gethostname().split('.')[0]
+    parameters = dict((name, params[name]) for name in PARAMETER_NAMES)
+    builder = results.EnvelopeBuilder(run_id, host, SURVEY, params['engine'], parameters,
+                                      check_mode=module.check_mode)
+    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
+    runner = Runner(deadline=deadline)
+    runner.install_sigterm_handler()
+    destructive = 'write' in params['actions']
+
+    try:
+        identities = DeviceSafety(runner).check_all(params['devices'], params['allow_signatures'], destructive)
+    except DeviceRefused as exc:
+        module.fail_json(msg=str(exc), refusals=exc.refusals)
+    try:
+        targets = [sgpdd.resolve_target(identity, runner) for identity in identities]
+    except sgpdd.EngineError as exc:
+        module.fail_json(msg=str(exc))
+    environment = sgpdd.collect_environment(runner, targets)
+    builder.set_environment(environment)
+    survey = sgpdd.SgpddSurvey(
+        runner, targets, params['size_mib'], actions=params['actions'], rszlo=params['rszlo'],
+        rszhi=params['rszhi'], crglo=params['crglo'], crghi=params['crghi'], thrlo=params['thrlo'],
+        thrhi=params['thrhi'], boundary=params['boundary'], max_threads_per_region=params['max_threads_per_region'],
+        mem_total_kib=environment['mem_total_kib'], host=host)
+    problems = survey.problems()
+    if problems:
+        module.fail_json(msg='; '.join(problems))
+    points = survey.plan()
+    plan = {
+        'points': points,
+        'skipped_points': [point for point in points if point['skip']],
+        'bytes_written_per_device': survey.bytes_written_per_device(),
+        'estimated_duration_s': None,
+    }
+    if module.check_mode:
+        if not any(point['skip'] is None for point in points):
+            builder.mark_nothing_to_do()
+        module.exit_json(changed=destructive, plan=plan, **module_result(builder.finish()))
+
+    run_dir = os.path.join(params['workdir'], run_id)
+    try:
+        os.makedirs(run_dir, exist_ok=True)
+    except OSError as exc:
+        module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
+    wrote = False
+    if params['engine'] == 'iokit':
+        script = params['iokit_script']
+        if os.sep not in script:
+            script = module.get_bin_path(script, required=True)
+        rslt = os.path.join(run_dir, 'sgpdd_survey')
+        records, errors, unused_result = sgpdd.run_iokit(
+            runner, script, [identity['path'] for identity in identities], rslt,
+            sg3_utils_version=environment['sg3_utils'], size_mib=params['size_mib'], actions=params['actions'],
+            rszlo=params['rszlo'], rszhi=params['rszhi'], crglo=params['crglo'], crghi=params['crghi'],
+            thrlo=params['thrlo'], thrhi=params['thrhi'], boundary=params['boundary'])
+        for record in records:
+            builder.add_record(record)
+        for error in errors:
+            builder.add_error(error['message'], error['point'])
+        if runner.stop_reason:
+            builder.mark_aborted('stopped: %s' % runner.stop_reason)
+        wrote = destructive
+        raw_files = [rslt + '.summary', rslt + '.detail']
+    else:
+        raw = RawOutput(os.path.join(run_dir, 'sgpdd_survey'))
+        survey.raw = raw
+        try:
+            for record in survey.run():
+                builder.add_record(record)
+                wrote = wrote or 'write' in record['tests']
+        finally:
+            raw.close()
+        for error in survey.errors:
+            builder.add_error(error['message'], error['point'])
+        if survey.aborted:
+            builder.mark_aborted('survey stopped: %s' % survey.aborted)
+        raw_files = [raw.summary_path, raw.detail_path]
+    builder.set_raw_output(raw_files[0])
+    envelope = builder.finish()
+    if envelope['status'] == results.STATUS_FAILED:
+        module.fail_json(msg='sgpdd survey measured nothing: %s' % '; '.join(
+            error['message'] for error in envelope['errors']), changed=wrote, plan=plan, raw_files=raw_files,
+            **module_result(envelope))
+    module.exit_json(changed=wrote, plan=plan, raw_files=raw_files, **module_result(envelope))
+
+
+if __name__ == '__main__':
+    main()
