@@ -15,7 +15,7 @@ version_added: 0.1.0
 description:
   - Runs the sgpdd survey of the Lustre I/O kit on the node's devices, below any file system, and returns
     every sweep point as a record of the result envelope C(lustre.iokit/result/v1).
-  - The sweep is the I/O kit's: record size O(rszlo) to O(rszhi), concurrent regions O(crglo) to O(crghi)
+  - The sweep is the I/O kit's. Record size O(rszlo) to O(rszhi), concurrent regions O(crglo) to O(crghi)
     and threads O(thrlo) to O(thrhi) double in turn; points with fewer threads than regions or more than
     O(max_threads_per_region) threads per region are skipped; points that would need more memory than
     C(MemTotal) are recorded as ENOMEM and not run.
@@ -27,7 +27,7 @@ description:
   - Raw output (the I/O kit's summary lines and every sgp_dd instance's stderr, like its C(.detail) file)
     is written under O(workdir)/O(run_id)/.
 author:
-  - lustre.iokit contributors
+  - lustre.iokit contributors (@lustre)
 requirements:
   - sg3_utils (C(sgp_dd), C(sg_readcap)) and util-linux (C(blkid), C(wipefs)) on the node.
   - The C(sg) kernel module for SCSI devices to be measured through their sg node.
@@ -222,7 +222,7 @@ raw_files:
   elements: str
 plan:
   description:
-    - The sweep: every point with C(rsz_kib), C(crg), C(thr) (per device), C(skip) (the reason, or null when it
+    - The sweep, every point with C(rsz_kib), C(crg), C(thr) (per device), C(skip) (the reason, or null when it
       runs), C(enomem), C(instances) and C(memory_kib); plus C(bytes_written_per_device), C(skipped_points)
       and C(estimated_duration_s) (null, the duration cannot be known before measuring).
   returned: always

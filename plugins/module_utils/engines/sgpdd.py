@@ -357,9 +357,9 @@ class SgpddSurvey:
             test['status'] = 'failed'
             self._raw('summary', '%s %d failed ' % (action, failed))
         elif elapsed > 0:
-            test.update(status='ok', mib_s=size_kib / elapsed / KIB, min_mib_s=min(rates), max_mib_s=max(rates))
-            self._raw('summary', '%s %7.2f  [ %7.2f, %7.2f]  ' % (action, test['mib_s'], test['min_mib_s'],
-                                                                 test['max_mib_s']))
+            aggregate, slowest, fastest = size_kib / elapsed / KIB, min(rates), max(rates)
+            test.update(status='ok', mib_s=aggregate, min_mib_s=slowest, max_mib_s=fastest)
+            self._raw('summary', '%s %7.2f  [ %7.2f, %7.2f]  ' % (action, aggregate, slowest, fastest))
         else:
             test['status'] = 'failed'
             self._raw('summary', '%s %d failed ' % (action, len(results)))

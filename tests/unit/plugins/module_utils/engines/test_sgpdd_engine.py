@@ -1,0 +1,324 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The sgpdd engine against a fake runner: commands, sweep order, skips, ENOMEM, arithmetic, timeouts."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import stat
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+
+OLD_TIMING = 'time to transfer data was %.6f secs, %.2f MB/sec\n8192+0 records in\n8192+0 records out\n'
+NEW_TIMING = 'time to copy data: %.6f secs at %.2f MB/sec\n8192+0 records in\n8192+0 records out\n'
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+class FakeRunner:
+    """Answers every sgp_dd with the next stderr of ``outputs`` (cycled) and advances the clock."""
+
+    def __init__(self, clock, outputs=None, seconds_per_batch=2.0, stop_after_batches=None):
+        self.clock = clock
+        self.outputs = outputs or [OLD_TIMING % (1.0, 100.0)]
+        self.seconds_per_batch = seconds_per_batch
+        self.stop_after_batches = stop_after_batches
+        self.batches = []
+        self.stop_reason = None
+        self._next = 0
+
+    def expired(self):
+        return self.stop_reason is not None
+
+    def run(self, argv, env=None, cwd=None):
+        return self.run_many([argv], env=env)[0]
+
+    def run_many(self, argvs, env=None, cwd=None):
+        self.batches.append([list(argv) for argv in argvs])
+        self.clock.now += self.seconds_per_batch
+        interrupted = self.stop_after_batches is not None and len(self.batches) > self.stop_after_batches
+        if interrupted:
+            self.stop_reason = 'timeout'
+        results = []
+        for argv in argvs:
+            if interrupted:
+                results.append(CommandResult(argv, -15, '', '', self.seconds_per_batch, timed_out=True))
+                continue
+            stderr = self.outputs[self._next % len(self.outputs)]
+            self._next += 1
+            results.append(CommandResult(argv, 0, '', stderr, self.seconds_per_batch))
+        return results
+
+
+class RawSink:
+    def __init__(self):
+        self.summary_text = ''
+        self.detail_text = ''
+
+    def summary(self, text):
+        self.summary_text += text
+
+    def detail(self, text):
+        self.detail_text += text
+
+
+def block_target(name, block_size=512, mib=64):
+    return sgpdd.Target('/dev/' + name, '/dev/' + name, sgpdd.PATH_BLOCK, block_size,
+                        mib * 1024 * 1024 // block_size, name, name)
+
+
+def sg_target(name, sg, block_size=512, mib=64):
+    return sgpdd.Target('/dev/' + name, '/dev/' + sg, sgpdd.PATH_SG, block_size,
+                        mib * 1024 * 1024 // block_size, name, name)
+
+
+def survey(runner, targets, clock, **kwargs):
+    kwargs.setdefault('size_mib', 4)
+    return sgpdd.SgpddSurvey(runner, targets, clock=clock, host='oss1', raw=kwargs.pop('raw', None), **kwargs)
+
+
+def test_sweep_order_and_skips_follow_the_iokit_loops():
+    points = sgpdd.sweep(1024, 2048, 1, 4, 1, 8, max_threads_per_region=2)
+    assert [(p['rsz_kib'], p['crg'], p['thr']) for p in points][:8] == [
+        (1024, 1, 1), (1024, 1, 2), (1024, 1, 4), (1024, 1, 8),
+        (1024, 2, 1), (1024, 2, 2), (1024, 2, 4), (1024, 2, 8)]
+    assert len(points) == 2 * 3 * 4
+    runs = [(p['crg'], p['thr']) for p in points if p['rsz_kib'] == 1024 and p['skip'] is None]
+    assert runs == [(1, 1), (1, 2), (2, 2), (2, 4), (4, 4), (4, 8)]
+    skipped = dict(((p['crg'], p['thr']), p['skip']) for p in points if p['rsz_kib'] == 1024 and p['skip'])
+    assert skipped[(2, 1)] == sgpdd.SKIP_THR_BELOW_CRG
+    assert skipped[(1, 4)] == sgpdd.SKIP_PER_REGION_CAP % 2
+
+
+def test_default_cap_is_sg_max_queue():
+    points = sgpdd.sweep(1024, 1024, 1, 1, 16, 32)
+    assert [p['skip'] is None for p in points] == [True, False]
+
+
+def test_exact_sgp_dd_commands_for_a_sweep():
+    clock = FakeClock()
+    runner = FakeRunner(clock)
+    targets = [block_target('loop0'), sg_target('sdb', 'sg1', block_size=4096)]
+    engine = survey(runner, targets, clock, size_mib=8, crglo=1, crghi=2, thrlo=2, thrhi=2, rszlo=1024,
+                    rszhi=1024, actions=['write', 'read'], boundary=1024)
+    records = list(engine.run())
+    assert len(records) == 2
+    # point (crg 1, thr 2): write then read, each device's regions started together
+    assert runner.batches[0] == [
+        ['sgp_dd', 'if=/dev/zero', 'of=/dev/loop0', 'seek=1024', 'thr=2', 'count=16384', 'bs=512', 'bpt=2048',
+         'time=1', 'oflag=direct'],
+        ['sgp_dd', 'if=/dev/zero', 'of=/dev/sg1', 'seek=1024', 'thr=2', 'count=2048', 'bs=4096', 'bpt=256',
+         'time=1'],
+    ]
+    assert runner.batches[1][0] == ['sgp_dd', 'if=/dev/loop0', 'of=/dev/null', 'skip=1024', 'thr=2', 'count=16384',
+                                    'bs=512', 'bpt=2048', 'time=1', 'iflag=direct']
+    # point (crg 2, thr 2): blocks per region = size * (1 MiB / bs) / crg, contiguous after the boundary
+    assert [argv[3] for argv in runner.batches[2]] == ['seek=1024', 'seek=9216', 'seek=1024', 'seek=2048']
+    assert [argv[4:6] for argv in runner.batches[2]] == [['thr=1', 'count=8192']] * 2 + [['thr=1', 'count=1024']] * 2
+    assert len(runner.batches) == 4
+
+
+def test_records_have_the_parser_shape_and_totals_times_devices():
+    clock = FakeClock()
+    runner = FakeRunner(clock, outputs=[OLD_TIMING % (1.0, 100.0), NEW_TIMING % (1.0, 200.0)],
+                        seconds_per_batch=4.0)
+    raw = RawSink()
+    engine = survey(runner, [block_target('loop0'), block_target('loop1')], clock, size_mib=4, crglo=2, crghi=2,
+                    thrlo=4, thrhi=4, actions=['write'], raw=raw)
+    (record,) = list(engine.run())
+    assert (record['dev'], record['size_kib'], record['rsz_kib'], record['crg'], record['thr']) == (2, 8192, 1024, 4, 8)
+    assert (record['crg_per_dev'], record['thr_per_dev'], record['thr_per_region']) == (2, 4, 2)
+    assert record['enomem'] is False and record['path_measured'] == 'block'
+    write = record['tests']['write']
+    # aggregate: 8192 KiB over 4 s of wall clock = 2 MiB/s; min/max: sg3_utils' decimal MB/s in MiB/s
+    assert write['mib_s'] == pytest.approx(2.0)
+    assert (write['min_mib_s'], write['max_mib_s']) == (pytest.approx(100 / 1.048576), pytest.approx(200 / 1.048576))
+    assert (write['failed'], write['status']) == (0, 'ok')
+    assert [d['max_mib_s'] for d in write['devices']] == [pytest.approx(200 / 1.048576)] * 2
+    # our summary reads back through the I/O kit parser as the same figures
+    (parsed,) = parse_sgpdd_survey(raw.summary_text)
+    assert (parsed['dev'], parsed['size_kib'], parsed['crg'], parsed['thr']) == (2, 8192, 4, 8)
+    assert parsed['tests']['write']['mib_s'] == pytest.approx(2.0, abs=0.005)
+    assert parsed['tests']['write']['max_mib_s'] == pytest.approx(190.73, abs=0.005)
+    assert raw.detail_text.count('time to') == 4 and '=====> write' in raw.detail_text
+
+
+@pytest.mark.parametrize('bad_output, failed', [
+    ('8192+0 records in\n8192+0 records out\n', 1),
+    (OLD_TIMING % (1.0, 50.0) + 'sgp_dd: some error occurred\n', 1),
+    ('', 1),
+])
+def test_an_instance_without_timing_or_with_an_error_counts_as_failed(bad_output, failed):
+    clock = FakeClock()
+    runner = FakeRunner(clock, outputs=[OLD_TIMING % (1.0, 100.0), bad_output])
+    raw = RawSink()
+    engine = survey(runner, [block_target('loop0')], clock, crglo=2, crghi=2, thrlo=2, thrhi=2, actions=['read'],
+                    raw=raw)
+    (record,) = list(engine.run())
+    read = record['tests']['read']
+    assert (read['failed'], read['status'], read['mib_s'], read['min_mib_s']) == (failed, 'failed', None, None)
+    assert engine.errors == [{'point': {'rsz_kib': 1024, 'crg': 2, 'thr': 2, 'action': 'read'},
+                              'message': 'read: 1 of 2 sgp_dd instances failed; see raw_output'}]
+    assert parse_sgpdd_survey(raw.summary_text)[0]['tests']['read']['failed'] == 1
+
+
+def test_new_timing_form_below_one_mb_s():
+    clock = FakeClock()
+    runner = FakeRunner(clock, outputs=['time to copy data: 10.0 secs at 524.288 kB/sec\n'])
+    engine = survey(runner, [block_target('loop0')], clock, crghi=1, thrhi=1, actions=['read'])
+    (record,) = list(engine.run())
+    assert record['tests']['read']['min_mib_s'] == pytest.approx(0.5)
+
+
+def test_enomem_point_is_recorded_not_run():
+    clock = FakeClock()
+    runner = FakeRunner(clock)
+    raw = RawSink()
+    # (1024*2/1 + 64) * 1 * 2 devices = 4224 KiB > 4000
+    engine = survey(runner, [block_target('loop0'), block_target('loop1')], clock, crghi=1, thrlo=1, thrhi=2,
+                    mem_total_kib=4000, actions=['write'], raw=raw)
+    records = list(engine.run())
+    assert [r['enomem'] for r in records] == [False, True]
+    assert records[1]['tests'] == {}
+    assert len(runner.batches) == 1
+    assert parse_sgpdd_survey(raw.summary_text)[1]['enomem'] is True
+    assert 'ENOMEM on oss1' in raw.detail_text
+    assert sgpdd.memory_needed_kib(1024, 1, 2, 2) == 4224
+
+
+def test_timeout_keeps_measured_points_and_stops():
+    clock = FakeClock()
+    runner = FakeRunner(clock, stop_after_batches=3)
+    engine = survey(runner, [block_target('loop0')], clock, crghi=1, thrlo=1, thrhi=8, actions=['write', 'read'])
+    records = list(engine.run())
+    # batches: p1 write, p1 read, p2 write, p2 read (interrupted) -> p2 kept with its write
+    assert len(records) == 2
+    assert records[1]['tests']['write']['status'] == 'ok'
+    assert records[1]['tests']['read']['status'] == 'incomplete'
+    assert engine.aborted == 'timeout'
+    assert engine.errors[0]['message'] == 'read interrupted: timeout'
+    assert len(runner.batches) == 4
+
+
+def test_timeout_during_first_action_drops_the_point():
+    clock = FakeClock()
+    runner = FakeRunner(clock, stop_after_batches=0)
+    engine = survey(runner, [block_target('loop0')], clock, crghi=1, thrhi=2, actions=['write'])
+    assert list(engine.run()) == []
+    assert engine.aborted == 'timeout'
+
+
+def test_problems_name_the_options():
+    engine = survey(FakeRunner(FakeClock()), [block_target('loop0', block_size=4096, mib=8)], FakeClock(),
+                    size_mib=8, rszlo=2, rszhi=2)
+    problems = engine.problems()
+    assert problems[0].startswith('rszlo: 2 KiB is not a multiple of the block size of /dev/loop0')
+    assert problems[1].startswith('size_mib: /dev/loop0 holds 8388608 bytes')
+
+
+def test_plan_counts_bytes_written():
+    engine = survey(FakeRunner(FakeClock()), [block_target('loop0'), block_target('loop1')], FakeClock(),
+                    size_mib=4, crghi=2, thrhi=2, actions=['write', 'read'])
+    # three points run (crg1 thr1, crg1 thr2, crg2 thr2), each writes 4 MiB per device
+    assert engine.bytes_written_per_device() == {'/dev/loop0': 3 * 4 * 1024 * 1024, '/dev/loop1': 3 * 4 * 1024 * 1024}
+    read_only = survey(FakeRunner(FakeClock()), [block_target('loop0')], FakeClock(), actions=['read'])
+    assert read_only.bytes_written_per_device() == {'/dev/loop0': 0}
+
+
+def make_block(sysfs, name, sectors=131072, block_size=512, sg=None):
+    base = sysfs / 'class' / 'block' / name
+    (base / 'queue').mkdir(parents=True)
+    (base / 'size').write_text('%d\n' % sectors)
+    (base / 'queue' / 'logical_block_size').write_text('%d\n' % block_size)
+    if sg:
+        (base / 'device' / 'scsi_generic' / sg).mkdir(parents=True)
+    return base
+
+
+class ReadcapRunner(FakeRunner):
+    def run(self, argv, env=None, cwd=None):
+        self.batches.append([list(argv)])
+        return CommandResult(argv, 0, '0x200000 0x1000\n', '', 0.01)
+
+
+class FakeStat:
+    def __init__(self, char_paths):
+        self.char_paths = char_paths
+
+    def __call__(self, path):
+        if path not in self.char_paths:
+            raise OSError(2, 'No such file or directory')
+        return os.stat_result((stat.S_IFCHR | 0o600, 0, 0, 1, 0, 0, 0, 0, 0, 0))
+
+
+def test_block_device_without_sg_node_uses_sysfs_geometry(tmp_path):
+    make_block(tmp_path, 'loop3', sectors=131072, block_size=4096)
+    identity = {'device': '/dev/loop3', 'path': '/dev/loop3', 'kind': 'block', 'name': 'loop3', 'block': 'loop3'}
+    target = sgpdd.resolve_target(identity, FakeRunner(FakeClock()), sysfs_root=str(tmp_path))
+    assert (target.io_path, target.path_measured, target.block_size, target.capacity_bytes) == (
+        '/dev/loop3', 'block', 4096, 131072 * 512)
+
+
+def test_scsi_disk_resolves_to_its_sg_node_through_sysfs(tmp_path):
+    make_block(tmp_path, 'sdc', sg='sg7')
+    runner = ReadcapRunner(FakeClock())
+    identity = {'device': '/dev/disk/by-id/wwn-1', 'path': '/dev/sdc', 'kind': 'block', 'name': 'sdc', 'block': 'sdc'}
+    target = sgpdd.resolve_target(identity, runner, sysfs_root=str(tmp_path), dev_root='/dev',
+                                  stat_func=FakeStat({'/dev/sg7'}))
+    assert runner.batches == [[['sg_readcap', '-lb', '/dev/sg7']]]
+    assert (target.io_path, target.path_measured, target.block_size, target.capacity_blocks) == (
+        '/dev/sg7', 'sg', 4096, 0x200000)
+
+
+def test_missing_sg_node_is_refused_rather_than_created(tmp_path):
+    make_block(tmp_path, 'sdc', sg='sg7')
+    identity = {'device': '/dev/sdc', 'path': '/dev/sdc', 'kind': 'block', 'name': 'sdc', 'block': 'sdc'}
+    with pytest.raises(sgpdd.EngineError, match='not a character device'):
+        sgpdd.resolve_target(identity, FakeRunner(FakeClock()), sysfs_root=str(tmp_path), stat_func=FakeStat(set()))
+
+
+def test_iokit_engine_passes_parameters_by_environment(tmp_path):
+    rslt = str(tmp_path / 'sgpdd_survey')
+    (tmp_path / 'sgpdd_survey.summary').write_text(
+        'Mon Nov 23 sgpdd-survey on /dev/sdb from oss1\n'
+        'dev  1 sz     4096K rsz 1024K crg     1 thr     1 write 1 failed read 1 failed \n')
+
+    class ScriptRunner(FakeRunner):
+        def run(self, argv, env=None, cwd=None):
+            self.batches.append((list(argv), dict(env)))
+            return CommandResult(argv, 0, '', '', 1.0)
+
+    runner = ScriptRunner(FakeClock())
+    records, errors, unused = sgpdd.run_iokit(
+        runner, '/usr/bin/sgpdd-survey', ['/dev/sdb'], rslt, sg3_utils_version='1.48', size_mib=4,
+        actions=['write', 'read'], rszlo=1024, rszhi=1024, crglo=1, crghi=1, thrlo=1, thrhi=1, boundary=1024)
+    argv, env = runner.batches[0]
+    assert argv == ['bash', '/usr/bin/sgpdd-survey']
+    assert env == {'scsidevs': '/dev/sdb', 'size': '4', 'actions': 'write read', 'rszlo': '1024', 'rszhi': '1024',
+                   'crglo': '1', 'crghi': '1', 'thrlo': '1', 'thrhi': '1', 'boundary': '1024', 'rslt': rslt}
+    assert records[0]['tests']['write']['failed'] == 1 and records[0]['path_measured'] == 'sg'
+    assert 'counts every sgp_dd instance as failed' in errors[0]['message']
+
+
+@pytest.mark.parametrize('text, expected', [('1.46-3', (1, 46)), ('1.48', (1, 48)), ('', ()), (None, ())])
+def test_version_tuple(text, expected):
+    assert sgpdd.version_tuple(text) == expected
+
+
+def test_parse_readcap_brief():
+    assert sgpdd.parse_readcap_brief('0x3b9e12b0 0x200\n') == (0x3b9e12b0, 512)
+    assert sgpdd.parse_readcap_brief('garbage') is None

@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The runner with real child processes: environment, concurrency, deadline, process-group kill."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner, child_environment
+
+PY = sys.executable
+
+
+def process_state(pid):
+    """The state letter of ``pid`` from /proc (``Z`` for a zombie nobody reaped yet), None when it is gone."""
+    try:
+        with open('/proc/%d/stat' % pid) as handle:
+            return handle.read().rsplit(')', 1)[1].split()[0]
+    except (IOError, OSError):
+        return None
+
+
+def test_argument_list_and_c_locale():
+    result = Runner(env={'EXTRA': 'a b;c'}).run(
+        [PY, '-c', 'import os, sys; print(os.environ["LANG"], os.environ["LC_ALL"], os.environ["EXTRA"], sys.argv[1])',
+         '$(echo not a shell)'])
+    assert (result.rc, result.timed_out) == (0, False)
+    assert result.stdout == 'C C a b;c $(echo not a shell)\n'
+
+
+def test_shell_strings_are_refused():
+    with pytest.raises(TypeError, match='argument list'):
+        Runner().run('echo hi')
+
+
+def test_child_environment_overrides_locale():
+    env = child_environment({'LANG': 'de_DE.UTF-8', 'X': '1'}, base={'LC_ALL': 'fr_FR'})
+    assert env == {'LANG': 'C', 'LC_ALL': 'C', 'X': '1'}
+
+
+def test_stdout_stderr_rc_and_missing_program():
+    runner = Runner()
+    result = runner.run([PY, '-c', 'import sys; sys.stderr.write("oops\\n"); sys.exit(3)'])
+    assert (result.rc, result.stderr, result.stdout) == (3, 'oops\n', '')
+    missing = runner.run(['/nonexistent/tool', 'x'])
+    assert missing.rc is None and 'cannot run /nonexistent/tool' in missing.stderr
+
+
+def test_children_run_concurrently_in_their_own_process_groups():
+    runner = Runner()
+    started = time.monotonic()
+    results = runner.run_many([[PY, '-c', 'import os, time; time.sleep(0.5); print(os.getpgid(0) == os.getpid())']] * 4)
+    elapsed = time.monotonic() - started
+    assert [r.stdout for r in results] == ['True\n'] * 4
+    assert elapsed < 1.5
+
+
+def test_deadline_kills_whole_process_group_and_reports_timeout(tmp_path):
+    pidfile = tmp_path / 'grandchild.pid'
+    # the child starts a grandchild in its group and ignores SIGTERM itself: both must die
+    script = ('import os, signal, subprocess, sys, time\n'
+              'signal.signal(signal.SIGTERM, signal.SIG_IGN)\n'
+              'p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])\n'
+              'open(sys.argv[1], "w").write(str(p.pid))\n'
+              'time.sleep(60)\n')
+    runner = Runner(deadline=time.monotonic() + 1.0, grace_s=0.5)
+    started = time.monotonic()
+    fast, slow = runner.run_many([[PY, '-c', 'print("done")'], [PY, '-c', script, str(pidfile)]])
+    assert time.monotonic() - started < 5
+    assert (fast.rc, fast.timed_out, fast.stdout) == (0, False, 'done\n')
+    assert slow.timed_out and slow.rc == -signal.SIGKILL
+    grandchild = int(pidfile.read_text())
+    time.sleep(0.2)
+    assert process_state(grandchild) in (None, 'Z')
+    assert runner.expired() and runner.stop_reason == 'timeout'
+    late = runner.run([PY, '-c', 'print(1)'])
+    assert late.rc is None and late.timed_out
+
+
+def test_stop_request_terminates_running_children():
+    runner = Runner(grace_s=2.0)
+    handler_before = signal.getsignal(signal.SIGTERM)
+    try:
+        runner.install_sigterm_handler()
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        previous_alarm = signal.signal(signal.SIGALRM, lambda *args: os.kill(os.getpid(), signal.SIGTERM))
+        try:
+            (result,) = runner.run_many([[PY, '-c', 'import time; time.sleep(30)']])
+        finally:
+            signal.signal(signal.SIGALRM, previous_alarm)
+    finally:
+        signal.signal(signal.SIGTERM, handler_before)
+    assert result.timed_out and result.rc == -signal.SIGTERM
+    assert runner.stop_reason == 'terminated by signal %d' % signal.SIGTERM
+
+
+def test_remaining_without_and_with_deadline():
+    assert Runner().remaining_s() is None
+    clock = [10.0]
+    runner = Runner(deadline=12.0, clock=lambda: clock[0])
+    assert runner.remaining_s() == 2.0
+    clock[0] = 13.0
+    assert runner.remaining_s() == 0.0 and runner.expired()
