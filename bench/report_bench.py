@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Time the fleet report on synthetic runs and print a table.
+
+Each size is a run of N OSS with 8 OSTs and 8 LUNs each, the full default
+sweep of obdfilter (obj 1-16, thr 1-64, write/rewrite/read, one record per
+OST) and sgpdd (crg 1-16, thr 1-16, write/read, one record per LUN), two MDS
+with an mds-survey sweep and one client's ost-survey over every OST.  A few
+OSTs are made slow so that outliers exist.  Every size runs in its own
+process, so that its peak memory (max RSS) is its own.
+
+    .venv/bin/python bench/report_bench.py                 # 10, 100 and 1000 OSS
+    .venv/bin/python bench/report_bench.py --oss 100 --keep /tmp/run100
+
+Numbers are measured and printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COLLECTIONS = os.path.join(ROOT, '.venv', 'collections')
+TEMPLATES = os.path.join(ROOT, 'roles', 'report', 'templates')
+RUN_ID = '20261122T101500Z-bench'
+OSTS_PER_OSS = 8
+
+
+def _import_collection():
+    # The checkout is linked as .venv/collections/ansible_collections/lustre/iokit by `make setup`.
+    if COLLECTIONS not in sys.path:
+        sys.path.insert(0, COLLECTIONS)
+    from ansible_collections.lustre.iokit.plugins.module_utils import results
+    from ansible_collections.lustre.iokit.plugins.plugin_utils.report import run
+    return results, run
+
+
+def _doubling(low: int, high: int) -> list[int]:
+    values = []
+    while low <= high:
+        values.append(low)
+        low *= 2
+    return values
+
+
+def _curve(peak: float, threads: int, knee: float, rng: random.Random) -> float:
+    return round(peak * (1 - math.exp(-threads / knee)) * rng.uniform(0.97, 1.03), 2)
+
+
+def _envelope(results, host: str, survey: str, parameters: dict, records: list) -> dict:
+    builder = results.EnvelopeBuilder(RUN_ID, host, survey, 'native', parameters, now=1795342501)
+    builder.set_environment(lustre_version='2.15.5')
+    for record in records:
+        builder.add_record(record)
+    return builder.finish(now=1795343504)
+
+
+def make_run(results_dir: str, oss_count: int, seed: int = 1) -> int:
+    """Write a synthetic run; return the number of records."""
+    results, _run = _import_collection()
+    rng = random.Random(seed)
+    records_total = 0
+    slow = {(rng.randrange(oss_count), rng.randrange(OSTS_PER_OSS)) for _ in range(max(1, oss_count // 50))}
+    all_osts = []
+    for index in range(oss_count):
+        host = 'oss%04d' % (index + 1)
+        obdfilter, sgpdd = [], []
+        for ost in range(OSTS_PER_OSS):
+            target = 'testfs-OST%04x' % (index * OSTS_PER_OSS + ost)
+            all_osts.append(target)
+            factor = 0.55 if (index, ost) in slow else 1.0
+            for obj in _doubling(1, 16):
+                for thr in _doubling(1, 64):
+                    if thr < obj:
+                        continue
+                    obdfilter.append({'ost': 1, 'size_kib': 8388608, 'rsz_kib': 1024, 'obj': obj, 'thr': thr,
+                                      'case': 'disk', 'host': host, 'target': target, 'skipped': False, 'error': None,
+                                      'tests': {test: {'mib_s': _curve(peak * factor, thr, 6, rng), 'min_mib_s': None,
+                                                       'max_mib_s': None, 'status': 'ok'}
+                                                for test, peak in (('write', 1700), ('rewrite', 1650), ('read', 2100))}})
+            for crg in _doubling(1, 16):
+                for thr in _doubling(1, 16):
+                    if thr < crg:
+                        continue
+                    sgpdd.append({'dev': 1, 'size_kib': 8388608, 'rsz_kib': 1024, 'crg': crg, 'thr': thr,
+                                  'host': host, 'devices': ['/dev/sd%s' % chr(ord('b') + ost)], 'enomem': False,
+                                  'tests': {test: {'mib_s': _curve(peak, thr, 3, rng), 'min_mib_s': None,
+                                                   'max_mib_s': None, 'failed': 0, 'status': 'ok'}
+                                            for test, peak in (('write', 1900), ('read', 2300))}})
+        for survey, records in (('obdfilter', obdfilter), ('sgpdd', sgpdd)):
+            results.write_envelope(results_dir, _envelope(results, host, survey, {'default_sweep': True}, records))
+            records_total += len(records)
+    for mds in ('mds01', 'mds02'):
+        records = [{'mdt': 1, 'file': 100000, 'dir': d, 'thr': thr,
+                    'tests': {test: {'ops_s': _curve(peak, thr, 8, rng), 'min_ops_s': None, 'max_ops_s': None,
+                                     'status': 'ok'} for test, peak in (('create', 52000), ('lookup', 310000),
+                                                                        ('md_getattr', 240000), ('destroy', 61000))}}
+                   for d in _doubling(1, 4) for thr in _doubling(1, 64)]
+        results.write_envelope(results_dir, _envelope(results, mds, 'mds', {}, records))
+        records_total += len(records)
+    osts = [{'ost': number, 'read_mib_s': round(rng.uniform(900, 1000), 3), 'write_mib_s': round(rng.uniform(700, 800), 3),
+             'read_time_s': 1.0, 'write_time_s': 1.3, 'active': True} for number in range(len(all_osts))]
+    results.write_envelope(results_dir, _envelope(results, 'client01', 'ost', {'fsname': 'testfs'},
+                                                  [{'active_osts': len(osts), 'osts': osts}]))
+    return records_total + 1
+
+
+def child(oss_count: int, keep: str | None) -> dict:
+    _results, run = _import_collection()
+    workdir = keep or tempfile.mkdtemp(prefix='report-bench-')
+    try:
+        started = time.monotonic()
+        records = make_run(workdir, oss_count)
+        generated_s = time.monotonic() - started
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        summary = run.generate(workdir, RUN_ID, TEMPLATES, acceptance_criteria={
+            'floors': [{'metric': 'obdfilter_write_mib_s', 'min': 1200}],
+            'outliers': [{'metric': 'obdfilter_*', 'max': 0}],
+            'ratios': [{'numerator': 'obdfilter_write_mib_s', 'denominator': 'sgpdd_write_mib_s', 'min': 0.85}]},
+            make_baseline=True)
+        run_dir = os.path.join(workdir, RUN_ID)
+        sizes = {kind: os.path.getsize(path) for kind, path in summary['files'].items()}
+        return {'oss': oss_count, 'records': records, 'samples': summary['samples'], 'generate_s': generated_s,
+                'timings': summary['timings'], 'max_rss_mib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                'rss_before_mib': rss_before / 1024, 'html_mib': sizes['html'] / 2 ** 20,
+                'json_mib': sizes['samples'] / 2 ** 20, 'verdict': summary['verdict'], 'tests': summary['counts']['tests'],
+                'run_dir': run_dir}
+    finally:
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--oss', type=int, nargs='*', default=[10, 100, 1000], help='fleet sizes (OSS count)')
+    parser.add_argument('--keep', help='keep the synthetic run in this directory (one size only)')
+    parser.add_argument('--child', type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child is not None:
+        print(json.dumps(child(args.child, args.keep)))
+        return 0
+    if args.keep and len(args.oss) != 1:
+        parser.error('--keep needs exactly one --oss size')
+    rows = []
+    for size in args.oss:
+        command = [sys.executable, os.path.abspath(__file__), '--child', str(size)]
+        if args.keep:
+            command += ['--keep', args.keep]
+        completed = subprocess.run(command, check=True, capture_output=True, text=True)
+        rows.append(json.loads(completed.stdout.strip().splitlines()[-1]))
+    print('%6s %8s %9s %8s %8s %8s %8s %9s %9s %9s %8s' % (
+        'OSS', 'OSTs', 'samples', 'load s', 'analyse', 'write s', 'total s', 'us/sample', 'peak MiB', 'html MiB',
+        'json MiB'))
+    for row in rows:
+        timings = row['timings']
+        print('%6d %8d %9d %8.2f %8.2f %8.2f %8.2f %9.2f %9.0f %9.1f %8.1f' % (
+            row['oss'], row['oss'] * OSTS_PER_OSS, row['samples'], timings['load_s'], timings['analyse_s'],
+            timings['write_s'], timings['total_s'], 1e6 * timings['total_s'] / max(row['samples'], 1),
+            row['max_rss_mib'], row['html_mib'], row['json_mib']))
+    print('peak MiB: max RSS of the process that generated the synthetic run and then the report '
+          '(the report itself starts from the RSS shown by --keep runs as rss_before_mib).')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

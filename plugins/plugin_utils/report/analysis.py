@@ -1,0 +1,231 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The computations behind the report: peaks, outliers, saturation, layer efficiency, repeat statistics.
+
+Every function takes Samples (see samples.py) and returns plain dicts and
+lists, ready for JSON, templates and the acceptance criteria.  Repeats of one
+sweep point (``iokit_iterations`` > 1) are averaged before anything else is
+computed, so that a point counts once whatever the number of iterations.
+Every value compared here is a rate (MiB/s or ops/s): higher is better.
+Controller-side code, no Ansible imports.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import typing as t
+
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import Sample, point_label
+
+# Consistency constant of the MAD for normally distributed data: 1.4826 * MAD estimates the
+# standard deviation, so a robust z of 3.5 means what a z of 3.5 means (Iglewicz and Hoaglin).
+MAD_TO_SIGMA = 1.4826
+
+DEFAULT_OUTLIER_THRESHOLD = 3.5
+DEFAULT_OUTLIER_MIN_PEERS = 3
+DEFAULT_OUTLIER_MIN_DEVIATION_PCT = 5.0
+DEFAULT_SATURATION_SHARE = 0.9
+DEFAULT_EFFICIENCY_EXPECTED = (0.85, 0.90)
+
+SubjectKey = t.Tuple[str, str, str, t.Optional[str]]  # survey, metric, host, target
+
+
+def subject_label(host: str, target: str | None) -> str:
+    return host if target is None else '%s/%s' % (host, target)
+
+
+class PointTable:
+    """Samples indexed as subject -> sweep point -> values (repeats kept in order)."""
+
+    def __init__(self, samples: t.Iterable[Sample]):
+        self.units: dict[str, str] = {}
+        self.values: dict[SubjectKey, dict[tuple, list[float]]] = {}
+        self.run_ids: set[str] = set()
+        for sample in samples:
+            key = (sample.survey, sample.metric, sample.host, sample.target)
+            self.values.setdefault(key, {}).setdefault(sample.point, []).append(sample.value)
+            self.units[sample.metric] = sample.unit
+            self.run_ids.add(sample.run_id)
+
+    def means(self, key: SubjectKey) -> dict[tuple, float]:
+        return {point: (values[0] if len(values) == 1 else math.fsum(values) / len(values))
+                for point, values in self.values[key].items()}
+
+    def by_point(self) -> dict[tuple[str, str, tuple], dict[tuple[str, str | None], float]]:
+        """(survey, metric, point) -> {(host, target): mean value}: the peers at each sweep point."""
+        peers: dict = {}
+        for key in self.values:
+            survey, metric, host, target = key
+            for point, value in self.means(key).items():
+                peers.setdefault((survey, metric, point), {})[(host, target)] = value
+        return peers
+
+
+def _table(samples: t.Any) -> PointTable:
+    return samples if isinstance(samples, PointTable) else PointTable(samples)
+
+
+def peaks(samples: t.Any) -> list[dict]:
+    """Per subject and metric: the best value over the sweep (mean of repeats) and the point where it was reached."""
+    table = _table(samples)
+    rows = []
+    for key in sorted(table.values, key=_sort_key):
+        survey, metric, host, target = key
+        means = table.means(key)
+        point, value = max(means.items(), key=lambda item: (item[1], [-_num(v) for _k, v in item[0]]))
+        rows.append({'survey': survey, 'metric': metric, 'unit': table.units[metric], 'host': host, 'target': target,
+                     'subject': subject_label(host, target), 'value': value, 'point': dict(point),
+                     'point_label': point_label(point), 'points': len(means)})
+    return rows
+
+
+def _num(value: t.Any) -> float:
+    return value if isinstance(value, (int, float)) else 0
+
+
+def _sort_key(key: SubjectKey) -> tuple:
+    survey, metric, host, target = key
+    return (survey, metric, host, target or '')
+
+
+def outliers(samples: t.Any, threshold: float = DEFAULT_OUTLIER_THRESHOLD, min_peers: int = DEFAULT_OUTLIER_MIN_PEERS,
+             min_deviation_pct: float = DEFAULT_OUTLIER_MIN_DEVIATION_PCT) -> list[dict]:
+    """Subjects whose value at a sweep point stands out from their peers' at the same point.
+
+    Peers are all subjects measured with the same survey, metric and sweep
+    point.  A value is an outlier when its robust z-score
+    ``(value - median) / (1.4826 * MAD)`` exceeds ``threshold`` in absolute value
+    and it differs from the median by at least ``min_deviation_pct`` percent
+    (so that a very uniform fleet, with a tiny MAD, does not flag noise).  When
+    more than half of the peers share one value (MAD 0), any value at least
+    ``min_deviation_pct`` away from the median is an outlier.  Points with fewer
+    than ``min_peers`` subjects are not judged.
+    """
+    if threshold <= 0:
+        raise ValueError('outlier threshold must be positive, got %r' % (threshold,))
+    table = _table(samples)
+    found = []
+    for (survey, metric, point), peers in table.by_point().items():
+        if len(peers) < max(min_peers, 2):
+            continue
+        values = list(peers.values())
+        median = statistics.median(values)
+        mad = statistics.median([abs(value - median) for value in values])
+        sigma = MAD_TO_SIGMA * mad
+        for (host, target), value in peers.items():
+            deviation = value - median
+            deviation_pct = (100.0 * deviation / median) if median else (math.inf if deviation else 0.0)
+            if abs(deviation_pct) < min_deviation_pct:
+                continue
+            robust_z = deviation / sigma if sigma else math.copysign(math.inf, deviation)
+            if abs(robust_z) <= threshold:
+                continue
+            found.append({'survey': survey, 'metric': metric, 'unit': table.units[metric], 'host': host,
+                          'target': target, 'subject': subject_label(host, target), 'point': dict(point),
+                          'point_label': point_label(point), 'value': value, 'median': median, 'mad': mad,
+                          'peers': len(values), 'robust_z': _finite(robust_z), 'deviation_pct': _finite(deviation_pct),
+                          'direction': 'low' if deviation < 0 else 'high'})
+    found.sort(key=lambda row: (row['survey'], row['metric'], row['subject'], row['point_label']))
+    return found
+
+
+def _finite(value: float) -> float | None:
+    # JSON has no infinity; a MAD of 0 makes the z-score unbounded, shown as null.
+    return value if math.isfinite(value) else None
+
+
+def series_key(point: tuple, x_key: str = 'thr') -> tuple:
+    """The sweep point without its x coordinate: what one curve of an I/O-kit plot holds constant."""
+    return tuple(item for item in point if item[0] != x_key)
+
+
+def saturation(samples: t.Any, share: float = DEFAULT_SATURATION_SHARE, x_key: str = 'thr') -> list[dict]:
+    """Per subject, metric and curve: the fewest threads that reach ``share`` of the curve's peak.
+
+    A curve is the sweep with every parameter but ``x_key`` fixed (one crg of
+    sgpdd, one object count of obdfilter, one directory count of mds).  Curves
+    without ``x_key`` (ost-survey) are not included.
+    """
+    if not 0 < share <= 1:
+        raise ValueError('saturation share must be in (0, 1], got %r' % (share,))
+    table = _table(samples)
+    rows = []
+    for key in sorted(table.values, key=_sort_key):
+        survey, metric, host, target = key
+        curves: dict[tuple, list[tuple[float, float]]] = {}
+        for point, value in table.means(key).items():
+            x = dict(point).get(x_key)
+            if isinstance(x, (int, float)):
+                curves.setdefault(series_key(point, x_key), []).append((x, value))
+        for curve, xy in sorted(curves.items(), key=lambda item: point_label(item[0])):
+            xy.sort()
+            peak_x, peak = max(xy, key=lambda item: (item[1], -item[0]))
+            reach_x, reach = next((x, y) for x, y in xy if y >= share * peak)
+            rows.append({'survey': survey, 'metric': metric, 'unit': table.units[metric], 'host': host, 'target': target,
+                         'subject': subject_label(host, target), 'series': dict(curve), 'series_label': point_label(curve),
+                         'peak': peak, 'peak_' + x_key: peak_x, 'saturation_' + x_key: reach_x, 'saturation_value': reach,
+                         'share': share, 'saturated': reach_x < xy[-1][0]})
+    return rows
+
+
+def host_best(table: PointTable, survey: str, metric: str) -> dict[str, tuple[float, tuple]]:
+    """Per host: the best value over the sweep of the host's aggregate at each point.
+
+    Targets of one host measured at the same point ran together (that is how
+    obdfilter-survey and sgpdd-survey drive several OSTs or LUNs), so their
+    values add up to the host's bandwidth at that point.
+    """
+    per_host: dict[str, dict[tuple, float]] = {}
+    for key in table.values:
+        if key[0] != survey or key[1] != metric:
+            continue
+        totals = per_host.setdefault(key[2], {})
+        for point, value in table.means(key).items():
+            totals[point] = totals.get(point, 0.0) + value
+    return {host: max(((value, point) for point, value in totals.items()), key=lambda item: item[0])
+            for host, totals in per_host.items()}
+
+
+def layer_efficiency(samples: t.Any, expected: tuple[float, float] = DEFAULT_EFFICIENCY_EXPECTED,
+                     upper: str = 'obdfilter', lower: str = 'sgpdd', tests: tuple = ('write', 'read')) -> list[dict]:
+    """Per host and test: the best ``upper`` (obdfilter) bandwidth over the best ``lower`` (sgpdd) one.
+
+    The Lustre manual expects the OST object layer to deliver 85-90% of the raw
+    devices' bandwidth; ``status`` is ``low`` below ``expected[0]``, ``ok``
+    otherwise (above 1.0 usually means caching or a smaller sgpdd sweep).
+    """
+    table = _table(samples)
+    rows = []
+    for test in tests:
+        upper_best = host_best(table, upper, '%s_%s_mib_s' % (upper, test))
+        lower_best = host_best(table, lower, '%s_%s_mib_s' % (lower, test))
+        for host in sorted(set(upper_best) & set(lower_best)):
+            (upper_value, upper_point), (lower_value, lower_point) = upper_best[host], lower_best[host]
+            ratio = upper_value / lower_value if lower_value else None
+            rows.append({'host': host, 'test': test, 'upper_survey': upper, 'lower_survey': lower,
+                         'upper_mib_s': upper_value, 'lower_mib_s': lower_value, 'ratio': ratio,
+                         'upper_point_label': point_label(upper_point), 'lower_point_label': point_label(lower_point),
+                         'expected_min': expected[0], 'expected_max': expected[1],
+                         'status': 'unknown' if ratio is None else ('low' if ratio < expected[0] else 'ok')})
+    return rows
+
+
+def repeat_stats(samples: t.Any) -> list[dict]:
+    """Per subject, metric and sweep point measured more than once: mean, sample stddev and CV (%)."""
+    table = _table(samples)
+    rows = []
+    for key in sorted(table.values, key=_sort_key):
+        survey, metric, host, target = key
+        for point, values in table.values[key].items():
+            if len(values) < 2:
+                continue
+            mean = math.fsum(values) / len(values)
+            stddev = statistics.stdev(values)
+            rows.append({'survey': survey, 'metric': metric, 'unit': table.units[metric], 'host': host, 'target': target,
+                         'subject': subject_label(host, target), 'point': dict(point), 'point_label': point_label(point),
+                         'n': len(values), 'mean': mean, 'stddev': stddev, 'min': min(values), 'max': max(values),
+                         'cv_pct': (100.0 * stddev / mean) if mean else None})
+    return rows

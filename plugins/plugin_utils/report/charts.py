@@ -1,0 +1,225 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Chart geometry for the HTML report: every coordinate computed here, so that the template only draws.
+
+Two kinds of chart, both plain inline SVG:
+
+- line charts, the I/O kit's plots: bandwidth (MiB/s) or rate (ops/s)
+  against threads on a log2 axis, one series per crg, object count or
+  directory count.  For a fleet the series are the median over subjects with
+  a min-max band; per-host charts are drawn only up to a configured number of
+  hosts, so that 1000 OSS give a handful of charts, not 8000 series.
+- bar charts: one bar per subject at the fleet's reference point (where the
+  median peaks), outliers marked; a large fleet shows its lowest subjects and
+  every outlier up to a configured number of bars.
+
+Controller-side code, no Ansible imports.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import typing as t
+
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import point_label
+
+PALETTE = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22',
+           '#17becf')
+OUTLIER_COLOR = '#d62728'
+BAR_COLOR = '#4e79a7'
+
+WIDTH, HEIGHT = 660, 330
+LEFT, RIGHT, TOP, BOTTOM = 72, 150, 34, 52
+
+X_LABELS = {'thr': 'threads', 'tasks': 'MPI tasks', 'mode': 'mode'}
+
+
+def nice_ceiling(value: float) -> tuple[float, float]:
+    """An axis maximum at or above ``value`` and a round tick step (1, 2, 2.5 or 5 times a power of ten)."""
+    if value <= 0 or not math.isfinite(value):
+        return 1.0, 0.2
+    raw_step = value / 5
+    magnitude = 10 ** math.floor(math.log10(raw_step))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw_step)
+    return step * math.ceil(value / step - 1e-9), step
+
+
+def _tick_label(value: float) -> str:
+    return ('%d' % value) if float(value).is_integer() else ('%g' % value)
+
+
+def _y_axis(top_value: float, plot_top: float, plot_bottom: float) -> tuple[t.Callable[[float], float], list[dict]]:
+    y_max, step = nice_ceiling(top_value)
+
+    def scale(value: float) -> float:
+        return round(plot_bottom - (plot_bottom - plot_top) * value / y_max, 1)
+
+    ticks = [{'y': scale(i * step), 'label': _tick_label(round(i * step, 6))} for i in range(int(round(y_max / step)) + 1)]
+    return scale, ticks
+
+
+def line_chart(chart_id: str, title: str, unit: str, curves: dict[str, list[tuple[float, float, float, float]]],
+               x_key: str = 'thr', subtitle: str = '') -> dict:
+    """A line chart model; ``curves`` maps a series label to ``(x, y, low, high)`` points (low/high: the band)."""
+    plot = {'left': LEFT, 'right': WIDTH - RIGHT, 'top': TOP, 'bottom': HEIGHT - BOTTOM}
+    xs = sorted({point[0] for points in curves.values() for point in points})
+    top_value = max((max(point[1], point[3]) for points in curves.values() for point in points), default=1.0)
+    y_scale, y_ticks = _y_axis(top_value, plot['top'], plot['bottom'])
+    positive = all(x > 0 for x in xs)
+    low, high = (math.log2(xs[0]), math.log2(xs[-1])) if xs and positive else ((xs[0], xs[-1]) if xs else (0, 1))
+    span = (high - low) or 1.0
+
+    def x_scale(x: float) -> float:
+        value = math.log2(x) if positive else x
+        if len(xs) == 1:
+            return round((plot['left'] + plot['right']) / 2, 1)
+        return round(plot['left'] + (plot['right'] - plot['left']) * (value - low) / span, 1)
+
+    series = []
+    for index, (label, points) in enumerate(curves.items()):
+        points = sorted(points)
+        color = PALETTE[index % len(PALETTE)]
+        coords = [(x_scale(x), y_scale(y)) for x, y, _lo, _hi in points]
+        band = None
+        if any(lo != hi for _x, _y, lo, hi in points):
+            upper = ['%s,%s' % (x_scale(x), y_scale(hi)) for x, _y, _lo, hi in points]
+            lower = ['%s,%s' % (x_scale(x), y_scale(lo)) for x, _y, lo, _hi in reversed(points)]
+            band = ' '.join(upper + lower)
+        series.append({'label': label, 'color': color, 'band': band,
+                       'path': ' '.join('%s,%s' % coord for coord in coords),
+                       'markers': [{'x': cx, 'y': cy, 'title': '%s: %s %s at %s %s' % (
+                           label, _value_text(y), unit, _tick_label(x), X_LABELS.get(x_key, x_key))}
+                           for (cx, cy), (x, y, _lo, _hi) in zip(coords, points)],
+                       'legend_y': plot['top'] + 14 * index + 6})
+    return {'id': chart_id, 'kind': 'line', 'title': title, 'subtitle': subtitle, 'width': WIDTH, 'height': HEIGHT,
+            'plot': plot, 'x_label': '%s (log2 scale)' % X_LABELS.get(x_key, x_key) if positive and len(xs) > 1
+            else X_LABELS.get(x_key, x_key), 'y_label': unit,
+            'x_ticks': [{'x': x_scale(x), 'label': _tick_label(x)} for x in xs], 'y_ticks': y_ticks,
+            'series': series, 'legend_x': plot['right'] + 12}
+
+
+def _value_text(value: float) -> str:
+    return '%.1f' % value if value < 1000 else '{:,.0f}'.format(value)
+
+
+def bar_chart(chart_id: str, title: str, unit: str, bars: list[dict], subtitle: str = '',
+              median: float | None = None) -> dict:
+    """A bar chart model; ``bars`` are ``{label, value, outlier}`` in drawing order."""
+    plot = {'left': LEFT, 'right': WIDTH - 20, 'top': TOP, 'bottom': HEIGHT - 90}
+    top_value = max((bar['value'] for bar in bars), default=1.0)
+    y_scale, y_ticks = _y_axis(top_value, plot['top'], plot['bottom'])
+    slot = (plot['right'] - plot['left']) / max(len(bars), 1)
+    width = max(round(slot * 0.8, 1), 1.0)
+    drawn = []
+    for index, bar in enumerate(bars):
+        x = round(plot['left'] + slot * index + (slot - width) / 2, 1)
+        y = y_scale(bar['value'])
+        drawn.append({'x': x, 'y': y, 'width': width, 'height': round(plot['bottom'] - y, 1),
+                      'color': OUTLIER_COLOR if bar.get('outlier') else BAR_COLOR, 'outlier': bool(bar.get('outlier')),
+                      'label': bar['label'], 'label_x': round(x + width / 2, 1), 'label_y': plot['bottom'] + 8,
+                      'title': '%s: %s %s%s' % (bar['label'], _value_text(bar['value']), unit,
+                                                ' - outlier (%s)' % bar['outlier'] if bar.get('outlier') else '')})
+    return {'id': chart_id, 'kind': 'bar', 'title': title, 'subtitle': subtitle, 'width': WIDTH, 'height': HEIGHT,
+            'plot': plot, 'y_label': unit, 'y_ticks': y_ticks, 'bars': drawn,
+            'show_labels': len(bars) <= 64, 'median_y': y_scale(median) if median is not None else None,
+            'median_label': 'median %s %s' % (_value_text(median), unit) if median is not None else None}
+
+
+def _curve_label(curve: tuple) -> str:
+    return point_label(curve) if curve else 'all'
+
+
+def fleet_line_charts(table: analysis.PointTable, x_key: str = 'thr') -> list[dict]:
+    """Per survey and metric: median over subjects at each point, with the min-max band, one series per curve."""
+    charts = []
+    for (survey, metric), by_point in _group_points(table).items():
+        curves: dict[str, list] = {}
+        subjects = set()
+        for point, peers in by_point.items():
+            x = dict(point).get(x_key)
+            if not isinstance(x, (int, float)):
+                continue
+            values = list(peers.values())
+            subjects.update(peers)
+            curves.setdefault(_curve_label(analysis.series_key(point, x_key)), []).append(
+                (x, statistics.median(values), min(values), max(values)))
+        if curves:
+            label = '%d subject%s' % (len(subjects), '' if len(subjects) == 1 else 's')
+            charts.append(line_chart('fleet-%s' % metric, '%s - %s' % (survey, metric), table.units[metric],
+                                     _sorted_curves(curves), x_key,
+                                     subtitle='median over %s, band: min to max' % label if len(subjects) > 1
+                                     else label))
+    return charts
+
+
+def _sorted_curves(curves: dict) -> dict:
+    def order(label: str) -> list:
+        return [float(part) if part.replace('.', '', 1).isdigit() else 0.0 for part in label.split()[1::2]]
+    return {label: curves[label] for label in sorted(curves, key=order)}
+
+
+def _group_points(table: analysis.PointTable) -> dict:
+    grouped: dict = {}
+    for (survey, metric, point), peers in sorted(table.by_point().items(), key=lambda item: item[0][:2]):
+        grouped.setdefault((survey, metric), {})[point] = peers
+    return grouped
+
+
+def host_line_charts(table: analysis.PointTable, max_hosts: int, x_key: str = 'thr') -> list[dict]:
+    """The I/O kit's per-host plots (host aggregate over its targets), when the run has at most ``max_hosts`` hosts."""
+    hosts = sorted({key[2] for key in table.values})
+    if len(hosts) > max_hosts:
+        return []
+    totals: dict = {}
+    for key in table.values:
+        survey, metric, host, _target = key
+        for point, value in table.means(key).items():
+            x = dict(point).get(x_key)
+            if isinstance(x, (int, float)):
+                slot = totals.setdefault((survey, metric, host), {})
+                slot[point] = slot.get(point, 0.0) + value
+    charts = []
+    for (survey, metric, host) in sorted(totals):
+        curves: dict[str, list] = {}
+        for point, value in totals[(survey, metric, host)].items():
+            curves.setdefault(_curve_label(analysis.series_key(point, x_key)), []).append(
+                (dict(point)[x_key], value, value, value))
+        charts.append(line_chart('host-%s-%s' % (host, metric), '%s - %s on %s' % (survey, metric, host),
+                                 table.units[metric], _sorted_curves(curves), x_key,
+                                 subtitle='sum over the targets of %s' % host))
+    return charts
+
+
+def subject_bar_charts(table: analysis.PointTable, outliers: list[dict], max_bars: int) -> list[dict]:
+    """Per survey and metric with several subjects: each subject at the reference point, outliers in red."""
+    flagged = {(row['metric'], row['subject'], row['point_label']): row for row in outliers}
+    charts = []
+    for (survey, metric), by_point in _group_points(table).items():
+        # The reference point is where the fleet's median is highest: all bars then compare like with like.
+        point, peers = max(by_point.items(), key=lambda item: (len(item[1]), statistics.median(item[1].values())))
+        if len(peers) < 2:
+            continue
+        label = point_label(point)
+        bars = []
+        for (host, target), value in peers.items():
+            subject = analysis.subject_label(host, target)
+            outlier = flagged.get((metric, subject, label))
+            bars.append({'label': subject, 'value': value,
+                         'outlier': None if outlier is None else '%s, %+.1f%% from median' % (
+                             outlier['direction'], outlier['deviation_pct'] or 0.0)})
+        total = len(bars)
+        if total > max_bars:
+            marked = sorted((bar for bar in bars if bar['outlier']), key=lambda bar: bar['value'])[:max_bars]
+            lowest = [bar for bar in sorted(bars, key=lambda bar: bar['value']) if not bar['outlier']]
+            bars = sorted(marked + lowest[:max_bars - len(marked)], key=lambda bar: bar['value'])
+            subtitle = 'at %s: the %d lowest of %d subjects and the outliers' % (label, len(bars), total)
+        else:
+            bars.sort(key=lambda bar: bar['label'])
+            subtitle = 'at %s, %d subjects' % (label, total)
+        charts.append(bar_chart('bars-%s' % metric, '%s - %s per subject' % (survey, metric), table.units[metric],
+                                bars, subtitle, statistics.median(peers.values())))
+    return charts

@@ -1,0 +1,378 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A run directory in, the report files out: what the ``iokit_report`` action (and the benchmark) call.
+
+``load_run`` reads ``<results_dir>/<run_id>/<host>/<survey>.json`` through the
+results store (``results.list_envelopes``), keeps every envelope's status and
+errors, and names every file that could not be used.  ``build_report`` runs
+the analysis and the criteria; ``write_report`` writes into the run directory:
+
+- ``report.json``: the samples, one JSON object per line;
+- ``results.csv``: the same samples, one row each, sweep point in columns;
+- ``analysis.json``: peaks, outliers, saturation, layer efficiency, repeats,
+  comparison, problems;
+- ``summary.md`` and ``report.html``: rendered from the role's Jinja templates;
+- ``verdict.json`` and ``junit.xml`` when criteria were given;
+- ``baseline.yml`` on request.
+
+Controller-side code, no Ansible imports.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import statistics
+import tempfile
+import time
+import typing as t
+
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, charts, compare, criteria
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import EXTRACTORS, POINT_KEYS, Sample, envelope_samples
+
+REPORT_FILES = {'samples': 'report.json', 'csv': 'results.csv', 'analysis': 'analysis.json', 'markdown': 'summary.md',
+                'html': 'report.html', 'verdict': 'verdict.json', 'junit': 'junit.xml', 'baseline': 'baseline.yml'}
+
+DEFAULT_OPTIONS = {
+    'outlier_threshold': analysis.DEFAULT_OUTLIER_THRESHOLD,
+    'outlier_min_peers': analysis.DEFAULT_OUTLIER_MIN_PEERS,
+    'outlier_min_deviation_pct': analysis.DEFAULT_OUTLIER_MIN_DEVIATION_PCT,
+    'saturation_share': analysis.DEFAULT_SATURATION_SHARE,
+    'efficiency_expected': list(analysis.DEFAULT_EFFICIENCY_EXPECTED),
+    'tolerance_pct': compare.DEFAULT_TOLERANCE_PCT,
+    'host_charts_max_hosts': 8,
+    'bar_chart_max_bars': 48,
+    'table_max_rows': 500,
+}
+
+
+class RunData(t.NamedTuple):
+    run_id: str
+    run_dir: str
+    samples: list[Sample]
+    envelopes: list[dict]   # one summary per valid envelope: host, survey, status, records, samples, errors, problems
+    unreadable: list[dict]  # {path, host, survey, problems}
+
+
+def load_run(results_dir: str, run_id: str) -> RunData:
+    """Every envelope of a run as samples, plus what was wrong with each file; never skips a file silently."""
+    run_dir = os.path.join(results_dir, results.validate_run_id(run_id))
+    samples: list[Sample] = []
+    envelopes = []
+    unreadable = []
+    entries = results.list_envelopes(results_dir, run_id)
+    for index, (path, envelope) in enumerate(entries):
+        relative = os.path.relpath(path, run_dir)
+        host = os.path.basename(os.path.dirname(path))
+        survey = os.path.basename(path)[:-len('.json')]
+        if isinstance(envelope, results.EnvelopeError):
+            unreadable.append({'path': relative, 'host': host, 'survey': survey, 'problems': envelope.problems})
+            continue
+        found, problems = envelope_samples(envelope)
+        samples.extend(found)
+        envelopes.append({'path': relative, 'host': envelope['host'], 'survey': envelope['survey'],
+                          'status': envelope['status'], 'engine': envelope['engine'],
+                          'records': len(envelope['records']), 'samples': len(found),
+                          'started': envelope['started'], 'finished': envelope['finished'],
+                          'duration_s': envelope['duration_s'], 'supported': envelope['survey'] in EXTRACTORS,
+                          'errors': [_error_text(error) for error in envelope['errors']], 'problems': problems,
+                          'lustre_version': envelope['environment'].get('lustre_version')})
+        # The parsed envelope is no longer needed; dropping it keeps the peak memory to one copy of the records.
+        entries[index] = (path, None)
+    return RunData(run_id, run_dir, samples, envelopes, unreadable)
+
+
+def _error_text(error: t.Any) -> str:
+    if isinstance(error, dict):
+        point = error.get('point')
+        where = ' at %s' % ' '.join('%s %s' % item for item in point.items()) if isinstance(point, dict) else ''
+        return '%s%s' % (error.get('message'), where)
+    return str(error)
+
+
+def missing_results(run: RunData, expected: dict[str, list[str]] | None) -> list[dict]:
+    """Expected host/survey pairs without a usable result, and every unreadable file: ``{host, survey, reason}``."""
+    found = {(item['host'], item['survey']): item for item in run.envelopes}
+    missing = [{'host': item['host'], 'survey': item['survey'], 'kind': 'unreadable',
+                'reason': 'result file %s is unusable: %s' % (item['path'], '; '.join(item['problems']))}
+               for item in run.unreadable]
+    for survey, hosts in sorted((expected or {}).items()):
+        for host in hosts or ():
+            item = found.get((host, survey))
+            if item is None:
+                if not any(bad['host'] == host and bad['survey'] == survey for bad in run.unreadable):
+                    missing.append({'host': host, 'survey': survey, 'kind': 'absent',
+                                    'reason': 'no result in the run directory'})
+            elif item['status'] == results.STATUS_FAILED:
+                missing.append({'host': host, 'survey': survey, 'kind': 'failed',
+                                'reason': 'survey failed: %s' % '; '.join(item['errors'] or ['no reason given'])})
+    return missing
+
+
+def build_report(run: RunData, options: dict | None = None, acceptance_criteria: dict | None = None,
+                 baseline: dict | None = None, expected: dict | None = None, generated: str | None = None) -> dict:
+    """Everything the templates show, computed once.
+
+    ``baseline`` is a baseline mapping (compare.make_baseline) or None;
+    ``acceptance_criteria`` None means no verdict.
+    """
+    opts = dict(DEFAULT_OPTIONS, **{k: v for k, v in (options or {}).items() if v is not None})
+    table = analysis.PointTable(run.samples)
+    outlier_options = {'threshold': opts['outlier_threshold'], 'min_peers': opts['outlier_min_peers'],
+                       'min_deviation_pct': opts['outlier_min_deviation_pct']}
+    peaks = analysis.peaks(table)
+    outliers = analysis.outliers(table, **outlier_options)
+    saturation = analysis.saturation(table, opts['saturation_share'])
+    efficiency = analysis.layer_efficiency(table, tuple(opts['efficiency_expected']))
+    repeats = analysis.repeat_stats(table)
+    comparison = compare.compare_runs(table, baseline, opts['tolerance_pct']) if baseline is not None else None
+    missing = missing_results(run, expected)
+    verdict = None
+    if acceptance_criteria is not None:
+        verdict = criteria.evaluate(table, acceptance_criteria, baseline=baseline, missing=missing, run_id=run.run_id,
+                                    outlier_options=outlier_options, comparison=comparison,
+                                    tolerance_pct=opts['tolerance_pct'])
+    surveys = sorted({item['survey'] for item in run.envelopes})
+    return {
+        'run_id': run.run_id,
+        'generated': generated or results.utc_timestamp(),
+        'options': opts,
+        'hosts': sorted({item['host'] for item in run.envelopes}),
+        'surveys': surveys,
+        'sample_count': len(run.samples),
+        'envelopes': run.envelopes,
+        'unreadable': run.unreadable,
+        'missing': missing,
+        'partial': [item for item in run.envelopes if item['status'] != results.STATUS_OK],
+        'unsupported': sorted({item['survey'] for item in run.envelopes if not item['supported']}),
+        'peaks': peaks,
+        'subject_tables': _subject_tables(peaks, outliers),
+        'metric_summary': _metric_summary(peaks),
+        'outliers': outliers,
+        'saturation': saturation,
+        'efficiency': efficiency,
+        'repeats': repeats,
+        'comparison': comparison,
+        'regressions': [row for row in comparison or () if row['status'] in ('regression', 'missing')],
+        'baseline_run_id': (comparison[0]['reference_run_id'] if comparison else
+                            (baseline or {}).get('run_id')),
+        'verdict': verdict,
+        'charts': {
+            'fleet': charts.fleet_line_charts(table),
+            'hosts': charts.host_line_charts(table, opts['host_charts_max_hosts']),
+            'bars': charts.subject_bar_charts(table, outliers, opts['bar_chart_max_bars']),
+        },
+    }
+
+
+def _metric_summary(peaks: list[dict]) -> list[dict]:
+    """Per survey and metric: how many subjects, and the lowest, median and highest of their peaks."""
+    grouped: dict = {}
+    for row in peaks:
+        grouped.setdefault((row['survey'], row['metric']), []).append(row)
+    summary = []
+    for (survey, metric), rows in grouped.items():
+        low, high = min(rows, key=lambda r: r['value']), max(rows, key=lambda r: r['value'])
+        summary.append({'survey': survey, 'metric': metric, 'unit': rows[0]['unit'], 'subjects': len(rows),
+                        'min': low['value'], 'min_subject': low['subject'], 'max': high['value'],
+                        'max_subject': high['subject'], 'median': statistics.median(r['value'] for r in rows)})
+    return summary
+
+
+def _subject_tables(peaks: list[dict], outliers: list[dict]) -> list[dict]:
+    """Per survey: one row per subject, one column per metric (peak of the sweep), outlier points counted."""
+    outlier_count: dict = {}
+    for row in outliers:
+        key = (row['survey'], row['subject'])
+        outlier_count[key] = outlier_count.get(key, 0) + 1
+    tables: dict = {}
+    for row in peaks:
+        table = tables.setdefault(row['survey'], {'survey': row['survey'], 'metrics': {}, 'rows': {}})
+        table['metrics'][row['metric']] = row['unit']
+        line = table['rows'].setdefault(row['subject'], {'host': row['host'], 'target': row['target'] or '',
+                                                         'values': {},
+                                                         'outliers': outlier_count.get((row['survey'], row['subject']), 0)})
+        line['values'][row['metric']] = row
+    return [{'survey': table['survey'], 'columns': [{'metric': m, 'unit': u} for m, u in table['metrics'].items()],
+             'rows': [dict(line, cells=[line['values'].get(m) for m in table['metrics']])
+                      for _subject, line in sorted(table['rows'].items())]}
+            for table in tables.values()]
+
+
+# --------------------------------------------------------------------------
+# Writing
+
+
+def _atomic_write(path: str, write: t.Callable[[t.TextIO], None]) -> str:
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path), suffix='.tmp')
+    try:
+        with os.fdopen(fd, 'w', encoding='utf-8', newline='') as handle:
+            write(handle)
+        os.chmod(temp, 0o644)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def _write_samples_json_lines(handle: t.TextIO, samples: list[Sample]) -> None:
+    dumps = json.JSONEncoder(allow_nan=False, separators=(', ', ': ')).encode
+    points: dict = {}
+    for sample in samples:
+        point = points.get(sample.point)
+        if point is None:
+            point = points[sample.point] = dumps(dict(sample.point))
+        handle.write('{"run_id": %s, "survey": "%s", "test": %s, "metric": %s, "value": %r, "unit": "%s", '
+                     '"host": %s, "target": %s, "point": %s, "iteration": %d, "status": "%s"}\n' % (
+                         dumps(sample.run_id), sample.survey, dumps(sample.test), dumps(sample.metric), sample.value,
+                         sample.unit, dumps(sample.host), dumps(sample.target), point, sample.iteration,
+                         sample.status))
+
+
+def _write_csv(handle: t.TextIO, samples: list[Sample]) -> None:
+    used = [key for key in POINT_KEYS if any(key in dict(point) for point in {s.point for s in samples})]
+    writer = csv.writer(handle, lineterminator='\n')
+    writer.writerow(['run_id', 'survey', 'host', 'target', 'test', 'metric', 'value', 'unit', 'iteration', 'status']
+                    + used)
+    for sample in samples:
+        point = dict(sample.point)
+        writer.writerow([sample.run_id, sample.survey, sample.host, sample.target or '', sample.test, sample.metric,
+                         repr(sample.value), sample.unit, sample.iteration, sample.status]
+                        + [point.get(key, '') for key in used])
+
+
+def template_environment(templates_dir: str):
+    """The Jinja environment the report templates render in (HTML autoescaped, undefined names are errors)."""
+    import jinja2  # ansible-core's own dependency; imported here so that pure analysis code does not need it
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(templates_dir), undefined=jinja2.StrictUndefined,
+                             autoescape=jinja2.select_autoescape(['html', 'html.j2']), trim_blocks=True,
+                             lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(number=format_number, md=markdown_cell, signed_pct=signed_percent)
+    return env
+
+
+def format_number(value: t.Any, digits: int = 1) -> str:
+    """``12,345.6``; ``-`` for a missing value."""
+    if value is None:
+        return '-'
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return '{:,.{digits}f}'.format(value, digits=digits)
+
+
+def signed_percent(value: t.Any) -> str:
+    return '-' if value is None else '%+.1f%%' % value
+
+
+def markdown_cell(value: t.Any) -> str:
+    """Text safe inside a Markdown table cell."""
+    return str('' if value is None else value).replace('|', '\\|').replace('\n', ' ')
+
+
+def write_report(run: RunData, model: dict, templates_dir: str, out_dir: str | None = None,
+                 make_baseline: bool = False, baseline_path: str | None = None) -> dict[str, str]:
+    """Write every report file; return ``{kind: path}``."""
+    out_dir = out_dir or run.run_dir
+    written = {}
+
+    def path(kind: str) -> str:
+        written[kind] = os.path.join(out_dir, REPORT_FILES[kind])
+        return written[kind]
+
+    _atomic_write(path('samples'), lambda handle: _write_samples_json_lines(handle, run.samples))
+    _atomic_write(path('csv'), lambda handle: _write_csv(handle, run.samples))
+    analysis_keys = ('run_id', 'generated', 'options', 'hosts', 'surveys', 'sample_count', 'envelopes', 'unreadable',
+                     'missing', 'unsupported', 'peaks', 'outliers', 'saturation', 'efficiency', 'repeats', 'comparison',
+                     'baseline_run_id')
+    _atomic_write(path('analysis'), lambda handle: json.dump({key: model[key] for key in analysis_keys}, handle,
+                                                             indent=1, sort_keys=True, allow_nan=False))
+    env = template_environment(templates_dir)
+    for kind, template in (('markdown', 'summary.md.j2'), ('html', 'report.html.j2')):
+        text = env.get_template(template).render(report=model)
+        _atomic_write(path(kind), lambda handle, text=text: handle.write(text))
+    if model['verdict'] is not None:
+        _atomic_write(path('verdict'), lambda handle: json.dump(model['verdict'], handle, indent=1, allow_nan=False))
+        xml = criteria.junit_xml(model['verdict'])
+        _atomic_write(path('junit'), lambda handle: handle.write(xml))
+    if make_baseline:
+        import yaml  # ansible-core's own dependency
+
+        baseline = compare.make_baseline(run.samples, run.run_id, model['generated'])
+        header = ('# Baseline of run %s, made %s by lustre.iokit (playbooks/report.yml -e make_baseline=true).\n'
+                  '# Edit freely: delete an entry to stop comparing it, lower a value to accept a slower subject.\n'
+                  % (run.run_id, model['generated']))
+        target = baseline_path or path('baseline')
+        written['baseline'] = target
+        _atomic_write(target, lambda handle: handle.write(header + yaml.safe_dump(baseline, sort_keys=False, width=160)))
+    return written
+
+
+def load_baseline(path: str) -> dict:
+    """A baseline file (YAML or JSON), or the report.json samples of another run; BaselineError when unusable."""
+    import yaml
+
+    try:
+        with open(path, encoding='utf-8') as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise compare.BaselineError('cannot read baseline %s (%s)' % (path, exc)) from exc
+    if os.path.basename(path) == REPORT_FILES['samples']:
+        samples = [json.loads(line) for line in text.splitlines() if line.strip()]
+        return compare.make_baseline(samples)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise compare.BaselineError('baseline %s is not valid YAML (%s)' % (path, exc)) from exc
+    compare.baseline_table(data)
+    return data
+
+
+def generate(results_dir: str, run_id: str, templates_dir: str, options: dict | None = None,
+             acceptance_criteria: dict | None = None, baseline_file: str | None = None, compare_run_id: str | None = None,
+             expected: dict | None = None, make_baseline: bool = False, baseline_path: str | None = None) -> dict:
+    """Load, analyse, write: the whole report of one run.  Returns paths, verdict and counts, and timings in s."""
+    timings = {}
+    started = time.monotonic()
+    run = load_run(results_dir, run_id)
+    timings['load_s'] = time.monotonic() - started
+    if acceptance_criteria is not None:
+        acceptance_criteria = criteria.validate_criteria(acceptance_criteria)
+    baseline = None
+    if baseline_file:
+        baseline = load_baseline(baseline_file)
+    elif compare_run_id:
+        other = load_run(results_dir, compare_run_id)
+        if not other.samples:
+            raise compare.BaselineError('run %s has no samples to compare with' % compare_run_id)
+        baseline = compare.make_baseline(other.samples, compare_run_id)
+    mark = time.monotonic()
+    model = build_report(run, options, acceptance_criteria, baseline, expected)
+    timings['analyse_s'] = time.monotonic() - mark
+    mark = time.monotonic()
+    files = write_report(run, model, templates_dir, make_baseline=make_baseline, baseline_path=baseline_path)
+    timings['write_s'] = time.monotonic() - mark
+    timings['total_s'] = time.monotonic() - started
+    verdict = model['verdict']
+    return {
+        'run_id': run_id, 'run_dir': run.run_dir, 'files': files, 'timings': timings,
+        'hosts': model['hosts'], 'surveys': model['surveys'], 'samples': model['sample_count'],
+        'envelopes': len(run.envelopes), 'unreadable': run.unreadable, 'missing': model['missing'],
+        'partial': [{'host': item['host'], 'survey': item['survey'], 'status': item['status']} for item in model['partial']],
+        'outliers': len(model['outliers']),
+        'regressions': len(model['regressions']),
+        'verdict': verdict['verdict'] if verdict else None,
+        'counts': verdict['counts'] if verdict else None,
+        'failures': verdict['failures'] if verdict else [],
+        'baseline_run_id': model['baseline_run_id'],
+    }

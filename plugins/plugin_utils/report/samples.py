@@ -1,0 +1,273 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Flat samples from result envelopes: one measured number with everything that names it.
+
+A sample is what the report, the analysis and the acceptance criteria work on,
+in the spirit of PerfKit Benchmarker's samples::
+
+    {"run_id": "20261122T101500Z-3f2a", "survey": "obdfilter", "test": "write",
+     "metric": "obdfilter_write_mib_s", "value": 613.54, "unit": "MiB/s",
+     "host": "oss1", "target": null, "point": {"obj": 8, "rsz_kib": 1024, "thr": 8},
+     "iteration": 1, "status": "ok"}
+
+- ``metric`` is ``<survey>_<test>_<unit suffix>``; every bandwidth is MiB/s,
+  every metadata rate ops/s.
+- ``target`` names an OST, MDT or LUN when the record was measured on one
+  (a record's ``target``, a one-element ``targets``/``devices`` list, or an OST
+  of ost-survey), else null: the value is the host's aggregate.
+- ``point`` is the sweep point (threads, objects, crg, ...); ``iteration``
+  numbers the repeats of one point (a record's ``iteration``, else the order
+  in which the same point appears in the envelope).
+
+Which records a survey contributes is decided by one extractor per survey in
+EXTRACTORS; a survey without one (``stats_collect``) contributes no samples and
+the report says so.  Controller-side code, no Ansible imports.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import typing as t
+
+UNIT_MIB_S = 'MiB/s'
+UNIT_OPS_S = 'ops/s'
+
+# Sweep-point keys in the order they are shown; "thr" last because it is the x axis.
+POINT_KEYS = ('case', 'mode', 'dev', 'ost', 'mdt', 'size_kib', 'rsz_kib', 'crg', 'obj', 'file', 'dir',
+              'stripe', 'tasks', 'thr')
+_POINT_ORDER = {key: index for index, key in enumerate(POINT_KEYS)}
+
+
+class Sample(t.NamedTuple):
+    """One measured value (a tuple, so that a million of them stay small)."""
+
+    run_id: str
+    survey: str
+    test: str
+    metric: str
+    value: float
+    unit: str
+    host: str
+    target: str | None
+    point: tuple  # ((key, value), ...) in POINT_KEYS order
+    iteration: int
+    status: str
+
+    @property
+    def subject(self) -> str:
+        """``host`` or ``host/target``: what a value is about."""
+        return self.host if self.target is None else '%s/%s' % (self.host, self.target)
+
+    def point_dict(self) -> dict:
+        return dict(self.point)
+
+    def to_dict(self) -> dict:
+        return {'run_id': self.run_id, 'survey': self.survey, 'test': self.test, 'metric': self.metric,
+                'value': self.value, 'unit': self.unit, 'host': self.host, 'target': self.target,
+                'point': dict(self.point), 'iteration': self.iteration, 'status': self.status}
+
+
+def _is_number(value: t.Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+_POINT_CACHE: dict = {}
+
+
+def make_point(values: dict) -> tuple:
+    """The canonical (hashable, shared) sweep point of a mapping; null and unknown keys are dropped."""
+    items = tuple(sorted(((key, value) for key, value in values.items() if key in _POINT_ORDER and value is not None),
+                         key=lambda item: _POINT_ORDER[item[0]]))
+    return _POINT_CACHE.setdefault(items, items)
+
+
+# What a label shows of a point: the swept parameters.  The rest (case, size, OST/LUN count) stays in
+# the point itself, in report.json and results.csv, where it is not repeated on every line of a table.
+_LABEL_FORMATS = {'mode': 'mode %s', 'rsz_kib': 'rsz %sK', 'crg': 'crg %s', 'obj': 'obj %s', 'dir': 'dir %s',
+                  'stripe': 'stripe %s', 'tasks': 'tasks %s', 'thr': 'thr %s'}
+
+
+def point_label(point: tuple) -> str:
+    """``rsz 1024K obj 8 thr 16``: the swept parameters of a point, as the I/O kit prints them."""
+    return ' '.join(_LABEL_FORMATS[key] % value for key, value in point if key in _LABEL_FORMATS) or 'single point'
+
+
+def metric_name(survey: str, test: str, unit: str) -> str:
+    suffix = 'mib_s' if unit == UNIT_MIB_S else 'ops_s'
+    return '%s_%s_%s' % (survey, test.replace(' ', '_'), suffix)
+
+
+def _single_name(record: dict, *keys: str) -> str | None:
+    """A target named by ``record[key]`` (a string) or by a one-element list under ``key``."""
+    for key in keys:
+        value = record.get(key)
+        if isinstance(value, str) and value:
+            return value.rsplit('/', 1)[-1]
+        if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str) and value[0]:
+            return value[0].rsplit('/', 1)[-1]
+    return None
+
+
+class Problem(t.NamedTuple):
+    """Something the report must show because it is not a sample: an error, a missing value, a skipped point."""
+
+    host: str
+    survey: str
+    message: str
+
+
+# Test statuses whose number is a measurement (obdfilter SHORT still prints a valid aggregate).
+_USABLE_STATUSES = frozenset(('ok', 'short'))
+
+
+def _tests_samples(record: dict, unit_field: str, unit: str, point_fields: tuple, target_keys: tuple,
+                   ctx: dict) -> t.Iterator[tuple]:
+    point = make_point({key: record.get(key) for key in point_fields})
+    target = _single_name(record, *target_keys)
+    tests = record.get('tests') if isinstance(record.get('tests'), dict) else {}
+    for test, result in tests.items():
+        if not isinstance(result, dict):
+            continue
+        value = result.get(unit_field)
+        status = result.get('status') or 'ok'
+        if status in _USABLE_STATUSES and _is_number(value):
+            yield test, unit, target, point, float(value), status, record.get('iteration')
+        else:
+            ctx['problems'].append('%s at %s%s: %s (%s)' % (
+                test, point_label(point), ' on %s' % target if target else '', status,
+                'no value' if value is None else value))
+
+
+def _extract_sgpdd(record: dict, ctx: dict) -> t.Iterator[tuple]:
+    if record.get('enomem'):
+        ctx['problems'].append('ENOMEM at %s' % point_label(make_point(record)))
+        return
+    yield from _tests_samples(record, 'mib_s', UNIT_MIB_S, ('dev', 'size_kib', 'rsz_kib', 'crg', 'thr'),
+                              ('target', 'devices'), ctx)
+
+
+def _extract_obdfilter(record: dict, ctx: dict) -> t.Iterator[tuple]:
+    if record.get('error'):
+        ctx['problems'].append(str(record['error']))
+    if record.get('skipped'):
+        ctx['problems'].append('not run (too much buffer space) at %s' % point_label(make_point(record)))
+        return
+    yield from _tests_samples(record, 'mib_s', UNIT_MIB_S, ('case', 'ost', 'size_kib', 'rsz_kib', 'obj', 'thr'),
+                              ('target', 'targets'), ctx)
+
+
+def _extract_mds(record: dict, ctx: dict) -> t.Iterator[tuple]:
+    yield from _tests_samples(record, 'ops_s', UNIT_OPS_S, ('mdt', 'file', 'dir', 'stripe', 'thr'),
+                              ('target', 'targets'), ctx)
+
+
+def _ost_name(index: t.Any, fsname: str | None) -> str:
+    # Lustre names targets by their hexadecimal index: testfs-OST000a.
+    name = 'OST%04x' % index if isinstance(index, int) and not isinstance(index, bool) else 'OST%s' % index
+    return '%s-%s' % (fsname, name) if fsname else name
+
+
+def _extract_ost(record: dict, ctx: dict) -> t.Iterator[tuple]:
+    # Either the whole parse_ost_survey object (one per client) or one record per OST.
+    rows = record.get('osts') if isinstance(record.get('osts'), list) else [record]
+    fsname = ctx['parameters'].get('fsname') if isinstance(ctx['parameters'].get('fsname'), str) else None
+    for row in rows:
+        if not isinstance(row, dict) or 'ost' not in row:
+            continue
+        target = row.get('target') if isinstance(row.get('target'), str) else _ost_name(row.get('ost'), fsname)
+        if row.get('active') is False:
+            ctx['problems'].append('%s inactive' % target)
+            continue
+        for test in ('write', 'read'):
+            value = row.get('%s_mib_s' % test)
+            if _is_number(value):
+                yield test, UNIT_MIB_S, target, make_point({}), float(value), 'ok', record.get('iteration')
+            else:
+                ctx['problems'].append('%s on %s: no value' % (test, target))
+
+
+def _extract_lnet(record: dict, ctx: dict) -> t.Iterator[tuple]:
+    mode = record.get('mode')
+    point = make_point({'mode': mode})
+    for test in ('read', 'write'):
+        value = record.get('%s_mib_s' % test)
+        if _is_number(value):
+            yield test, UNIT_MIB_S, None, point, float(value), 'ok', record.get('iteration')
+
+
+def _extract_mdtest(record: dict, ctx: dict) -> t.Iterator[tuple]:
+    point = make_point({'tasks': record.get('tasks')})
+    summary = record.get('summary') if isinstance(record.get('summary'), dict) else {}
+    for operation, stats in summary.items():
+        value = stats.get('mean') if isinstance(stats, dict) else None
+        if _is_number(value):
+            yield operation, UNIT_OPS_S, None, point, float(value), 'ok', record.get('iteration')
+
+
+# One extractor per survey; a later survey plugs in here and every report section follows.
+EXTRACTORS: dict[str, t.Callable[[dict, dict], t.Iterator[tuple]]] = {
+    'sgpdd': _extract_sgpdd,
+    'obdfilter': _extract_obdfilter,
+    'mds': _extract_mds,
+    'ost': _extract_ost,
+    'lnet': _extract_lnet,
+    'mdtest': _extract_mdtest,
+}
+
+
+def envelope_samples(envelope: dict) -> tuple[list[Sample], list[str]]:
+    """The samples of one valid envelope and the problems found in its records (sentences)."""
+    survey = envelope.get('survey')
+    extractor = EXTRACTORS.get(survey)
+    parameters = envelope.get('parameters') if isinstance(envelope.get('parameters'), dict) else {}
+    ctx: dict = {'problems': [], 'parameters': parameters}
+    if extractor is None:
+        return [], []
+    run_id, host = envelope.get('run_id'), envelope.get('host')
+    seen: dict = {}
+    samples = []
+    for record in envelope.get('records') or ():
+        if not isinstance(record, dict):
+            continue
+        for test, unit, target, point, value, status, iteration in extractor(record, ctx):
+            metric = metric_name(survey, test, unit)
+            key = (metric, target, point)
+            seen[key] = seen.get(key, 0) + 1
+            if not isinstance(iteration, int) or isinstance(iteration, bool):
+                iteration = seen[key]
+            samples.append(Sample(run_id, survey, test, metric, value, unit, host, target, point, iteration, status))
+    return samples, ctx['problems']
+
+
+def sample_from_dict(data: dict) -> Sample:
+    """A Sample from its JSON form (a line of report.json); raises ValueError naming what is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError('a sample must be a mapping, got %r' % (data,))
+    missing = [key for key in ('survey', 'metric', 'value', 'host') if key not in data]
+    if missing:
+        raise ValueError('sample lacks %s: %r' % (', '.join(missing), data))
+    if not _is_number(data['value']):
+        raise ValueError('sample value must be a finite number: %r' % (data,))
+    point = data.get('point') or {}
+    if not isinstance(point, dict):
+        raise ValueError('sample point must be a mapping: %r' % (data,))
+    test = data.get('test') or data['metric']
+    return Sample(data.get('run_id') or '', data['survey'], test, data['metric'], float(data['value']),
+                  data.get('unit') or '', data['host'], data.get('target'), make_point(point),
+                  int(data.get('iteration') or 1), data.get('status') or 'ok')
+
+
+def as_samples(items: t.Iterable) -> list[Sample]:
+    """Accept Samples, sample dicts or envelopes (mixed) and return Samples: what every filter takes."""
+    result: list[Sample] = []
+    for item in items or ():
+        if isinstance(item, Sample):
+            result.append(item)
+        elif isinstance(item, dict) and 'records' in item and 'survey' in item:
+            result.extend(envelope_samples(item)[0])
+        else:
+            result.append(sample_from_dict(item))
+    return result
