@@ -1,0 +1,173 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The sgpdd_survey module with its runner and device checks replaced: validation, refusals, plan, envelope."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+from ansible_collections.lustre.iokit.plugins.module_utils.safety import DeviceRefused
+from ansible_collections.lustre.iokit.plugins.modules import sgpdd_survey
+
+TIMING = 'time to transfer data was 0.010000 secs, 419.43 MB/sec\n8192+0 records in\n8192+0 records out\n'
+
+
+class RecordingRunner:
+    instances = []
+
+    def __init__(self, deadline=None, **kwargs):
+        self.deadline = deadline
+        self.stop_reason = None
+        self.commands = []
+        RecordingRunner.instances.append(self)
+
+    def install_sigterm_handler(self):
+        return None
+
+    def expired(self):
+        return False
+
+    def run(self, argv, env=None, cwd=None):
+        return self.run_many([argv])[0]
+
+    def run_many(self, argvs, env=None, cwd=None):
+        self.commands.extend(list(argv) for argv in argvs)
+        return [CommandResult(argv, 0, '', TIMING if argv[0] == 'sgp_dd' else '', 0.01) for argv in argvs]
+
+
+class CleanDevices:
+    refuse = {}
+
+    def __init__(self, runner):
+        self.runner = runner
+
+    def check_all(self, devices, allow_signatures=False, destructive=True):
+        refusals = dict((device, reasons) for device, reasons in self.refuse.items() if device in devices)
+        if refusals and destructive:
+            raise DeviceRefused(refusals)
+        return [{'device': device, 'path': device, 'kind': 'block', 'name': device.split('/')[-1],
+                 'block': device.split('/')[-1]} for device in devices]
+
+
+def fake_target(identity, runner):
+    return sgpdd.Target(identity['device'], identity['path'], sgpdd.PATH_BLOCK, 4096, 16384, identity['name'],
+                        identity['block'])
+
+
+def fake_environment(runner, targets):
+    return {'sg3_utils': '1.46', 'kernel': '6.1', 'mem_total_kib': 8 * 1024 * 1024, 'sgp_dd_version': '5.77',
+            'devices': [target.as_dict() for target in targets]}
+
+
+@pytest.fixture(autouse=True)
+def seams(monkeypatch):
+    RecordingRunner.instances = []
+    CleanDevices.refuse = {}
+    monkeypatch.setattr(sgpdd_survey, 'Runner', RecordingRunner)
+    monkeypatch.setattr(sgpdd_survey, 'DeviceSafety', CleanDevices)
+    monkeypatch.setattr(sgpdd.__name__ + '.resolve_target', fake_target)
+    monkeypatch.setattr(sgpdd.__name__ + '.collect_environment', fake_environment)
+
+
+def run_module(capsys, args, check_mode=False):
+    if check_mode:
+        args = dict(args, _ansible_check_mode=True)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            sgpdd_survey.main()
+    return json.loads(capsys.readouterr().out)
+
+
+BASE = {'devices': ['/dev/loop0', '/dev/loop1'], 'size_mib': 4, 'crghi': 2, 'thrhi': 2, 'destroy_data': True,
+        'run_id': 'test-run'}
+
+
+def sgp_dd_commands():
+    return [argv for runner in RecordingRunner.instances for argv in runner.commands if argv[0] == 'sgp_dd']
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'thrlo': 8, 'thrhi': 4}, 'thrlo: 8 is greater than thrhi (4)'),
+    ({'crglo': 4, 'crghi': 2}, 'crglo: 4 is greater than crghi (2)'),
+    ({'destroy_data': False}, 'destroy_data: must be true to run the write action'),
+    ({'devices': []}, 'devices: give at least one device'),
+    ({'size_mib': 0}, 'size_mib: must be at least 1'),
+    ({'run_id': '../x'}, 'run_id must not contain ".."'),
+    ({'actions': ['read', 'read']}, 'actions: each action may appear once'),
+])
+def test_invalid_options_fail_before_any_command(capsys, change, message):
+    result = run_module(capsys, dict(BASE, **change))
+    assert result['failed'] and message in result['msg']
+    assert all(not runner.commands for runner in RecordingRunner.instances)
+
+
+def test_devices_is_required(capsys):
+    result = run_module(capsys, {'size_mib': 4})
+    assert result['failed'] and 'devices' in result['msg']
+
+
+def test_rszlo_not_a_multiple_of_the_block_size_fails_naming_the_option(capsys):
+    result = run_module(capsys, dict(BASE, rszlo=1, rszhi=1))
+    assert result['failed'] is True
+    assert result['msg'].startswith('rszlo: 1 KiB is not a multiple of the block size of /dev/loop0')
+    assert sgp_dd_commands() == []
+
+
+def test_refused_device_touches_no_device(capsys):
+    CleanDevices.refuse = {'/dev/loop1': ['/dev/loop1 is mounted at /mnt (ext4); unmount it first']}
+    result = run_module(capsys, BASE)
+    assert result['failed'] is True
+    assert result['msg'] == 'refusing /dev/loop1: /dev/loop1 is mounted at /mnt (ext4); unmount it first'
+    assert result['refusals'] == {'/dev/loop1': ['/dev/loop1 is mounted at /mnt (ext4); unmount it first']}
+    assert sgp_dd_commands() == []
+
+
+def test_check_mode_returns_the_plan_and_runs_nothing(capsys):
+    result = run_module(capsys, BASE, check_mode=True)
+    assert sgp_dd_commands() == []
+    assert result['status'] == 'skipped' and result['records'] == [] and result['changed'] is True
+    plan = result['plan']
+    assert [(p['crg'], p['thr'], p['skip']) for p in plan['points']] == [
+        (1, 1, None), (1, 2, None), (2, 1, sgpdd.SKIP_THR_BELOW_CRG), (2, 2, None)]
+    assert plan['bytes_written_per_device'] == {'/dev/loop0': 3 * 4 * 1048576, '/dev/loop1': 3 * 4 * 1048576}
+    assert len(plan['skipped_points']) == 1
+    assert results.validate_envelope(result['envelope']) == []
+
+
+def test_run_returns_a_valid_envelope_and_writes_raw_output(capsys, tmp_path):
+    result = run_module(capsys, dict(BASE, workdir=str(tmp_path)))
+    envelope = result['envelope']
+    assert results.validate_envelope(envelope) == []
+    assert (envelope['status'], envelope['survey'], envelope['run_id']) == ('ok', 'sgpdd', 'test-run')
+    # the top level repeats the envelope except Ansible's async keys
+    assert 'started' not in result and 'finished' not in result
+    assert result['records'] == envelope['records'] and result['changed'] is True
+    assert len(result['records']) == 3 and len(sgp_dd_commands()) == 2 * (2 + 2 + 4)
+    assert result['raw_output'] == str(tmp_path / 'test-run' / 'sgpdd_survey.summary')
+    summary = (tmp_path / 'test-run' / 'sgpdd_survey.summary').read_text()
+    assert summary.count('write ') == 3 and 'sgpdd-survey on /dev/loop0 /dev/loop1' in summary
+    assert (tmp_path / 'test-run' / 'sgpdd_survey.detail').read_text().count('time to transfer data') == 16
+    assert envelope['parameters']['devices'] == ['/dev/loop0', '/dev/loop1']
+    assert envelope['environment']['sg3_utils'] == '1.46'
+
+
+def test_read_only_run_reports_no_change(capsys, tmp_path):
+    result = run_module(capsys, dict(BASE, workdir=str(tmp_path), actions=['read'], destroy_data=False))
+    assert result['changed'] is False and result['status'] == 'ok'
+    assert all(argv[2] == 'of=/dev/null' for argv in sgp_dd_commands())
+
+
+def test_timeout_option_sets_the_runner_deadline(capsys, tmp_path):
+    run_module(capsys, dict(BASE, workdir=str(tmp_path), timeout=30))
+    assert RecordingRunner.instances[0].deadline is not None
