@@ -59,6 +59,18 @@ def make_node(path, **settings):
     return SimNode(path, create_node(str(path), settings, python=sys.executable))
 
 
+def node_from_config(path, config_text):
+    """A node made the documented way: ``lustre-sim init --config FILE`` (client left unmounted)."""
+    from lustre_sim.cli import main
+    from lustre_sim.node import Node
+
+    config_file = str(path) + ".yaml"
+    with open(config_file, "w") as handle:
+        handle.write(config_text)
+    assert main(["init", "--root", str(path), "--config", config_file, "--no-mount"]) == 0
+    return SimNode(path, Node(str(path)))
+
+
 @pytest.fixture
 def sim(tmp_path):
     return make_node(tmp_path / "node", client_mount="/mnt/testfs")

@@ -5,7 +5,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import SIM_SRC
+from lustre_sim.node import Node
 
 
 def cli(*argv):
@@ -34,17 +37,52 @@ def test_init_env_status(tmp_path):
     assert again.returncode == 1 and "--force" in again.stderr
 
 
-def test_config_file_with_faults(tmp_path):
+def test_config_file_with_faults_mounts_the_client(tmp_path):
+    mount_path = str(tmp_path / "mnt")
     config = tmp_path / "node.yaml"
     config.write_text("fsname: demo\nosts:\n  - {index: 0, mib_s: 50}\n  - {index: 4}\n"
-                      "client_mount: /mnt/demo\nlustre_version: 2.16.1\n"
-                      "faults:\n  - {type: leftover_echo_client, target: demo-OST0004}\n")
+                      "client_mount: %s\nlustre_version: 2.16.1\n"
+                      "lnet: {link_mib_s: 100, per_nid: {10.0.0.1@tcp: 50}}\n"
+                      "mdtest: {version: 4.0.0}\n"
+                      "faults:\n  - {type: leftover_echo_client, target: demo-OST0004}\n"
+                      % mount_path)
     root = str(tmp_path / "n")
-    assert cli("init", "--root", root, "--config", str(config)).returncode == 0
-    status = json.loads(cli("status", "--root", root).stdout)
-    names = [d["name"] for d in status["devices"]]
-    assert "demo-OST0004" in names and "demo-OST0004_ecc" in names
-    assert "obdecho" in status["modules"] and "lustre" in status["modules"]
+    init = cli("init", "--root", root, "--config", str(config))
+    try:
+        assert init.returncode == 0, init.stderr
+        status = json.loads(cli("status", "--root", root).stdout)
+        names = [d["name"] for d in status["devices"]]
+        assert "demo-OST0004" in names and "demo-OST0004_ecc" in names
+        assert "obdecho" in status["modules"] and "lustre" in status["modules"]
+        kind = status["client"]["kind"]
+        assert kind in ("fuse", "bind", "symlink")
+        assert "client mounted at %s (%s)" % (mount_path, kind) in init.stdout
+        assert status["client"]["state"]["kind"] == kind
+        if kind == "fuse":
+            assert [h["pid"] for h in status["helpers"]] == [status["client"]["state"]["pid"]]
+        assert Node(root).config["lnet"] == {"link_mib_s": 100,
+                                             "per_nid": {"10.0.0.1@tcp": 50}}
+    finally:
+        cli("destroy", "--root", root)
+    assert not os.path.lexists(root)
+    assert not os.path.ismount(mount_path)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("lnet: {link_mibs: 10}", "unknown lnet keys: link_mibs"),
+    ("lnet: {latency_us: -1}", "lnet.latency_us must be a positive number"),
+    ("lnet: {per_nid: {oss1: 10}}", "'oss1' is not a NID"),
+    ("mdtest: {version: 3.4.0}", "mdtest.version must be one of 3.3.0, 4.0.0"),
+    ("mdtest: {verison: 4.0.0}", "mdtest must be a mapping with only 'version'"),
+    ("osts: 1\ncolour: blue", "unknown configuration keys: colour"),
+])
+def test_config_sections_are_validated(tmp_path, text, message):
+    config = tmp_path / "bad.yaml"
+    config.write_text(text + "\n")
+    result = cli("init", "--root", str(tmp_path / "n"), "--config", str(config))
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert not (tmp_path / "n" / "config.yaml").exists()
 
 
 def test_fault_add_clear(tmp_path):

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from conftest import node_from_config
 from lustre_sim import lnet_model
 
 RATE_LINE = re.compile(r"^\[(R|W)\] Avg: (\S+) +RPC/s Min: (\S+) +RPC/s Max: (\S+) +RPC/s$")
@@ -115,19 +116,15 @@ def test_add_test_validation(console):
     assert lst(console, "list_batch").stdout == "1) batch\nTotal 1 batches\n"
 
 
-def test_run_stat_stop_with_model_numbers(console):
-    config = console.node.config
-    config["lnet"] = {"link_mib_s": 100}
+def test_run_stat_stop_with_model_numbers(tmp_path):
+    console = node_from_config(tmp_path / "lnet100", "osts: 1\nlnet: {link_mib_s: 100}\n")
+    console.run(os.path.join(console.root, "bin", "modprobe"), "lnet_selftest")
     lst(console, "new_session", "s")
     lst(console, "add_group", "servers", "10.0.0.[1-2]@tcp")
     lst(console, "add_group", "clients", "10.0.0.[3-4]@tcp")
     lst(console, "add_batch", "bulk")
     lst(console, "add_test", "--batch", "bulk", "--concurrency", "16", "--distribute", "1:1",
         "--from", "clients", "--to", "servers", "brw", "read", "size=1m")
-    # the model reads lnet settings from config.yaml
-    import yaml
-    with open(os.path.join(console.root, "config.yaml"), "w") as handle:
-        yaml.safe_dump(config, handle)
     assert lst(console, "run", "bulk").stdout == "bulk is running now\n"
     started = time.time()
     stat = lst(console, "stat", "--count", "1", "--delay", "1", "servers")

@@ -6,7 +6,7 @@ import signal
 import subprocess
 import time
 
-import yaml
+from conftest import node_from_config
 
 SUMMARY_33_HEADER = [
     "   Operation                      Max            Min           Mean        Std Dev",
@@ -78,13 +78,8 @@ def test_print_rate_and_time_iterations(sim, tmp_path):
     assert "File creation" not in text
 
 
-def test_version_4_layout(sim, tmp_path):
-    config_path = os.path.join(sim.root, "config.yaml")
-    with open(config_path) as handle:
-        config = yaml.safe_load(handle)
-    config["mdtest"] = {"version": "4.0.0"}
-    with open(config_path, "w") as handle:
-        yaml.safe_dump(config, handle)
+def test_version_4_layout(tmp_path):
+    sim = node_from_config(tmp_path / "v4node", "osts: 1\nmdtest: {version: 4.0.0}\n")
     result = mdtest(sim, "-F", "-n", "4", "-d", str(tmp_path / "v4"))
     lines = result.stdout.splitlines()
     assert "mdtest-4.0.0 was launched with 1 total task(s) on 1 node(s)" in lines

@@ -1,14 +1,15 @@
-"""``lustre-sim``: create a simulated node, print its environment, show status, change faults."""
+"""``lustre-sim``: create, mount, inspect and destroy simulated nodes; faults; host-wide shims."""
 
 import argparse
 import json
-import os
 import re
 import sys
+import time
 
 import yaml
 
-from .node import FAULT_TYPES, Node, SimError, create_node, normalise_fault, pid_alive
+from . import client_mount, host
+from .node import FAULT_TYPES, Node, SimError, create_node, destroy_node, normalise_fault
 
 
 def _override(text):
@@ -42,13 +43,41 @@ def build_parser():
     init.add_argument("--nid")
     init.add_argument("--hostname")
     init.add_argument("--lustre-version")
-    init.add_argument("--force", action="store_true", help="re-create an existing node")
+    init.add_argument("--force", action="store_true",
+                      help="re-create an existing node (unmounts its client and stops its helpers first)")
+    init.add_argument("--no-mount", action="store_true",
+                      help="configure the client mount but do not mount it now")
 
     env = commands.add_parser("env", help="print export lines for a node's shims")
     env.add_argument("--root", required=True)
 
     status = commands.add_parser("status", help="print devices, modules, sessions, helpers as JSON")
     status.add_argument("--root", required=True)
+
+    mount = commands.add_parser("mount", help="mount the node's client (fuse, else bind, else symlink)")
+    mount.add_argument("--root", required=True)
+    mount.add_argument("--kind", choices=("auto", "fuse", "bind", "symlink"), default="auto")
+
+    umount = commands.add_parser("umount", help="unmount the node's client and stop its daemon")
+    umount.add_argument("--root", required=True)
+
+    destroy = commands.add_parser(
+        "destroy", help="unmount, stop helpers, uninstall installed shims, remove the root")
+    destroy.add_argument("--root", required=True)
+
+    for name, text in (("install-shims", "put the node's shims where the whole host finds them"),
+                       ("uninstall-shims", "undo install-shims (same options)")):
+        shims = commands.add_parser(name, help=text)
+        shims.add_argument("--root", required=True)
+        shims.add_argument("--bindir", default=host.DEFAULT_BINDIR,
+                           help="for lctl lfs lst mdtest mpirun (default %(default)s)")
+        shims.add_argument("--sbindir", default=host.DEFAULT_SBINDIR,
+                           help="for modprobe rmmod lsmod (default %(default)s)")
+        shims.add_argument("--system-module-tools", action="store_true",
+                           help="divert the system's modprobe/rmmod/lsmod to the shims")
+        shims.add_argument("--system-dir", action="append", dest="system_dirs", metavar="DIR",
+                           help="where the system's module tools are (repeatable; default "
+                                "/usr/sbin, and /sbin when it is not the same directory)")
 
     fault = commands.add_parser("fault", help="add or clear faults at run time")
     fault.add_argument("--root", required=True)
@@ -92,6 +121,35 @@ def command_init(args):
     print("lustre-sim: node %s (%s, %d MDT, %d OST) created under %s"
           % (node.hostname, node.fsname, len(node.targets("mdt")),
              len(node.targets("ost")), node.root))
+    if node.config.get("client_mount") and not args.no_mount:
+        kind = client_mount.mount(node)
+        print("lustre-sim: client mounted at %s (%s)" % (client_mount.mountpoint(node), kind))
+    return 0
+
+
+def command_mount(args):
+    node = Node(args.root)
+    print(client_mount.mount(node, mode=args.kind))
+    return 0
+
+
+def command_umount(args):
+    print(client_mount.unmount(Node(args.root)) or "not mounted")
+    return 0
+
+
+def command_destroy(args):
+    if destroy_node(args.root):
+        print("lustre-sim: removed %s" % args.root)
+    return 0
+
+
+def command_shims(args):
+    node = Node(args.root)
+    action = host.install_shims if args.command == "install-shims" else host.uninstall_shims
+    for path in action(node, args.bindir, args.sbindir, args.system_module_tools,
+                       args.system_dirs):
+        print(path)
     return 0
 
 
@@ -106,9 +164,29 @@ def command_env(args):
     return 0
 
 
+def lst_status(node, now=None):
+    """The lst console as ``lst`` would find it now: a session past its timeout counts as expired."""
+    now = time.time() if now is None else now
+    state = node.read_state("lst")
+    session = state.get("session")
+    expired = list(state.get("expired", []))
+    if session and now > session["last_active"] + session["timeout"]:
+        expired.append({"name": session["name"], "key": session["key"],
+                        "expired_at": session["last_active"] + session["timeout"],
+                        "reason": "timeout"})
+        session = None
+    if session:
+        session = {key: session.get(key) for key in
+                   ("name", "key", "timeout", "created", "last_active", "expires_at",
+                    "owner_pid", "nid")}
+        groups = state["session"].get("groups", {})
+        session["groups"] = sorted(groups)
+        session["batches"] = sorted(state["session"].get("batches", {}))
+    return {"session": session, "expired": expired}
+
+
 def command_status(args):
     node = Node(args.root)
-    helpers = [h for h in node.read_state("helpers").get("helpers", []) if pid_alive(h["pid"])]
     status = {
         "root": node.root,
         "hostname": node.hostname,
@@ -116,8 +194,12 @@ def command_status(args):
         "lustre_version": node.version,
         "devices": node.devices(),
         "modules": node.loaded_modules(),
-        "lst_sessions": node.read_state("lst"),
-        "helpers": helpers,
+        "client": {"mountpoint": client_mount.mountpoint(node),
+                   "kind": client_mount.mount_kind(node),
+                   "state": node.read_state("client")},
+        "lst": lst_status(node),
+        "helpers": node.live_helpers(),
+        "shims": node.read_state("shims").get("installs", []),
         "faults": node.faults(),
         "targets": [dict(t, **{k: v for k, v in node.target_usage(t["name"]).items()
                                if k in ("kbytestotal", "kbytesfree")})
@@ -158,6 +240,8 @@ def command_fault(args):
 def main(argv=None):
     args = build_parser().parse_args(argv)
     handler = {"init": command_init, "env": command_env, "status": command_status,
+               "mount": command_mount, "umount": command_umount, "destroy": command_destroy,
+               "install-shims": command_shims, "uninstall-shims": command_shims,
                "fault": command_fault}[args.command]
     try:
         return handler(args)

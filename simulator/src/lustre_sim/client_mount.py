@@ -43,7 +43,7 @@ ATTR_TIMEOUT = 1
 
 def instance(node):
     """The client's superblock instance name, as used by lov/llite parameter names."""
-    return node_module._mount_hash(node.fsname, node.hostname)
+    return node_module.mount_hash(node.fsname, node.hostname)
 
 
 def mountpoint(node):

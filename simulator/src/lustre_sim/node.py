@@ -15,6 +15,8 @@ import fcntl
 import json
 import os
 import re
+import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -44,6 +46,10 @@ FAULT_TYPES = (
 )
 FAULT_KEYS = ("type", "target", "op", "command")
 
+# Optional sections of config.yaml read by the client tools (lst's LNet model, mdtest).
+LNET_KEYS = ("link_mib_s", "per_nid", "latency_us", "msg_rate_max")
+MDTEST_VERSIONS = ("3.3.0", "4.0.0")
+
 # ldiskfs formats OSTs with fewer, MDTs with many more inodes per byte.
 BYTES_PER_INODE = {"ost": 65536, "mdt": 2560}
 
@@ -68,8 +74,14 @@ def parse_version(text):
     return tuple(parts)
 
 
-def _mount_hash(fsname, hostname):
-    # Client device names carry the superblock address; keep it stable per node.
+def mount_hash(fsname, hostname):
+    """The client mount's instance name: 16 hex digits, stable for a node.
+
+    Lustre names a client's devices and parameters after the superblock
+    address (``testfs-clilov-ffff8881a2b3c400``, ``llite.testfs-ffff...``);
+    the simulator derives it from fsname and hostname so that every process
+    and every run of a node agrees on it.
+    """
     value = 0xffff000000000000 | (abs(hash_text(fsname + hostname)) & 0xffffffffffff)
     return "%016x" % value
 
@@ -138,6 +150,51 @@ def normalise_fault(fault):
     return record
 
 
+def _positive_number(section, key, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise SimError("%s.%s must be a positive number, got %r" % (section, key, value))
+    return value
+
+
+def normalise_lnet(section):
+    """Validate the ``lnet:`` section (see docs/client-tools.md, LNet model)."""
+    if section is None:
+        return None
+    if not isinstance(section, dict):
+        raise SimError("lnet must be a mapping of %s" % ", ".join(LNET_KEYS))
+    unknown = sorted(set(section) - set(LNET_KEYS))
+    if unknown:
+        raise SimError("unknown lnet keys: %s (known: %s)"
+                       % (", ".join(map(str, unknown)), ", ".join(LNET_KEYS)))
+    result = {}
+    for key in ("link_mib_s", "latency_us", "msg_rate_max"):
+        if section.get(key) is not None:
+            result[key] = _positive_number("lnet", key, section[key])
+    per_nid = section.get("per_nid")
+    if per_nid is not None:
+        if not isinstance(per_nid, dict):
+            raise SimError("lnet.per_nid must map NIDs to MiB/s")
+        result["per_nid"] = {}
+        for nid, value in per_nid.items():
+            if not re.match(r"^\S+@[a-z]+\d*$", str(nid)):
+                raise SimError("lnet.per_nid: %r is not a NID (a.b.c.d@tcp)" % (nid,))
+            result["per_nid"][str(nid)] = _positive_number("lnet.per_nid", nid, value)
+    return result
+
+
+def normalise_mdtest(section):
+    """Validate the ``mdtest:`` section: which mdtest release's report to imitate."""
+    if section is None:
+        return None
+    if not isinstance(section, dict) or set(section) - {"version"}:
+        raise SimError("mdtest must be a mapping with only 'version'")
+    version = str(section.get("version") or MDTEST_VERSIONS[0])
+    if version not in MDTEST_VERSIONS:
+        raise SimError("mdtest.version must be one of %s, got %r"
+                       % (", ".join(MDTEST_VERSIONS), version))
+    return {"version": version}
+
+
 def normalise_config(settings):
     """Turn CLI/YAML settings into the stored configuration dict."""
     settings = dict(settings or {})
@@ -160,8 +217,12 @@ def normalise_config(settings):
         "client_mount": settings.get("client_mount") or None,
         "faults": [normalise_fault(f) for f in settings.get("faults") or []],
     }
+    for key, normalise in (("lnet", normalise_lnet), ("mdtest", normalise_mdtest)):
+        section = normalise(settings.get(key))
+        if section is not None:
+            config[key] = section
     parse_version(config["lustre_version"])
-    known = set(config) | {"ost_size_mib", "mdt_size_mib", "ost_mib_s", "mdt_mib_s",
+    known = set(config) | {"lnet", "mdtest", "ost_size_mib", "mdt_size_mib", "ost_mib_s", "mdt_mib_s",
                            "ost_mib_s_override"}
     unknown = sorted(set(settings) - known)
     if unknown:
@@ -214,7 +275,7 @@ def initial_devices(config):
             add("lwp", "%s-MDT0000-lwp-OST%04x" % (fsname, ost["index"]),
                 "%s-MDT0000-lwp-OST%04x_UUID" % (fsname, ost["index"]), 4)
     if config.get("client_mount"):
-        instance = _mount_hash(fsname, config["hostname"])
+        instance = mount_hash(fsname, config["hostname"])
         client_uuid = str(uuidlib.UUID(int=hash_text(instance) << 64 | hash_text(fsname)))
         add("lov", "%s-clilov-%s" % (fsname, instance), client_uuid, 3 + len(osts))
         add("lmv", "%s-clilmv-%s" % (fsname, instance), client_uuid, 3 + len(mdts))
@@ -496,7 +557,8 @@ class Node:
             command = " ".join(str(c) for c in command)
         with self.state("helpers") as helpers:
             entries = [h for h in helpers.get("helpers", []) if h["pid"] != pid]
-            entries.append({"pid": int(pid), "command": command, "started": time.time()})
+            entries.append({"pid": int(pid), "command": command, "started": time.time(),
+                            "proc_start": process_start_ticks(pid)})
             helpers["helpers"] = entries
 
     def unregister_helper(self, pid):
@@ -514,7 +576,30 @@ class Node:
             self.unregister_helper(pid)
 
     def live_helpers(self):
-        return [h for h in self.read_state("helpers").get("helpers", []) if pid_alive(h["pid"])]
+        return [h for h in self.read_state("helpers").get("helpers", []) if helper_running(h)]
+
+    def stop_helpers(self, timeout=5.0):
+        """End every running helper of this node (SIGTERM, then SIGKILL); returns their pids.
+
+        Helpers are registered with their kernel start time, so a pid reused by
+        an unrelated process after a helper died is never signalled.
+        """
+        own = {os.getpid(), os.getppid()}
+        stopped = []
+        for helper in self.live_helpers():
+            pid = int(helper["pid"])
+            if pid in own:
+                continue
+            _signal_helper(pid, signal.SIGTERM)
+            stopped.append(helper)
+        deadline = time.monotonic() + timeout
+        while any(helper_running(h) for h in stopped) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for helper in stopped:
+            if helper_running(helper):
+                _signal_helper(int(helper["pid"]), signal.SIGKILL)
+            self.unregister_helper(int(helper["pid"]))
+        return [int(h["pid"]) for h in stopped]
 
     # -- devices and modules (shared by lctl and the module shims) -----------------
 
@@ -549,6 +634,35 @@ class Node:
                             "name": name, "uuid": name + "_UUID", "refcount": 3,
                             "target": target, "leftover": True})
             devices.sort(key=lambda d: d["index"])
+
+
+def process_start_ticks(pid):
+    """The process's start time in clock ticks since boot (``/proc/PID/stat`` field 22)."""
+    try:
+        with open("/proc/%d/stat" % int(pid)) as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def helper_running(helper):
+    """A registered helper is running: its pid is alive and still the same process."""
+    if not pid_alive(helper["pid"]):
+        return False
+    recorded = helper.get("proc_start")
+    return recorded is None or process_start_ticks(helper["pid"]) in (None, recorded)
+
+
+def _signal_helper(pid, signum):
+    # The FUSE daemon and other helpers started in their own session lead a
+    # process group holding their workers: signal the whole group then.
+    try:
+        if os.getpgid(pid) == pid and pid != os.getpgid(0):
+            os.killpg(pid, signum)
+        else:
+            os.kill(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def pid_alive(pid):
@@ -599,10 +713,62 @@ def _write_executable(path, text):
     os.chmod(path, 0o755)
 
 
+def mounts_under(path):
+    """Mount points at or below ``path`` (from /proc/self/mountinfo), deepest first."""
+    path = os.path.realpath(path)
+    found = []
+    try:
+        with open("/proc/self/mountinfo") as handle:
+            for line in handle:
+                target = line.split()[4].replace("\\040", " ")
+                if target == path or target.startswith(path.rstrip("/") + "/"):
+                    found.append(target)
+    except OSError:
+        pass
+    return sorted(found, key=len, reverse=True)
+
+
+def teardown(node):
+    """Stop what a node runs: its client mount (and FUSE daemon), then every other helper.
+
+    Raises SimError if a file system is still mounted under the root
+    afterwards, so that nothing is ever deleted through a live mount.
+    """
+    from . import client_mount
+
+    if node.config.get("client_mount"):
+        client_mount.unmount(node)
+    node.stop_helpers()
+    live = mounts_under(node.root)
+    if live:
+        raise SimError("still mounted under %s: %s" % (node.root, ", ".join(live)))
+
+
+def _existing_node(root):
+    try:
+        return Node(root)
+    except SimError:
+        return None
+
+
+def destroy_node(root):
+    """Unmount, stop helpers, remove installed shims and delete the root; idempotent."""
+    from . import host
+
+    root = os.path.abspath(os.fspath(root))
+    if not os.path.exists(root):
+        return False
+    node = _existing_node(root)
+    if node is None:
+        raise SimError("%s is not a lustre-sim node (no config.yaml); not removing it" % root)
+    teardown(node)
+    host.uninstall_recorded_shims(node)
+    shutil.rmtree(root)
+    return True
+
+
 def create_node(root, settings, force=False, python=None):
     """Create (or with ``force`` re-create) a simulated node under ``root``."""
-    import shutil
-
     root = os.path.abspath(os.fspath(root))
     config = normalise_config(settings)
     config_path = os.path.join(root, "config.yaml")
@@ -610,6 +776,12 @@ def create_node(root, settings, force=False, python=None):
         if not force:
             raise SimError("%s already holds a lustre-sim node; use --force to re-create it"
                            % root)
+        previous = _existing_node(root)
+        if previous is not None:
+            teardown(previous)
+        live = mounts_under(root)
+        if live:
+            raise SimError("still mounted under %s: %s" % (root, ", ".join(live)))
         for sub in ("bin", "state", "targets", "client"):
             shutil.rmtree(os.path.join(root, sub), ignore_errors=True)
     os.makedirs(os.path.join(root, "state"), exist_ok=True)

@@ -112,7 +112,8 @@ class Console:
             session = state.get("session")
             if session and now > session["last_active"] + session["timeout"]:
                 state.setdefault("expired", []).append(
-                    {"name": session["name"], "key": session["key"], "expired_at": now})
+                    {"name": session["name"], "key": session["key"], "expired_at": now,
+                     "reason": "timeout"})
                 state["expired"] = state["expired"][-5:]
                 session = state["session"] = None
             # A failed call still saves the state: an expiry noticed here must stick.

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 from ..node import Node, SimError
 
@@ -75,7 +76,8 @@ def run_real(tool, argv, node):
     if binary is None:
         return None
     sys.stdout.flush()
-    return subprocess.call([binary] + list(argv))
+    # kmod picks the tool from argv[0]: a diverted modprobe.lustre-sim-orig must still be "modprobe".
+    return subprocess.call([tool] + list(argv), executable=binary)
 
 
 def missing_module(tool, name):
@@ -123,7 +125,21 @@ def unload(node, name, tool):
         if users:
             return "Module %s is in use by: %s" % (name, " ".join(users))
         loaded.remove(name)
+    if name == "lnet_selftest":
+        end_lst_session(node)
     return None
+
+
+def end_lst_session(node):
+    """Unloading lnet_selftest tears down the console and with it any session (lstcon_console_fini)."""
+    with node.state("lst") as state:
+        session = state.get("session")
+        if session:
+            ended = state.setdefault("expired", [])
+            ended.append({"name": session["name"], "key": session["key"],
+                          "expired_at": time.time(), "reason": "rmmod lnet_selftest"})
+            state["expired"] = ended[-5:]
+            state["session"] = None
 
 
 def modprobe(node, argv):
@@ -203,8 +219,8 @@ def lsmod(node, argv):
     header = "Module                  Size  Used by\n"
     real_lines = []
     if binary is not None:
-        result = subprocess.run([binary] + list(argv), stdout=subprocess.PIPE,
-                                universal_newlines=True)
+        result = subprocess.run(["lsmod"] + list(argv), executable=binary,
+                                stdout=subprocess.PIPE, universal_newlines=True)
         real_lines = result.stdout.splitlines(True)
     if real_lines:
         sys.stdout.write(real_lines[0])
@@ -240,6 +256,11 @@ def main(argv=None):
     try:
         node = Node.from_env()
     except SimError as error:
+        # Installed over the system's tools, the shim must not break module loading
+        # for everything else when its node is gone: act as the real tool.
+        real = run_real(tool, argv, None)
+        if real is not None:
+            return real
         sys.stderr.write("%s: %s\n" % (tool, error))
         return 2
     node.fault_gate(tool, argv)
