@@ -1,0 +1,575 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The mds survey engine: metadata rates through an echo_client on each MDT's MDD layer.
+
+Planned and measured as lustre-iokit's ``mds-survey`` does (facts section 5):
+
+* one echo client ``<mdt>_ecc`` per MDT, set up on the ``mdd`` layer;
+* per MDT, the ``dir_count`` test directories ``/MDTxxxx-tests``,
+  ``/MDTxxxx-tests1`` ... are first removed (leftovers of an aborted run),
+  then created with ``test_mkdir <dir> -c <number of MDTs> --stripe_index <idx>``;
+* ``thr`` doubles from ``thrlo`` to ``thrhi``, a thread count below
+  ``dir_count`` is skipped, each thread handles ``file_count // thr`` files;
+* for every thread count the tests run in order (``create`` first,
+  ``destroy`` last), each one on all MDTs at once::
+
+      lctl --threads <thr> -1 <devno> test_<test> [-c <stripe_count>] -d /MDTxxxx-tests
+           -D <dir_count> -b <start_number> -n <file_count // thr>
+
+* per MDT the average is the rate of lctl's ``Total: total ...`` line and
+  min/max come from the per-second samples (only the Total line: min = max
+  = average); any ``error`` line or unexpected line after the data makes
+  that MDT's test ``ERROR``;
+* the reported rate is the arithmetic mean of the per-MDT averages (not
+  their sum), min/max over every MDT's samples, as the script prints them.
+
+Differences from the script, on purpose, each stricter: a worker that exits
+non-zero (``--threads: PID <n> had rc=<m>``, m > 0) or a missing ``Total:``
+line is an error (the script would print an average of 0); a run stopped by
+the deadline gives ``incomplete`` instead of a number.
+
+Everything the survey creates is written to the node state before it is
+created (the echo clients, with the test directories and the file range of
+a ``create`` not yet destroyed) and crossed off once undone, so that a
+cleanup after a kill can remove it.
+
+``engine: iokit`` runs the installed ``mds-survey`` with the same
+parameters and parses its summary with ``parse_mds_survey``.
+
+Target-side code: pure standard library, no Ansible imports, Python 3.6+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+import time
+
+from ansible_collections.lustre.iokit.plugins.module_utils.lctl import LctlError, echo_client_name
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey import parse_mds_survey
+
+TESTS = ('create', 'lookup', 'md_getattr', 'setxattr', 'destroy')
+# The kernel's echo_client setup accepts only "mdd" as the third word for an MDT.
+LAYERS = ('mdd',)
+DEFAULT_START_NUMBER = 2
+# lctl --threads refuses more (MAX_THREADS in lustre/utils/obd.c).
+MAX_THREADS = 4096
+STATUS_OK = 'ok'
+STATUS_ERROR = 'error'
+STATUS_INCOMPLETE = 'incomplete'
+
+_MDT_INDEX_RE = re.compile(r'MDT([0-9a-fA-F]{4})')
+_TOTAL_RE = re.compile(r'^Total: total [0-9]+ threads [0-9]+ sec [0-9.]+ (?P<rate>[0-9]+\.[0-9]+)/second$')
+_SAMPLE_RE = re.compile(r'^[0-9]+/[0-9]+ Total: (?P<rate>[0-9]+\.[0-9]+)/second$')
+_WORKER_RC_RE = re.compile(r'PID [0-9]+ had rc=(?P<rc>-?[0-9]+)')
+
+
+class EngineError(Exception):
+    """A problem found before the survey creates anything (names the option at fault)."""
+
+
+# --------------------------------------------------------------------------
+# Targets and plan
+
+
+class MdtTarget:
+    """One MDT of the survey: its name, its index (from the name) and its echo client."""
+
+    def __init__(self, name, index):
+        self.name = name
+        self.index = index
+        self.echo_client = echo_client_name(name)
+
+    @property
+    def basedir(self):
+        return '/MDT%04x-tests' % self.index
+
+    def directories(self, dir_count):
+        """The test directories as mds-survey names them: ``/MDT0000-tests``, ``/MDT0000-tests1``, ..."""
+        return [self.basedir + (str(number) if number else '') for number in range(dir_count)]
+
+    def as_dict(self):
+        return {'target': self.name, 'index': self.index, 'echo_client': self.echo_client}
+
+
+def mdt_index(name):
+    """The MDT index in a target name (``testfs-MDT001a`` -> 26), or None."""
+    match = _MDT_INDEX_RE.search(name or '')
+    return int(match.group(1), 16) if match else None
+
+
+def resolve_targets(devices, names=None):
+    """MdtTargets for ``names`` (default: every UP mdt in ``devices``, the parsed ``lctl dl``).
+
+    Raises EngineError naming ``targets`` for an unknown name, a device that
+    is not an MDT or not UP, or a name without an MDT index.
+    """
+    by_name = dict((device['name'], device) for device in devices)
+    if not names:
+        names = [device['name'] for device in devices if device['status'] == 'UP' and device['type'] == 'mdt']
+        if not names:
+            raise EngineError("targets: this node has no UP mdt device (lctl dl); give targets or run on an MDS")
+    problems = []
+    targets = []
+    for name in names:
+        device = by_name.get(name)
+        if device is None:
+            problems.append('targets: %s is not a device on this node (lctl dl)' % name)
+        elif device['type'] != 'mdt':
+            problems.append('targets: %s is a %s device, not an mdt' % (name, device['type']))
+        elif device['status'] != 'UP':
+            problems.append('targets: %s is %s, not UP' % (name, device['status']))
+        elif mdt_index(name) is None:
+            problems.append('targets: %s has no MDTxxxx index in its name' % name)
+        else:
+            targets.append(MdtTarget(name, mdt_index(name)))
+    if len(set(names)) != len(names):
+        problems.append('targets: each MDT may appear once, got %s' % ', '.join(names))
+    if problems:
+        raise EngineError('; '.join(problems))
+    return targets
+
+
+def has_osc_or_osp(devices):
+    """True when an UP osc or osp device exists: what ``stripe_count > 0`` needs."""
+    return any(device['status'] == 'UP' and device['type'] in ('osc', 'osp') for device in devices)
+
+
+def thread_counts(thrlo, thrhi):
+    counts = []
+    thr = thrlo
+    while thr <= thrhi:
+        counts.append(thr)
+        thr *= 2
+    return counts
+
+
+def sweep(thrlo, thrhi, dir_count, file_count):
+    """Every thread count in order: ``{'thr', 'files_per_thread', 'skip'}`` (skip: reason or None)."""
+    points = []
+    for thr in thread_counts(thrlo, thrhi):
+        skip = None
+        if thr < dir_count:
+            skip = 'thr < dir_count: fewer threads than directories'
+        points.append({'thr': thr, 'files_per_thread': file_count // thr, 'skip': skip})
+    return points
+
+
+def option_problems(thrlo, thrhi, file_count, dir_count, stripe_count, tests, start_number, layer):
+    """Every invalid combination of options, each message naming the option (checked before anything runs)."""
+    problems = []
+    for name, value in (('thrlo', thrlo), ('thrhi', thrhi), ('file_count', file_count), ('dir_count', dir_count)):
+        if value < 1:
+            problems.append('%s: must be at least 1, got %d' % (name, value))
+    if stripe_count < 0:
+        problems.append('stripe_count: must not be negative, got %d' % stripe_count)
+    if start_number < 0:
+        problems.append('start_number: must not be negative, got %d' % start_number)
+    if thrhi > MAX_THREADS:
+        problems.append('thrhi: lctl --threads allows at most %d threads, got %d' % (MAX_THREADS, thrhi))
+    if layer not in LAYERS:
+        problems.append('layer: only mdd is accepted by the echo_client setup on an MDT, got %r' % layer)
+    if not tests or tests[0] != 'create' or tests[-1] != 'destroy':
+        problems.append("tests: the first test must be 'create' and the last 'destroy', got %s"
+                        % (', '.join(tests) if tests else 'none'))
+    unknown = [test for test in tests or [] if test not in TESTS]
+    if unknown:
+        problems.append('tests: unknown test %s (known: %s)' % (', '.join(unknown), ', '.join(TESTS)))
+    if tests and len(set(tests)) != len(tests):
+        problems.append('tests: each test may appear once, got %s' % ', '.join(tests))
+    if problems or thrlo > thrhi:
+        if thrlo > thrhi:
+            problems.append('thrlo: %d is greater than thrhi (%d)' % (thrlo, thrhi))
+        return problems
+    runnable = [point for point in sweep(thrlo, thrhi, dir_count, file_count) if point['skip'] is None]
+    if not runnable:
+        problems.append('dir_count: %d is greater than every thread count from thrlo %d to thrhi %d, '
+                        'so every thread count would be skipped' % (dir_count, thrlo, thrhi))
+    elif file_count < runnable[-1]['thr']:
+        problems.append('file_count: %d is less than %d threads, so a thread would get no file '
+                        '(lctl rejects -n 0); raise file_count or lower thrhi' % (file_count, runnable[-1]['thr']))
+    return problems
+
+
+# --------------------------------------------------------------------------
+# lctl --threads output
+
+
+def threads_stats(stdout, stderr='', rc=0):
+    """One MDT's ``lctl --threads`` output as the I/O kit reads it.
+
+    Returns ``{'samples', 'ops_s', 'min_ops_s', 'max_ops_s', 'status', 'message'}``;
+    ``samples`` counts the per-second samples plus the Total line, -1 on error.
+    """
+    samples = 0
+    average = None
+    minimum = maximum = None
+    message = None
+    for line in stdout.splitlines():
+        line = line.strip()
+        if 'starting' in line:
+            samples = 0
+            continue
+        if 'error' in line:
+            message = line
+            break
+        match = _WORKER_RC_RE.search(line)
+        if match and match.group('rc') == '0':
+            continue
+        match = _TOTAL_RE.match(line)
+        if match:
+            average = float(match.group('rate'))
+            samples += 1
+            continue
+        match = _SAMPLE_RE.match(line)
+        if match:
+            rate = float(match.group('rate'))
+            samples += 1
+            minimum = rate if minimum is None else min(minimum, rate)
+            maximum = rate if maximum is None else max(maximum, rate)
+            continue
+        if samples != 0 and line:
+            message = 'unexpected line: %s' % line
+            break
+    if message is None:
+        for line in stderr.splitlines():
+            line = line.strip()
+            match = _WORKER_RC_RE.search(line)
+            if 'error' in line or (match and match.group('rc') != '0'):
+                message = line
+                break
+    if message is None and average is None:
+        message = 'no "Total:" line (rc %s)' % rc
+    if message is not None:
+        return {'samples': -1, 'ops_s': None, 'min_ops_s': None, 'max_ops_s': None, 'status': STATUS_ERROR,
+                'message': message}
+    if minimum is None:
+        minimum = maximum = average
+    return {'samples': samples, 'ops_s': average, 'min_ops_s': minimum, 'max_ops_s': maximum,
+            'status': STATUS_OK, 'message': None}
+
+
+def global_stats(per_mdt):
+    """The figures mds-survey prints for one test from the per-MDT stats: mean of averages, min, max."""
+    if any(stats['status'] != STATUS_OK for stats in per_mdt):
+        return {'ops_s': None, 'min_ops_s': None, 'max_ops_s': None, 'status': STATUS_ERROR}
+    return {'ops_s': sum(stats['ops_s'] for stats in per_mdt) / len(per_mdt),
+            'min_ops_s': min(stats['min_ops_s'] for stats in per_mdt),
+            'max_ops_s': max(stats['max_ops_s'] for stats in per_mdt),
+            'status': STATUS_OK}
+
+
+def prefix_line(ndevs, file_count, dir_count, thr):
+    return 'mdt %1d file %7d dir %4d thr %4d ' % (ndevs, file_count, dir_count, thr)
+
+
+def test_summary(test, stats):
+    if stats['status'] == STATUS_OK:
+        return '%s %7.2f [ %7.2f, %7.2f] ' % (test, stats['ops_s'], stats['min_ops_s'], stats['max_ops_s'])
+    if stats['status'] == STATUS_ERROR:
+        return '%s %17s ' % (test, 'ERROR')
+    return '%s ' % test
+
+
+# --------------------------------------------------------------------------
+# The survey
+
+
+class MdsSurvey:
+    """Plans, runs and cleans up one mds survey on this node.
+
+    ``lctl``: an ``lctl.Lctl`` on the survey's runner; ``node_state``: the
+    ``NodeState`` where everything created is written down first; ``raw``:
+    an object with ``summary(text)`` and ``detail(text)`` (or None).
+    """
+
+    def __init__(self, runner, lctl, node_state, run_id, targets, thrlo=4, thrhi=32, file_count=100000,
+                 dir_count=None, stripe_count=0, tests=TESTS, start_number=DEFAULT_START_NUMBER, layer='mdd',
+                 raw=None, host=None):
+        self.runner = runner
+        self.lctl = lctl
+        self.node_state = node_state
+        self.run_id = run_id
+        self.targets = list(targets)
+        self.thrlo, self.thrhi = thrlo, thrhi
+        self.file_count = file_count
+        # mds-survey's default: as many directories as the lowest thread count
+        self.dir_count = thrlo if dir_count is None else dir_count
+        self.stripe_count = stripe_count
+        self.tests = list(tests)
+        self.start_number = start_number
+        self.layer = layer
+        self.raw = raw
+        self.host = host
+        self.errors = []
+        self.aborted = None
+        self.devnos = {}
+        self._echo_entries = {}
+
+    # -- planning ------------------------------------------------------------------
+
+    def problems(self):
+        return option_problems(self.thrlo, self.thrhi, self.file_count, self.dir_count, self.stripe_count,
+                               self.tests, self.start_number, self.layer)
+
+    def plan(self):
+        """The sweep, and what would be created, for check mode."""
+        points = sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count)
+        runnable = [point for point in points if point['skip'] is None]
+        return {
+            'points': points,
+            'targets': [target.as_dict() for target in self.targets],
+            'echo_clients': [target.echo_client for target in self.targets],
+            'directories': dict((target.name, target.directories(self.dir_count)) for target in self.targets),
+            'files_per_mdt_per_point': dict((point['thr'], point['files_per_thread'] * point['thr'])
+                                            for point in runnable),
+            'tests': list(self.tests),
+            'estimated_duration_s': None,
+        }
+
+    def thread_argv(self, target, test, point):
+        """The ``lctl --threads`` argument list of ``test`` on ``target`` at ``point``."""
+        argv = [self.lctl.lctl, '--threads', str(point['thr']), '-1', str(self.devnos[target.name]),
+                'test_' + test]
+        if test == 'create':
+            argv += ['-c', str(self.stripe_count)]
+        return argv + ['-d', target.basedir, '-D', str(self.dir_count), '-b', str(self.start_number),
+                       '-n', str(point['files_per_thread'])]
+
+    # -- node state ------------------------------------------------------------------
+
+    def _remember(self, target, **details):
+        entry = self._echo_entries.setdefault(target.name, {'target': target.name, 'layer': self.layer,
+                                                            'directories': [], 'files': None})
+        entry.update(details)
+        self.node_state.record('echo_clients', self.run_id, name=target.echo_client, **entry)
+
+    def _raw(self, kind, text):
+        if self.raw is not None:
+            getattr(self.raw, kind)(text)
+
+    # -- setup -----------------------------------------------------------------------
+
+    def setup(self):
+        """Attach the echo clients and create the test directories.
+
+        Raises LctlError (attach/setup failed) or EngineError (a directory
+        could not be created); whatever was made is in the node state and
+        removed by ``teardown``.
+        """
+        # read before our own entries replace those of an aborted run (same echo client names)
+        leftover_files = dict((entry['name'], entry['files']) for entry in self.node_state.entries('echo_clients')
+                              if entry.get('files') and entry.get('run_id') != self.run_id)
+        for target in self.targets:
+            self._remember(target)
+            self.lctl.attach_echo_client(target.echo_client, target.name, layer=self.layer)
+            self.devnos[target.name] = self.lctl.devno(target.echo_client)
+        for target in self.targets:
+            self._raw('detail', '=======> Create %d directories on %s:%s\n' % (self.dir_count, self.host or 'localhost',
+                                                                            target.name))
+            if leftover_files.get(target.echo_client):
+                self._destroy_files(target, leftover_files[target.echo_client])
+            directories = target.directories(self.dir_count)
+            for directory in directories:
+                # leftovers of an aborted run; only empty ones go, as with the I/O kit
+                result = self.runner.run([self.lctl.lctl, '--device', str(self.devnos[target.name]),
+                                          'test_rmdir', directory])
+                self._raw('detail', result.stdout + result.stderr)
+            self._remember(target, directories=directories)
+            for directory in directories:
+                argv = [self.lctl.lctl, '--device', str(self.devnos[target.name]), 'test_mkdir', directory,
+                        '-c', str(len(self.targets)), '--stripe_index', str(target.index)]
+                result = self.runner.run(argv)
+                self._raw('detail', result.stdout + result.stderr)
+                if result.rc != 0 or 'error' in result.stdout + result.stderr or result.timed_out:
+                    self._raw('summary', 'created directories on %s:%s failed\n' % (self.host or 'localhost',
+                                                                                   target.name))
+                    raise EngineError('test_mkdir %s on %s failed (rc %s): %s' % (
+                        directory, target.name, result.rc, (result.stderr or result.stdout).strip()))
+
+    def _destroy_files(self, target, files):
+        argv = [self.lctl.lctl, '--threads', str(files['threads']), '-1', str(self.devnos[target.name]),
+                'test_destroy', '-d', files['basedir'], '-D', str(files['dir_count']), '-b',
+                str(files['start_number']), '-n', str(files['files_per_thread'])]
+        result = self.runner.run(argv)
+        self._raw('detail', result.stdout + result.stderr)
+        return result
+
+    # -- running ---------------------------------------------------------------------
+
+    def run(self):
+        """Run the sweep (after ``setup``), yielding one record per thread count.
+
+        Stops at the deadline or a stop request: ``aborted`` holds the reason,
+        the last record (if any test finished) has the interrupted test as
+        ``incomplete``.
+        """
+        ndevs = len(self.targets)
+        self._raw('summary', '%s %s from %s\n' % (time.strftime('%a %b %d %H:%M:%S %Z %Y'), 'mds-survey',
+                                                  self.host or os.uname()[1]))
+        for point in sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count):
+            if point['skip']:
+                continue
+            if self.runner.expired():
+                self._stop({'thr': point['thr']}, 'not run')
+                return
+            prefix = prefix_line(ndevs, self.file_count, self.dir_count, point['thr'])
+            self._raw('summary', prefix)
+            self._raw('detail', '=======> %s\n' % prefix)
+            record = {'mdt': ndevs, 'file': self.file_count, 'dir': self.dir_count, 'thr': point['thr'],
+                      'host': self.host, 'files_per_thread': point['files_per_thread'],
+                      'stripe_count': self.stripe_count, 'tests': {},
+                      'per_mdt': [dict(target.as_dict(), tests={}) for target in self.targets]}
+            for test in self.tests:
+                stats, interrupted = self._run_test(test, point, record)
+                record['tests'][test] = stats
+                self._raw('summary', test_summary(test, stats))
+                if interrupted:
+                    self._raw('summary', '\n')
+                    self._stop({'thr': point['thr'], 'test': test}, '%s interrupted' % test)
+                    if any(entry['status'] != STATUS_INCOMPLETE for entry in record['tests'].values()):
+                        yield record
+                    return
+                if stats['status'] == STATUS_ERROR:
+                    messages = ['%s: %s' % (entry['target'], entry['tests'][test]['message'])
+                                for entry in record['per_mdt'] if entry['tests'][test]['message']]
+                    self.errors.append({'point': {'thr': point['thr'], 'test': test},
+                                        'message': '%s: ERROR: %s' % (test, '; '.join(messages))})
+            self._raw('summary', '\n')
+            yield record
+
+    def _stop(self, point, what):
+        self.aborted = self.runner.stop_reason or 'stopped'
+        self.errors.append({'point': point, 'message': '%s: %s' % (what, self.aborted)})
+
+    def _run_test(self, test, point, record):
+        if test == 'create':
+            files = {'threads': point['thr'], 'files_per_thread': point['files_per_thread'],
+                     'start_number': self.start_number, 'dir_count': self.dir_count}
+            for target in self.targets:
+                self._remember(target, files=dict(files, basedir=target.basedir))
+        results = self.runner.run_many([self.thread_argv(target, test, point) for target in self.targets])
+        interrupted = any(result.timed_out for result in results)
+        per_mdt = []
+        for target, result, entry in zip(self.targets, results, record['per_mdt']):
+            self._raw('detail', '=============> %s %s:%s\n%s%s' % (test, self.host or 'localhost', target.name,
+                                                                    result.stdout, result.stderr))
+            stats = threads_stats(result.stdout, result.stderr, result.rc)
+            if result.timed_out:
+                stats = {'samples': None, 'ops_s': None, 'min_ops_s': None, 'max_ops_s': None,
+                         'status': STATUS_INCOMPLETE, 'message': 'stopped: %s' % (self.runner.stop_reason or 'timeout')}
+            entry['tests'][test] = stats
+            per_mdt.append(stats)
+        if interrupted:
+            return {'ops_s': None, 'min_ops_s': None, 'max_ops_s': None, 'status': STATUS_INCOMPLETE}, True
+        self._raw('detail', '=============> %s global\n%s' % (test, ''.join(
+            '%d %f %f %f\n' % (stats['samples'], stats['ops_s'] or 0, stats['min_ops_s'] or 0, stats['max_ops_s'] or 0)
+            for stats in per_mdt)))
+        if test == 'destroy':
+            for target, stats in zip(self.targets, per_mdt):
+                if stats['status'] == STATUS_OK:
+                    self._remember(target, files=None)
+        return global_stats(per_mdt), False
+
+    # -- teardown ---------------------------------------------------------------------
+
+    def teardown(self, lctl):
+        """Remove files not yet destroyed, the directories and the echo clients; forget each once gone.
+
+        ``lctl`` should run on a runner whose deadline has not passed (the
+        survey's may have).  Returns a list of problems (empty when all was undone).
+        """
+        problems = []
+        runner, self.runner = self.runner, lctl.runner
+        survey_lctl, self.lctl = self.lctl, lctl
+        try:
+            for target in self.targets:
+                entry = self._echo_entries.get(target.name)
+                if entry is None:
+                    continue
+                try:
+                    problems.extend(self._teardown_target(target, entry))
+                except LctlError as exc:
+                    problems.append('%s: %s' % (target.echo_client, exc))
+        finally:
+            self.runner, self.lctl = runner, survey_lctl
+        return problems
+
+    def _teardown_target(self, target, entry):
+        problems = []
+        devno = self.lctl.devno(target.echo_client)
+        if devno is not None:
+            self.devnos[target.name] = devno
+            if entry.get('files'):
+                self._destroy_files(target, entry['files'])
+                self._remember(target, files=None)
+            self._raw('detail', '====> Destroy %d directories on %s:%s\n' % (len(entry['directories']),
+                                                                           self.host or 'localhost', target.name))
+            for directory in entry['directories']:
+                result = self.runner.run([self.lctl.lctl, '--device', str(devno), 'test_rmdir', directory])
+                self._raw('detail', result.stdout + result.stderr)
+                if result.rc != 0 and 'No such file' not in result.stderr:
+                    problems.append('test_rmdir %s on %s failed: %s' % (directory, target.name,
+                                                                        (result.stderr or result.stdout).strip()))
+        self.lctl.teardown(target.echo_client)
+        if not problems:
+            self.node_state.forget('echo_clients', target.echo_client)
+        self._echo_entries.pop(target.name, None)
+        return problems
+
+
+# --------------------------------------------------------------------------
+# engine: iokit
+
+
+def iokit_environment(targets, thrlo, thrhi, file_count, dir_count, stripe_count, tests, start_number, layer, rslt):
+    """The environment that makes the installed mds-survey run the same sweep."""
+    return {'targets': ' '.join(targets), 'thrlo': str(thrlo), 'thrhi': str(thrhi), 'file_count': str(file_count),
+            'dir_count': str(dir_count), 'stripe_count': str(stripe_count), 'tests_str': ' '.join(tests),
+            'start_number': str(start_number), 'layer': layer, 'rslt': rslt}
+
+
+# Lines of mds-survey's stdout that mean it gave up (its exit status is 0 for most of them).
+IOKIT_FAILURES = ("Can't find any MDT", 'Need obdfilter to test stripe_count', 'First test must be',
+                  "Can't setup echo-client", 'error: lctl not found', 'no devices or hosts specified')
+
+
+def run_iokit(runner, script, rslt, **sweep_parameters):
+    """Run the node's ``mds-survey`` and parse its summary; returns ``(records, errors, result)``.
+
+    Success is decided from the parsed text, never from the exit status
+    (facts section 5.5).
+    """
+    env = iokit_environment(rslt=rslt, **sweep_parameters)
+    result = runner.run(['bash', script], env=env)
+    try:
+        with open(rslt + '.summary') as handle:
+            summary = handle.read()
+    except (IOError, OSError):
+        summary = result.stdout
+    records = parse_mds_survey(summary)
+    output = result.stdout + result.stderr
+    errors = []
+    for record in records:
+        for test, entry in sorted(record['tests'].items()):
+            if entry['status'] != STATUS_OK:
+                errors.append({'point': {'thr': record['thr'], 'test': test},
+                               'message': '%s: %s in the mds-survey summary' % (test, entry['status'].upper())})
+    for line in (summary + '\n' + output).splitlines():
+        if 'created directories on' in line and 'failed' in line:
+            errors.append({'point': None, 'message': 'mds-survey: %s' % line.strip()})
+            break
+    for marker in IOKIT_FAILURES:
+        if marker in output:
+            errors.append({'point': None, 'message': 'mds-survey: %s' % [
+                line for line in output.splitlines() if marker in line][0].strip()})
+    if result.timed_out:
+        errors.append({'point': None, 'message': 'mds-survey stopped: %s' % (runner.stop_reason or 'timeout')})
+    elif not records and not errors:
+        errors.append({'point': None, 'message': 'mds-survey printed no result (rc %s): %s' % (
+            result.rc, output.strip()[-2000:])})
+    return records, errors, result
