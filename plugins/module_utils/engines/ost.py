@@ -1,0 +1,536 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The ost survey engine: per-OST write and read bandwidth from a Lustre client.
+
+Measured as lustre-iokit's ``ost-survey`` measures it (facts section 7):
+
+* the mount is Lustre when ``lfs getname <mount>`` names its instance
+  (``testfs-ffff8803c9f3a800``); the fsname is the text before the last ``-``;
+* the OSTs and their state come from ``lctl get_param -n
+  lov.<fsname>-clilov-<instance>.target_obd`` (``0: testfs-OST0000_UUID ACTIVE``);
+* ``llite.<fsname>-<instance>.max_cached_mb`` is saved and set to 256 pages
+  (1 MiB with 4 KiB pages) to defeat the client cache, and restored at the end;
+* for every ACTIVE OST in turn ``lfs setstripe -S 0 -i <idx> -c 1 <dir>/file<idx>``,
+  then a timed ``dd of=<file> if=/dev/zero count=<size_mib> bs=1048576``;
+  then for every one a timed ``dd if=<file> of=/dev/null ...``; each timing
+  is ``sync``, t0, ``dd``, ``sync``, t1, and the rate is
+  ``size_mib / (t1 - t0)`` MiB/s;
+* worst and best are the slowest and fastest OST (the first one wins a tie),
+  the average and the population standard deviation divide by the *total*
+  OST count, inactive ones included, exactly as the script does.
+
+Differences from the script, on purpose: the instance-qualified parameter
+names make two mounts of one file system harmless; the printed OST index is
+used for ``-i`` (the script uses the line position, which breaks on sparse
+indices); the scratch directory is ``ost_survey_<run_id>`` (the script
+deletes any existing ``ost_survey_tmp``); a ``dd`` that fails leaves that
+OST's figure null and is reported (the script would compute a rate anyway),
+and the survey refuses to start when an OST has less free space than
+``size_mib * min_free_factor``.
+
+Everything changed is written to the node state first (the scratch
+directory, each file, the old ``max_cached_mb``) and crossed off once undone.
+
+``engine: iokit`` runs the installed ``ost-survey -s <size_mib> <mount>``
+and parses its stdout with ``parse_ost_survey``.
+
+Target-side code: pure standard library, no Ansible imports, Python 3.6+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import math
+import os
+import re
+import time
+
+from ansible_collections.lustre.iokit.plugins.module_utils import node_state as node_state_module
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
+from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB, MIB
+
+# ost-survey's fixed dd block size ($BSIZE)
+BLOCK_SIZE = MIB
+# pages the client may cache during the survey (ost-survey's 256 * page size)
+CACHE_PAGES = 256
+DEFAULT_SIZE_MIB = 30
+DEFAULT_MIN_FREE_FACTOR = 2.0
+OPERATIONS = ('write', 'read')
+
+_TARGET_OBD_RE = re.compile(r'^\s*(?P<index>\d+):\s+(?P<uuid>\S+)\s+(?P<state>\S+)')
+_DF_OST_RE = re.compile(r'^(?P<uuid>\S+)\s+(?P<total>\d+)\s+(?P<used>\d+)\s+(?P<available>\d+)\s+\S+\s+\S*\[OST:(?P<index>\d+)\]')
+_CACHED_MB_RE = re.compile(r'^\s*(?:max_cached_mb:\s*)?(?P<value>\d+)\s*$')
+
+
+class EngineError(Exception):
+    """A refusal before anything is created (not Lustre, not enough space, unreadable OST list)."""
+
+
+# --------------------------------------------------------------------------
+# What the client says
+
+
+def parse_getname(text):
+    """``lfs getname`` output (``testfs-ffff8803c9f3a800 /mnt/testfs`` or just the instance) as
+    ``(fsname, instance_id)``, or None."""
+    words = (text or '').split()
+    if not words or '-' not in words[0]:
+        return None
+    fsname, instance_id = words[0].rsplit('-', 1)
+    if not fsname or not instance_id:
+        return None
+    return fsname, instance_id
+
+
+def parse_target_obd(text):
+    """``lov.*.target_obd`` lines as ``[{'position', 'ost', 'uuid', 'active'}]`` in printed order."""
+    osts = []
+    for line in (text or '').splitlines():
+        match = _TARGET_OBD_RE.match(line)
+        if match:
+            osts.append({'position': len(osts), 'ost': int(match.group('index')), 'uuid': match.group('uuid'),
+                         'active': match.group('state') == 'ACTIVE'})
+    return osts
+
+
+def parse_lfs_df(text):
+    """``lfs df`` OST lines as ``{ost index: available KiB}`` (inactive OSTs print no figures)."""
+    available = {}
+    for line in (text or '').splitlines():
+        match = _DF_OST_RE.match(line.strip())
+        if match:
+            available[int(match.group('index'))] = int(match.group('available'))
+    return available
+
+
+def parse_max_cached_mb(text):
+    """The limit in ``llite.*.max_cached_mb`` (the ``max_cached_mb:`` line, or a lone number before 2.4)."""
+    for line in (text or '').splitlines():
+        match = _CACHED_MB_RE.match(line)
+        if match:
+            return int(match.group('value'))
+    return None
+
+
+def mount_fstype(mount_point, mountinfo_path='/proc/self/mountinfo'):
+    """The file-system type of the mount at ``mount_point`` (``lustre``, ``fuse.lustre-sim``), or None."""
+    try:
+        with open(mountinfo_path) as handle:
+            lines = handle.read().splitlines()
+    except (IOError, OSError):
+        return None
+    wanted = os.path.realpath(mount_point)
+    fstype = None
+    for line in lines:
+        before, separator, after = line.partition(' - ')
+        fields = before.split()
+        if not separator or len(fields) < 5:
+            continue
+        # mountinfo escapes spaces and other bytes as octal; the last match is the one on top
+        if fields[4].replace('\\040', ' ') == wanted and after.split():
+            fstype = after.split()[0]
+    return fstype
+
+
+def cache_limit_mb(page_size):
+    """The max_cached_mb ost-survey sets: 256 pages in MiB (1 with 4 KiB pages), at least 1."""
+    return max(1, page_size * CACHE_PAGES // MIB)
+
+
+# --------------------------------------------------------------------------
+# Arithmetic
+
+
+def rate_mib_s(size_mib, seconds):
+    return size_mib * BLOCK_SIZE / seconds / MIB if seconds > 0 else None
+
+
+def operation_statistics(osts, operation, total_osts):
+    """Worst, best, average and standard deviation of one operation, as ost-survey computes them.
+
+    ``osts``: per-OST entries with ``<operation>_mib_s`` (None when not
+    measured); only active, measured ones count, but the average and the
+    population standard deviation divide by ``total_osts`` (inactive OSTs
+    included), as the script does.
+    """
+    key = operation + '_mib_s'
+    measured = [entry for entry in osts if entry['active'] and entry.get(key) is not None]
+    if not measured or not total_osts:
+        return {'worst': None, 'best': None, 'avg_mib_s': None, 'stddev_mib_s': None}
+    worst = best = measured[0]
+    for entry in measured[1:]:
+        if entry[key] < worst[key]:
+            worst = entry
+        if entry[key] > best[key]:
+            best = entry
+    average = sum(entry[key] for entry in measured) / total_osts
+    deviation = math.sqrt(sum((entry[key] - average) ** 2 for entry in measured) / total_osts)
+    return {'worst': {'ost': worst['ost'], 'mib_s': worst[key]}, 'best': {'ost': best['ost'], 'mib_s': best[key]},
+            'avg_mib_s': average, 'stddev_mib_s': deviation}
+
+
+def report_text(record, program='ost-survey', date_text=None):
+    """The survey as ost-survey prints it (what ``parse_ost_survey`` reads back)."""
+    lines = ['%s: %s OST speed survey on %s from %s' % (program, date_text or time.strftime('%m/%d/%y'),
+                                                       record['mount_point'], record['client_nid'] or 'unknown'),
+             'Number of Active OST devices : %d' % record['active_osts']]
+    if record['inactive_osts']:
+        lines.append('Number of non active ots(s): %d' % record['inactive_osts'])
+    if not record['active_osts']:
+        lines.append("There is no active OST's found")
+        return '\n'.join(lines) + '\n'
+    for label, operation in (('Read', 'read'), ('Write', 'write')):
+        stats = record[operation]
+        if stats['worst'] is None:
+            continue
+        lines.append('Worst  %s OST indx: %d speed: %f' % (label, stats['worst']['ost'], stats['worst']['mib_s']))
+        lines.append('Best   %s OST indx: %d speed: %f' % (label, stats['best']['ost'], stats['best']['mib_s']))
+        lines.append('%s Average: %f +/- %f MB/s' % (label, stats['avg_mib_s'], stats['stddev_mib_s']))
+    lines.append('Ost#  Read(MB/s)  Write(MB/s)  Read-time  Write-time')
+    lines.append('-' * 52)
+    for entry in record['osts']:
+        figures = [entry[key] for key in ('read_mib_s', 'write_mib_s', 'read_time_s', 'write_time_s')]
+        if not entry['active']:
+            lines.append('%d     Inactive ost' % entry['ost'])
+        elif None not in figures:
+            lines.append('%d     %.3f       %.3f        %.3f      %.3f' % tuple([entry['ost']] + figures))
+    return '\n'.join(lines) + '\n'
+
+
+# --------------------------------------------------------------------------
+# The survey
+
+
+class OstSurvey:
+    """Checks, plans, runs and cleans up one ost survey from this client.
+
+    ``runner``: the survey's Runner; ``node_state``: where every change is
+    written down first; ``clock``: the timing source (monotonic).
+    """
+
+    def __init__(self, runner, node_state, run_id, mount_point, size_mib=DEFAULT_SIZE_MIB,
+                 min_free_factor=DEFAULT_MIN_FREE_FACTOR, workdir='/tmp/lustre-iokit', page_size=None,
+                 host=None, lctl='lctl', lfs='lfs', clock=time.monotonic, mountinfo_path='/proc/self/mountinfo'):
+        self.runner = runner
+        self.node_state = node_state
+        self.run_id = run_id
+        self.mount_point = mount_point.rstrip('/') or '/'
+        self.size_mib = size_mib
+        self.min_free_factor = min_free_factor
+        self.workdir = workdir
+        self.page_size = page_size or os.sysconf('SC_PAGE_SIZE')
+        self.host = host
+        self.lctl = lctl
+        self.lfs = lfs
+        self.clock = clock
+        self.mountinfo_path = mountinfo_path
+        self.fsname = None
+        self.instance_id = None
+        self.osts = []
+        self.available_kib = {}
+        self.client_nid = None
+        self.fstype = None
+        self.errors = []
+        self.aborted = None
+        self.directory = os.path.join(self.mount_point, 'ost_survey_%s' % run_id)
+        self._saved_cache = None
+        self._files = []
+        self._directory_made = False
+
+    # -- checks and plan ---------------------------------------------------------------
+
+    @property
+    def instance(self):
+        return '%s-%s' % (self.fsname, self.instance_id)
+
+    @property
+    def lov_param(self):
+        return 'lov.%s-clilov-%s.target_obd' % (self.fsname, self.instance_id)
+
+    @property
+    def cache_param(self):
+        return 'llite.%s.max_cached_mb' % self.instance
+
+    def _run(self, argv):
+        return self.runner.run(argv)
+
+    def inspect(self):
+        """Read the mount, the OSTs and their free space; raise EngineError naming the option on a refusal."""
+        self.fstype = mount_fstype(self.mount_point, self.mountinfo_path)
+        result = self._run([self.lfs, 'getname', self.mount_point])
+        names = parse_getname(result.stdout) if result.rc == 0 else None
+        if names is None:
+            raise EngineError('mount_point: %s is not a Lustre client mount: lfs getname failed (rc %s): %s'
+                              % (self.mount_point, result.rc, (result.stderr or result.stdout).strip()))
+        self.fsname, self.instance_id = names
+        result = self._run([self.lctl, 'get_param', '-n', self.lov_param])
+        self.osts = parse_target_obd(result.stdout) if result.rc == 0 else []
+        if not self.osts:
+            raise EngineError('mount_point: cannot read the OSTs of %s (lctl get_param -n %s, rc %s): %s'
+                              % (self.mount_point, self.lov_param, result.rc, (result.stderr or result.stdout).strip()))
+        result = self._run([self.lfs, 'df', self.mount_point])
+        if result.rc != 0:
+            raise EngineError('mount_point: lfs df %s failed (rc %s): %s' % (
+                self.mount_point, result.rc, (result.stderr or result.stdout).strip()))
+        self.available_kib = parse_lfs_df(result.stdout)
+        result = self._run([self.lctl, 'list_nids'])
+        nids = result.stdout.split() if result.rc == 0 else []
+        self.client_nid = nids[0] if nids else None
+
+    def active_osts(self):
+        return [ost for ost in self.osts if ost['active']]
+
+    def space_problems(self):
+        """Active OSTs with less than ``size_mib * min_free_factor`` available (from ``lfs df``)."""
+        needed_kib = int(math.ceil(self.size_mib * MIB * self.min_free_factor / KIB))
+        problems = []
+        for ost in self.active_osts():
+            available = self.available_kib.get(ost['ost'])
+            if available is None:
+                problems.append('size_mib: lfs df shows no free space for OST index %d (%s)' % (ost['ost'], ost['uuid']))
+            elif available < needed_kib:
+                problems.append('size_mib: OST index %d (%s) has %d KiB available, the survey needs %d KiB '
+                                '(size_mib %d x min_free_factor %g)' % (ost['ost'], ost['uuid'], available,
+                                                                        needed_kib, self.size_mib,
+                                                                        self.min_free_factor))
+        return problems
+
+    def plan(self):
+        """What the survey would do: the OSTs, the files, the bytes per OST and the cache change."""
+        return {
+            'mount_point': self.mount_point,
+            'fsname': self.fsname,
+            'directory': self.directory,
+            'osts': [dict(ost, file=self.file_path(ost) if ost['active'] else None,
+                          available_kib=self.available_kib.get(ost['ost'])) for ost in self.osts],
+            'bytes_written_per_ost': self.size_mib * MIB,
+            'bytes_read_per_ost': self.size_mib * MIB,
+            'max_cached_mb': cache_limit_mb(self.page_size),
+            'estimated_duration_s': None,
+        }
+
+    def file_path(self, ost):
+        return os.path.join(self.directory, 'file%d' % ost['ost'])
+
+    def write_argv(self, path):
+        return ['dd', 'of=' + path, 'if=/dev/zero', 'count=%d' % self.size_mib, 'bs=%d' % BLOCK_SIZE]
+
+    def read_argv(self, path):
+        return ['dd', 'if=' + path, 'of=/dev/null', 'count=%d' % self.size_mib, 'bs=%d' % BLOCK_SIZE]
+
+    # -- node state ------------------------------------------------------------------------
+
+    def _record_cache_change(self, old_value):
+        """Write the old max_cached_mb down before changing it.
+
+        The node state has no kind for a tunable yet; until it does, the old
+        value goes into a file under the workdir, recorded as a path with
+        the parameter and the value as details, so that a cleanup (or a
+        person) can restore it after a kill.
+        """
+        if 'params' in node_state_module.KINDS:
+            self.node_state.record('params', self.run_id, name=self.cache_param, old_value=str(old_value))
+            return
+        saved = self._cache_file()
+        directory = os.path.dirname(saved)
+        if not os.path.isdir(directory):
+            os.makedirs(directory)
+        with open(saved, 'w') as handle:
+            json.dump({'param': self.cache_param, 'old_value': str(old_value),
+                       'restore': [self.lctl, 'set_param', '-n', '%s=%s' % (self.cache_param, old_value)]}, handle)
+        self.node_state.record('paths', self.run_id, path=saved, param=self.cache_param, old_value=str(old_value))
+
+    def _forget_cache_change(self):
+        if 'params' in node_state_module.KINDS:
+            self.node_state.forget('params', self.cache_param)
+            return
+        saved = self._cache_file()
+        try:
+            os.unlink(saved)
+        except OSError:
+            pass
+        self.node_state.forget('paths', saved)
+
+    def _cache_file(self):
+        return os.path.join(self.workdir, self.run_id, 'ost_survey.max_cached_mb.json')
+
+    # -- running ---------------------------------------------------------------------------
+
+    def setup(self):
+        """Lower the client cache and create the scratch directory (each recorded first)."""
+        result = self._run([self.lctl, 'get_param', '-n', self.cache_param])
+        old_value = parse_max_cached_mb(result.stdout) if result.rc == 0 else None
+        if old_value is None:
+            raise EngineError('mount_point: cannot read %s (rc %s): %s' % (
+                self.cache_param, result.rc, (result.stderr or result.stdout).strip()))
+        self._record_cache_change(old_value)
+        self._saved_cache = old_value
+        result = self._run([self.lctl, 'set_param', '-n', '%s=%d' % (self.cache_param, cache_limit_mb(self.page_size))])
+        if result.rc != 0:
+            raise EngineError('cannot set %s (rc %s): %s' % (self.cache_param, result.rc,
+                                                            (result.stderr or result.stdout).strip()))
+        self.node_state.record('paths', self.run_id, path=self.directory)
+        self._directory_made = True
+        if os.path.isdir(self.directory):
+            # the same run id after an abort: the directory and its files are ours
+            self._remove_files(os.listdir(self.directory))
+        else:
+            os.mkdir(self.directory)
+
+    def _measure(self, argv):
+        """sync, t0, dd, sync, t1: returns (seconds, dd result, interrupted)."""
+        self._run(['sync'])
+        started = self.clock()
+        result = self._run(argv)
+        self._run(['sync'])
+        elapsed = self.clock() - started
+        return elapsed, result, result.timed_out or self.runner.expired()
+
+    def run(self):
+        """Write then read every active OST; returns the one record (see parse_ost_survey)."""
+        entries = [{'ost': ost['ost'], 'uuid': ost['uuid'], 'active': ost['active'], 'read_mib_s': None,
+                    'write_mib_s': None, 'read_time_s': None, 'write_time_s': None} for ost in self.osts]
+        completed = []
+        for operation in OPERATIONS:
+            if not self._run_pass(operation, entries):
+                break
+            completed.append(operation)
+        record = {
+            'active_osts': len(self.active_osts()),
+            'inactive_osts': len(self.osts) - len(self.active_osts()),
+            'date': time.strftime('%m/%d/%y'),
+            'mount_point': self.mount_point,
+            'client_nid': self.client_nid,
+            'no_active_osts': not self.active_osts(),
+            'fsname': self.fsname,
+            'host': self.host,
+            'size_mib': self.size_mib,
+            'complete': completed == list(OPERATIONS),
+            'osts': entries,
+        }
+        for operation in OPERATIONS:
+            # a pass cut short is not summarised: its worst/best/average would be over some OSTs only
+            record[operation] = operation_statistics(entries if operation in completed else [], operation,
+                                                     len(self.osts))
+        return record
+
+    def _run_pass(self, operation, entries):
+        for entry in entries:
+            if not entry['active']:
+                continue
+            if self.runner.expired():
+                self._stop({'ost': entry['ost'], 'operation': operation}, 'not run')
+                return False
+            path = os.path.join(self.directory, 'file%d' % entry['ost'])
+            if operation == 'write':
+                self.node_state.record('paths', self.run_id, path=path)
+                self._files.append(path)
+                result = self._run([self.lfs, 'setstripe', '-S', '0', '-i', str(entry['ost']), '-c', '1', path])
+                if result.rc != 0:
+                    self.errors.append({'point': {'ost': entry['ost'], 'operation': operation},
+                                        'message': 'lfs setstripe -i %d failed (rc %s): %s' % (
+                                            entry['ost'], result.rc, (result.stderr or result.stdout).strip())})
+                    continue
+                argv = self.write_argv(path)
+            else:
+                if entry['write_mib_s'] is None:
+                    continue
+                argv = self.read_argv(path)
+            seconds, result, interrupted = self._measure(argv)
+            if interrupted:
+                self._stop({'ost': entry['ost'], 'operation': operation}, '%s interrupted' % operation)
+                return False
+            if result.rc != 0:
+                self.errors.append({'point': {'ost': entry['ost'], 'operation': operation},
+                                    'message': 'dd %s on OST index %d failed (rc %s): %s' % (
+                                        operation, entry['ost'], result.rc, result.stderr.strip())})
+                continue
+            entry[operation + '_time_s'] = seconds
+            entry[operation + '_mib_s'] = rate_mib_s(self.size_mib, seconds)
+        return True
+
+    def _stop(self, point, what):
+        self.aborted = self.runner.stop_reason or 'stopped'
+        self.errors.append({'point': point, 'message': '%s: %s' % (what, self.aborted)})
+
+    # -- cleanup ------------------------------------------------------------------------------
+
+    def _remove_files(self, names):
+        for name in names:
+            path = os.path.join(self.directory, name)
+            try:
+                os.unlink(path)
+            except OSError as exc:
+                if os.path.lexists(path):
+                    raise EngineError('cannot remove %s: %s' % (path, exc))
+            self.node_state.forget('paths', path)
+
+    def teardown(self, runner):
+        """Restore max_cached_mb, remove the files and the directory; returns the problems left.
+
+        ``runner`` should be one whose deadline has not passed.
+        """
+        problems = []
+        if self._saved_cache is not None:
+            result = runner.run([self.lctl, 'set_param', '-n', '%s=%d' % (self.cache_param, self._saved_cache)])
+            if result.rc == 0:
+                self._forget_cache_change()
+                self._saved_cache = None
+            else:
+                problems.append('cannot restore %s to %d: %s' % (self.cache_param, self._saved_cache,
+                                                                 (result.stderr or result.stdout).strip()))
+        if self._directory_made:
+            try:
+                names = os.listdir(self.directory) if os.path.isdir(self.directory) else []
+                ours = set(os.path.basename(path) for path in self._files)
+                self._remove_files([name for name in names if name in ours])
+                for path in self._files:
+                    self.node_state.forget('paths', path)
+                if os.path.isdir(self.directory):
+                    os.rmdir(self.directory)
+                self.node_state.forget('paths', self.directory)
+                self._directory_made = False
+            except (OSError, EngineError) as exc:
+                problems.append('cannot remove %s: %s' % (self.directory, exc))
+        return problems
+
+
+# --------------------------------------------------------------------------
+# engine: iokit
+
+
+def iokit_argv(script, size_mib, mount_point):
+    return ['perl', script, '-s', str(size_mib), mount_point]
+
+
+def run_iokit(runner, script, size_mib, mount_point, raw_path=None):
+    """Run the node's ``ost-survey`` and parse its stdout; returns ``(record or None, errors, result)``.
+
+    Success is decided from the parsed text, never from the exit status.
+    """
+    result = runner.run(iokit_argv(script, size_mib, mount_point))
+    if raw_path:
+        with open(raw_path, 'w') as handle:
+            handle.write(result.stdout)
+            if result.stderr:
+                handle.write(result.stderr)
+    parsed = parse_ost_survey(result.stdout)
+    errors = []
+    if result.timed_out:
+        errors.append({'point': None, 'message': 'ost-survey stopped: %s' % (runner.stop_reason or 'timeout')})
+    measured = [entry for entry in parsed['osts'] if entry['active'] and entry['write_mib_s'] is not None]
+    if parsed['no_active_osts']:
+        errors.append({'point': None, 'message': "ost-survey: There is no active OST's found"})
+    elif not measured:
+        errors.append({'point': None, 'message': 'ost-survey printed no result (rc %s): %s' % (
+            result.rc, (result.stdout + result.stderr).strip()[-2000:])})
+    if 'Warning: Couldn' in result.stdout:
+        errors.append({'point': None, 'message': 'ost-survey could not remove its ost_survey_tmp directory'})
+    if not measured:
+        return None, errors, result
+    parsed['complete'] = not result.timed_out
+    return parsed, errors, result
