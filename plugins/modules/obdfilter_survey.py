@@ -1,0 +1,457 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: obdfilter_survey
+short_description: Measure OST object-layer bandwidth through echo_client, as lustre-iokit's obdfilter-survey does
+version_added: 0.1.0
+description:
+  - Runs the obdfilter survey of the Lustre I/O kit (C(case=disk)) on the OSTs of this OSS and returns every
+    sweep point as a record of the result envelope C(lustre.iokit/result/v1).
+  - The method is the I/O kit's. C(obdecho) is loaded if absent (and unloaded at the end only in that case);
+    one C(echo_client) named C(<ost>_ecc) is set up per OST (a leftover UP one is reused, a half-made one
+    replaced, so a rerun never fails with C(attach File exists)); record size O(rszlo) to O(rszhi), objects
+    O(nobjlo) to O(nobjhi) and threads O(thrlo) to O(thrhi) per OST double in turn, and a point whose thread
+    count is not a multiple of its object count is skipped.
+  - At every point, O(nobjlo)..O(nobjhi) objects are created on each OST (they must get consecutive ids),
+    then for each test C(osd*.*.force_sync) is set and one C(lctl --threads) per OST runs C(test_brw) on all
+    OSTs at once; the objects are destroyed after the point. Echo objects live in their own FID sequence,
+    but the test fills O(size_mib) MiB per OST per write test.
+  - The aggregate bandwidth is the data moved over all OSTs divided by the wall-clock time; C(min_mib_s) and
+    C(max_mib_s) are the slowest and fastest one-second sample of any single OST. A test whose output has an
+    error is C(error), one too short for any one-second sample is C(short). Each record also keeps every OST's
+    own figures under C(per_ost), so a slow OST is visible.
+  - Every echo client, object range, module load and helper process is written to the node state under
+    O(workdir) before it is made, so the C(lustre.iokit.iokit_cleanup) module can undo a killed run.
+  - Raw output (the I/O kit's C(.summary) and C(.detail) texts) is written under O(workdir)/O(run_id)/.
+author:
+  - lustre.iokit contributors (@lustre)
+requirements:
+  - Lustre server utilities (C(lctl)) and the C(obdecho) kernel module on the OSS; C(lsmod), C(modprobe), C(rmmod).
+  - For O(engine=iokit), the lustre-iokit package (C(obdfilter-survey)) and gawk.
+extends_documentation_fragment:
+  - lustre.iokit.attributes
+  - lustre.iokit.survey_common
+  - lustre.iokit.sweep
+options:
+  targets:
+    description:
+      - OSTs to measure (C(obdfilter) device names such as C(testfs-OST0000), optionally C(localhost:name)).
+      - Empty means every C(UP) obdfilter device of the node, as the I/O kit does.
+      - With O(case=network) and O(engine=iokit), the one server name or IP address to measure against.
+    type: list
+    elements: str
+    default: []
+  case:
+    description:
+      - V(disk) measures the local OSTs through echo_client on the obdfilter layer.
+      - V(network) (LNet and RPC only, against C(obdecho) on a server) only runs on Lustre 2.15.6 and older,
+        and only with O(engine=iokit); newer Lustre removed the kernel path it needs (LU-10994), so the module
+        fails with a message naming the installed version. Use the LNet self-test survey instead.
+      - V(netdisk) was removed from the I/O kit in Lustre 2.15.6; it is refused with the version facts.
+    type: str
+    choices: [disk, network, netdisk]
+    default: disk
+  size_mib:
+    description:
+      - MiB per OST per test (the I/O kit's C(size)); must be a multiple of every record size of the sweep.
+    type: int
+    default: 16384
+  nobjlo:
+    description: Smallest number of objects per OST (the I/O kit's C(nobjlo)).
+    type: int
+    default: 1
+  nobjhi:
+    description: Largest number of objects per OST (the I/O kit's C(nobjhi)).
+    type: int
+    default: 16
+  thrhi:
+    description: Largest number of threads per OST (the I/O kit's C(thrhi)); at most 4096.
+    type: int
+    default: 16
+  tests:
+    description:
+      - Tests run at every point, in this order (the I/O kit's C(tests_str)). The first must be V(write).
+    type: list
+    elements: str
+    choices: [write, rewrite, read, reread, rewrite_again]
+    default: [write, rewrite, read]
+  verify:
+    description: Write a data pattern and check it on read (the I/O kit's C(verify=1)); slower.
+    type: bool
+    default: false
+  iokit_script:
+    description: The C(obdfilter-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
+    type: str
+    default: obdfilter-survey
+notes:
+  - The I/O kit's exit status is not trusted with O(engine=iokit) (it exits 0 after most failures); the result
+    is judged from its summary.
+  - The data written goes to new echo objects, never to existing file objects, but it needs free space on the
+    OSTs (RV(plan.per_ost)); the Lustre documentation still calls the test potentially destructive and
+    advises running it before the file system holds production data.
+seealso:
+  - name: lustre-iokit obdfilter-survey
+    description: The I/O kit script this module reproduces.
+    link: https://github.com/lustre/lustre-release/tree/master/lustre-iokit/obdfilter-survey
+'''
+
+EXAMPLES = r'''
+- name: Survey every OST of the OSS, stopping after 50 minutes
+  lustre.iokit.obdfilter_survey:
+    size_mib: 4096
+    nobjhi: 4
+    thrhi: 32
+    timeout: 3000
+    run_id: "{{ iokit_run_id }}"
+  async: 3600
+  poll: 0
+  register: obdfilter_job
+
+- name: Wait for the survey
+  ansible.builtin.async_status:
+    jid: "{{ obdfilter_job.ansible_job_id }}"
+  register: obdfilter_result
+  until: obdfilter_result.finished
+  retries: 400
+  delay: 10
+
+- name: Two OSTs, write and read only, 4 MiB records
+  lustre.iokit.obdfilter_survey:
+    targets: [testfs-OST0000, testfs-OST0001]
+    tests: [write, read]
+    rszlo: 4096
+    rszhi: 4096
+    size_mib: 1024
+
+- name: Show the plan only
+  lustre.iokit.obdfilter_survey:
+    size_mib: 1024
+  check_mode: true
+  register: obdfilter_plan
+'''
+
+RETURN = r'''
+schema:
+  description: Envelope schema identifier.
+  returned: always
+  type: str
+  sample: lustre.iokit/result/v1
+run_id:
+  description: The run identifier.
+  returned: always
+  type: str
+  sample: 20261122T101500Z-3f2a
+host:
+  description: Short host name of the node.
+  returned: always
+  type: str
+survey:
+  description: Always V(obdfilter).
+  returned: always
+  type: str
+engine:
+  description: The engine that ran, V(native) or V(iokit).
+  returned: always
+  type: str
+status:
+  description:
+    - V(ok) every point measured; V(partial) some measured, then an error, a timeout or a signal; V(failed)
+      nothing measured (the module then fails, still returning the envelope); V(skipped) in check mode.
+  returned: always
+  type: str
+parameters:
+  description: The survey's options.
+  returned: always
+  type: dict
+envelope:
+  description:
+    - The complete result envelope C(lustre.iokit/result/v1), ready to store; the other keys of this result
+      repeat its fields at the top level, except C(started) and C(finished) (UTC times), which Ansible
+      reserves for async jobs and which are therefore only here.
+  returned: always
+  type: dict
+duration_s:
+  description: Seconds the module ran.
+  returned: always
+  type: float
+records:
+  description:
+    - One record per measured point, in the shape of the C(parse_obdfilter_survey) filter. C(ost) is the
+      number of OSTs; C(size_kib), C(obj) and C(thr) are totals over the OSTs, as the I/O kit prints them;
+      C(obj_per_ost), C(thr_per_ost), C(count) (I/Os per thread) and C(pages) give the per-OST values.
+    - Under C(tests), each test has C(mib_s) (aggregate over wall-clock time), C(min_mib_s)/C(max_mib_s)
+      (slowest/fastest one-second sample of a single OST, null unless C(status) is V(ok)), C(status)
+      (V(ok), V(short), V(error), or V(incomplete) when stopped) and C(elapsed_s).
+    - Under C(per_ost), each OST name maps each test to its own C(mib_s) (its data over its own wall-clock
+      time), C(lctl_mib_s) (lctl's final rate), C(min_mib_s), C(max_mib_s), C(samples), C(status),
+      C(elapsed_s) and C(error) (the first error line). Not given by O(engine=iokit).
+  returned: always
+  type: list
+  elements: dict
+errors:
+  description: Errors, each with the C(point) it belongs to (or null) and a C(message).
+  returned: always
+  type: list
+  elements: dict
+environment:
+  description:
+    - Facts at run time. C(lustre_version), C(kernel), C(page_kib), C(targets), C(obdecho_loaded_by_us) and
+      C(reused_echo_clients) (leftover echo clients that were reused, then torn down).
+  returned: always
+  type: dict
+raw_output:
+  description: Path on the node of the summary file; the detail file is beside it (RV(raw_files)).
+  returned: always
+  type: str
+raw_files:
+  description: Paths on the node of the raw output files.
+  returned: when the survey ran
+  type: list
+  elements: str
+plan:
+  description:
+    - The sweep, computed before anything is made. C(points) lists every point with C(rsz_kib),
+      C(actual_rsz_kib), C(nobj), C(thr) (per OST), C(count), C(pages), C(size_kib_per_ost) and C(skip) (the
+      reason, or null when it runs).
+    - C(per_ost) maps each OST to C(bytes_written), C(bytes_read), C(objects_created), C(max_objects_at_once)
+      and C(max_bytes_at_once); C(skipped_points) lists the skipped points; C(estimated_duration_s) is null,
+      as the duration cannot be known before measuring.
+  returned: always
+  type: dict
+'''
+
+import os
+import socket
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
+    survey_common_argument_spec,
+    sweep_argument_spec,
+)
+
+SURVEY = 'obdfilter'
+ASYNC_RESERVED_KEYS = ('started', 'finished')
+PARAMETER_NAMES = ('targets', 'case', 'size_mib', 'rszlo', 'rszhi', 'nobjlo', 'nobjhi', 'thrlo', 'thrhi', 'tests',
+                   'verify', 'engine', 'timeout')
+TEST_CHOICES = ['write', 'rewrite', 'read', 'reread', 'rewrite_again']
+
+
+def argument_spec():
+    spec = survey_common_argument_spec()
+    spec.update(sweep_argument_spec())
+    spec.update(
+        targets=dict(type='list', elements='str', default=[]),
+        case=dict(type='str', choices=list(obdfilter.CASES), default=obdfilter.CASE_DISK),
+        size_mib=dict(type='int', default=16384),
+        nobjlo=dict(type='int', default=1),
+        nobjhi=dict(type='int', default=16),
+        thrhi=dict(type='int', default=16),
+        tests=dict(type='list', elements='str', choices=TEST_CHOICES, default=list(obdfilter.DEFAULT_TESTS)),
+        verify=dict(type='bool', default=False),
+        iokit_script=dict(type='str', default='obdfilter-survey'),
+    )
+    return spec
+
+
+def option_problems(params):
+    """Invalid option values that need no look at the node, each message naming the option."""
+    problems = []
+    if params['timeout'] is not None and params['timeout'] < 1:
+        problems.append('timeout: must be at least 1 second, got %d' % params['timeout'])
+    if params['run_id'] is not None:
+        try:
+            results.validate_run_id(params['run_id'])
+        except ValueError as exc:
+            problems.append(str(exc))
+    if params['case'] == obdfilter.CASE_NETWORK and len(params['targets']) != 1:
+        problems.append('targets: case=network takes exactly one server (host name or IP address), got %d'
+                        % len(params['targets']))
+    return problems
+
+
+def module_result(envelope):
+    """The envelope under ``envelope`` and its keys at the top level, except Ansible's async keys."""
+    result = dict((key, value) for key, value in envelope.items() if key not in ASYNC_RESERVED_KEYS)
+    result['envelope'] = envelope
+    return result
+
+
+class RawOutput:
+    """The I/O kit's ``.summary`` and ``.detail`` files, written as the survey goes."""
+
+    def __init__(self, prefix):
+        self.summary_path = prefix + '.summary'
+        self.detail_path = prefix + '.detail'
+        self._summary = open(self.summary_path, 'w')
+        self._detail = open(self.detail_path, 'w')
+
+    def summary(self, text):
+        self._summary.write(text)
+        self._summary.flush()
+
+    def detail(self, text):
+        self._detail.write(text)
+        self._detail.flush()
+
+    def close(self):
+        self._summary.close()
+        self._detail.close()
+
+
+def page_kib():
+    try:
+        return max(1, os.sysconf('SC_PAGE_SIZE') // 1024)
+    except (ValueError, OSError):
+        return obdfilter.DEFAULT_PAGE_KIB
+
+
+def run_native(survey, builder, run_dir):
+    raw = RawOutput(os.path.join(run_dir, 'obdfilter_survey'))
+    survey.raw = raw
+    wrote = False
+    try:
+        for record in survey.run():
+            builder.add_record(record)
+            wrote = True
+    finally:
+        raw.close()
+    for error in survey.errors:
+        builder.add_error(error['message'], error['point'])
+    if survey.aborted:
+        builder.mark_aborted('survey stopped: %s' % survey.aborted)
+    builder.set_environment(obdecho_loaded_by_us=survey.loaded_obdecho,
+                            reused_echo_clients=survey.reused_echo_clients)
+    return wrote, [raw.summary_path, raw.detail_path]
+
+
+def run_iokit(module, runner, control_runner, node_state, run_id, builder, run_dir, targets, params, lctl):
+    """Run the installed obdfilter-survey, then undo whatever it left (its own trap is not trusted)."""
+    script = params['iokit_script']
+    if os.sep not in script:
+        script = module.get_bin_path(script, required=True)
+    rslt = os.path.join(run_dir, 'obdfilter_survey')
+    echo_module = lctl_utils.canonical_module(obdfilter.ECHO_MODULE)
+    if echo_module not in lctl_utils.loaded_modules(control_runner):
+        # the script loads it and unloads it on a clean exit; if it is killed the cleanup must do it
+        node_state.record('modules', run_id, name=echo_module)
+    names = [obdfilter.echo_client_name(target) for target in targets] if params['case'] == 'disk' else []
+    for target, name in zip(targets, names):
+        node_state.record('echo_clients', run_id, name=name, target=target, objects=[])
+    records, errors, unused_result = obdfilter.run_iokit(
+        runner, script, rslt, targets=targets, case=params['case'], size_mib=params['size_mib'],
+        rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
+        thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'])
+    for record in records:
+        builder.add_record(record)
+    for error in errors:
+        builder.add_error(error['message'], error['point'])
+    if runner.stop_reason:
+        builder.mark_aborted('stopped: %s' % runner.stop_reason)
+    for name in names:
+        try:
+            steps = lctl.teardown(name)
+        except lctl_utils.LctlError as exc:
+            builder.add_error('obdfilter-survey left echo_client %s and it could not be removed: %s' % (name, exc))
+            continue
+        if steps:
+            builder.add_error('obdfilter-survey left echo_client %s behind; removed it (%s)' % (name, ', '.join(steps)))
+        node_state.forget('echo_clients', name)
+    try:
+        lctl_utils.unload_module_if_ours(control_runner, node_state, echo_module)
+    except lctl_utils.LctlError as exc:
+        builder.add_error('unload %s: %s' % (echo_module, exc))
+    return bool(records), [rslt + '.summary', rslt + '.detail']
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    problems = option_problems(params)
+    if problems:
+        module.fail_json(msg='; '.join(problems))
+    run_id = params['run_id'] or results.new_run_id()
+    host = socket.gethostname().split('.')[0]
+    parameters = dict((name, params[name]) for name in PARAMETER_NAMES)
+    builder = results.EnvelopeBuilder(run_id, host, SURVEY, params['engine'], parameters,
+                                      check_mode=module.check_mode)
+    node_state = NodeState(params['workdir'])
+    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
+    runner = obdfilter.ProcessRecordingRunner(node_state, run_id, deadline=deadline)
+    runner.install_sigterm_handler()
+    # Short commands that make and undo things: no deadline, so that teardown runs after a timeout.
+    control_runner = Runner()
+    lctl = lctl_utils.Lctl(control_runner)
+
+    lustre_version = lctl.version()
+    builder.set_environment(lustre_version=lustre_version, kernel=os.uname()[2], page_kib=page_kib())
+    problem = obdfilter.case_problem(params['case'], lustre_version)
+    if problem is None and params['case'] == obdfilter.CASE_NETWORK and params['engine'] != 'iokit':
+        problem = ('case: network on Lustre %s runs only with engine: iokit (the I/O kit sets up obdecho on the '
+                   'server over ssh); engine: native measures case=disk' % lustre_version)
+    if problem:
+        module.fail_json(msg=problem)
+
+    targets = list(params['targets'])
+    if params['case'] == obdfilter.CASE_DISK:
+        try:
+            targets = obdfilter.select_targets(lctl.devices(), params['targets'],
+                                               local_names=('localhost', host, socket.gethostname()))
+        except lctl_utils.LctlError as exc:
+            module.fail_json(msg='cannot list the Lustre devices: %s' % exc)
+        except obdfilter.EngineError as exc:
+            module.fail_json(msg=str(exc))
+    builder.set_environment(targets=targets)
+    survey = obdfilter.ObdfilterSurvey(
+        runner, targets, params['size_mib'], rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'],
+        nobjhi=params['nobjhi'], thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'],
+        verify=params['verify'], page_kib=page_kib(), control_runner=control_runner, node_state=node_state,
+        run_id=run_id, host=host)
+    problems = survey.problems()
+    if problems:
+        module.fail_json(msg='; '.join(problems))
+    points = survey.plan()
+    plan = {
+        'points': points,
+        'skipped_points': [point for point in points if point['skip']],
+        'per_ost': survey.totals_per_ost() if params['case'] == obdfilter.CASE_DISK else {},
+        'estimated_duration_s': None,
+    }
+    if module.check_mode:
+        module.exit_json(changed=True, plan=plan, **module_result(builder.finish()))
+
+    run_dir = os.path.join(params['workdir'], run_id)
+    try:
+        os.makedirs(run_dir, exist_ok=True)
+    except OSError as exc:
+        module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
+    if params['engine'] == 'iokit':
+        changed, raw_files = run_iokit(module, runner, control_runner, node_state, run_id, builder, run_dir,
+                                       targets, params, lctl)
+    else:
+        changed, raw_files = run_native(survey, builder, run_dir)
+    builder.set_raw_output(raw_files[0])
+    envelope = builder.finish()
+    if envelope['status'] == results.STATUS_FAILED:
+        module.fail_json(msg='obdfilter survey measured nothing: %s' % '; '.join(
+            error['message'] for error in envelope['errors']), changed=changed, plan=plan, raw_files=raw_files,
+            **module_result(envelope))
+    module.exit_json(changed=changed, plan=plan, raw_files=raw_files, **module_result(envelope))
+
+
+if __name__ == '__main__':
+    main()
