@@ -125,15 +125,17 @@ def child(oss_count: int, keep: str | None) -> dict:
         records = make_run(workdir, oss_count)
         generated_s = time.monotonic() - started
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        cpu_started = time.process_time()
         summary = run.generate(workdir, RUN_ID, TEMPLATES, acceptance_criteria={
             'floors': [{'metric': 'obdfilter_write_mib_s', 'min': 1200}],
             'outliers': [{'metric': 'obdfilter_*', 'max': 0}],
             'ratios': [{'numerator': 'obdfilter_write_mib_s', 'denominator': 'sgpdd_write_mib_s', 'min': 0.85}]},
             make_baseline=True)
+        cpu_s = time.process_time() - cpu_started
         run_dir = os.path.join(workdir, RUN_ID)
         sizes = {kind: os.path.getsize(path) for kind, path in summary['files'].items()}
         return {'oss': oss_count, 'records': records, 'samples': summary['samples'], 'generate_s': generated_s,
-                'timings': summary['timings'], 'max_rss_mib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                'timings': summary['timings'], 'cpu_s': cpu_s, 'max_rss_mib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 'rss_before_mib': rss_before / 1024, 'html_mib': sizes['html'] / 2 ** 20,
                 'json_mib': sizes['samples'] / 2 ** 20, 'verdict': summary['verdict'], 'tests': summary['counts']['tests'],
                 'run_dir': run_dir}
@@ -160,17 +162,18 @@ def main() -> int:
             command += ['--keep', args.keep]
         completed = subprocess.run(command, check=True, capture_output=True, text=True)
         rows.append(json.loads(completed.stdout.strip().splitlines()[-1]))
-    print('%6s %8s %9s %8s %8s %8s %8s %9s %9s %9s %8s' % (
-        'OSS', 'OSTs', 'samples', 'load s', 'analyse', 'write s', 'total s', 'us/sample', 'peak MiB', 'html MiB',
-        'json MiB'))
+    print('%6s %6s %8s %7s %8s %8s %8s %7s %10s %9s %9s %8s' % (
+        'OSS', 'OSTs', 'samples', 'load s', 'analyse', 'write s', 'total s', 'cpu s', 'cpu us/smp', 'peak MiB',
+        'html MiB', 'json MiB'))
     for row in rows:
         timings = row['timings']
-        print('%6d %8d %9d %8.2f %8.2f %8.2f %8.2f %9.2f %9.0f %9.1f %8.1f' % (
+        print('%6d %6d %8d %7.2f %8.2f %8.2f %8.2f %7.2f %10.1f %9.0f %9.1f %8.1f' % (
             row['oss'], row['oss'] * OSTS_PER_OSS, row['samples'], timings['load_s'], timings['analyse_s'],
-            timings['write_s'], timings['total_s'], 1e6 * timings['total_s'] / max(row['samples'], 1),
+            timings['write_s'], timings['total_s'], row['cpu_s'], 1e6 * row['cpu_s'] / max(row['samples'], 1),
             row['max_rss_mib'], row['html_mib'], row['json_mib']))
-    print('peak MiB: max RSS of the process that generated the synthetic run and then the report '
-          '(the report itself starts from the RSS shown by --keep runs as rss_before_mib).')
+    print('seconds are wall-clock (load/analyse/write/total) and CPU time of the report; cpu us/smp is CPU time per '
+          'sample (flat when the cost grows linearly); peak MiB is the max RSS of the process, which also '
+          'generated the synthetic run.')
     return 0
 
 

@@ -50,18 +50,28 @@ class PointTable:
             self.units[sample.metric] = sample.unit
             self.run_ids.add(sample.run_id)
 
+        # Computed once on first use: every section of the report reads them (the table is not changed after).
+        self._means: dict[SubjectKey, dict[tuple, float]] = {}
+        self._by_point: dict | None = None
+
     def means(self, key: SubjectKey) -> dict[tuple, float]:
-        return {point: (values[0] if len(values) == 1 else math.fsum(values) / len(values))
-                for point, values in self.values[key].items()}
+        """Sweep point -> mean of its repeats, for one subject and metric."""
+        means = self._means.get(key)
+        if means is None:
+            means = self._means[key] = {point: (values[0] if len(values) == 1 else math.fsum(values) / len(values))
+                                        for point, values in self.values[key].items()}
+        return means
 
     def by_point(self) -> dict[tuple[str, str, tuple], dict[tuple[str, str | None], float]]:
         """(survey, metric, point) -> {(host, target): mean value}: the peers at each sweep point."""
-        peers: dict = {}
-        for key in self.values:
-            survey, metric, host, target = key
-            for point, value in self.means(key).items():
-                peers.setdefault((survey, metric, point), {})[(host, target)] = value
-        return peers
+        if self._by_point is None:
+            peers: dict = {}
+            for key in self.values:
+                survey, metric, host, target = key
+                for point, value in self.means(key).items():
+                    peers.setdefault((survey, metric, point), {})[(host, target)] = value
+            self._by_point = peers
+        return self._by_point
 
 
 def _table(samples: t.Any) -> PointTable:

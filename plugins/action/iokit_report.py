@@ -1,0 +1,100 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Write a run's report, verdict and baseline on the controller.
+
+Runs on the controller only (documentation in ``plugins/modules/iokit_report.py``).
+The samples of a large fleet (hundreds of thousands) never pass through
+Ansible variables: they are read, analysed and written here, and only the
+summary comes back to the play.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.lustre.iokit.plugins.module_utils.results import validate_run_id
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.compare import BaselineError
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.criteria import CriteriaError
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.run import generate
+
+# plugins/action -> the collection root -> the report role's templates.
+DEFAULT_TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                 'roles', 'report', 'templates')
+
+ARGUMENT_SPEC = {
+    'results_dir': {'type': 'path', 'required': True},
+    'run_id': {'type': 'str', 'required': True},
+    'templates_dir': {'type': 'path'},
+    'criteria': {'type': 'dict'},
+    'baseline': {'type': 'path'},
+    'compare_run_id': {'type': 'str'},
+    'expected': {'type': 'dict', 'default': {}},
+    'make_baseline': {'type': 'bool', 'default': False},
+    'baseline_path': {'type': 'path'},
+    'options': {'type': 'dict', 'default': {}},
+}
+
+OPTION_TYPES = {'outlier_threshold': float, 'outlier_min_peers': int, 'outlier_min_deviation_pct': float,
+                'saturation_share': float, 'efficiency_expected': list, 'tolerance_pct': float,
+                'host_charts_max_hosts': int, 'bar_chart_max_bars': int, 'table_max_rows': int}
+
+
+def _options(raw):
+    unknown = sorted(set(raw) - set(OPTION_TYPES))
+    if unknown:
+        raise AnsibleActionFail('options: unknown key(s) %s (allowed: %s)' % (', '.join(unknown), ', '.join(sorted(OPTION_TYPES))))
+    options = {}
+    for key, value in raw.items():
+        if value is None:
+            continue
+        try:
+            if OPTION_TYPES[key] is list:
+                options[key] = [float(item) for item in value]
+                if len(options[key]) != 2:
+                    raise ValueError('two numbers expected')
+            else:
+                options[key] = OPTION_TYPES[key](value)
+        except (TypeError, ValueError) as exc:
+            raise AnsibleActionFail('options.%s: %r is not valid (%s)' % (key, value, exc))
+    return options
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        params = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
+        try:
+            run_id = validate_run_id(params['run_id'])
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc))
+        run_dir = os.path.join(params['results_dir'], run_id)
+        if not os.path.isdir(run_dir):
+            raise AnsibleActionFail('run directory %s does not exist: no result of run %s is stored in %s'
+                                    % (run_dir, run_id, params['results_dir']))
+        expected = {}
+        for survey, hosts in (params['expected'] or {}).items():
+            if not isinstance(hosts, list) or not all(isinstance(host, str) for host in hosts):
+                raise AnsibleActionFail('expected.%s must be a list of host names, got %r' % (survey, hosts))
+            expected[survey] = hosts
+        templates_dir = params['templates_dir'] or DEFAULT_TEMPLATES
+        try:
+            summary = generate(params['results_dir'], run_id, templates_dir, options=_options(params['options'] or {}),
+                               acceptance_criteria=params['criteria'], baseline_file=params['baseline'],
+                               compare_run_id=params['compare_run_id'], expected=expected,
+                               make_baseline=params['make_baseline'], baseline_path=params['baseline_path'])
+        except (CriteriaError, BaselineError, ValueError) as exc:
+            raise AnsibleActionFail(str(exc))
+        except OSError as exc:
+            raise AnsibleActionFail('cannot write the report of run %s: %s' % (run_id, exc))
+        result.update(summary)
+        result['changed'] = True
+        return result

@@ -1,0 +1,192 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Documentation only: the work is done on the controller by plugins/action/iokit_report.py.
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: iokit_report
+author: lustre.iokit contributors
+version_added: 1.0.0
+short_description: Write the report, verdict and baseline of a run from its stored results
+description:
+  - Reads every result envelope of a run from the controller's results store
+    (C(<results_dir>/<run_id>/<host>/<survey>.json)) and writes, in C(<results_dir>/<run_id>/),
+    C(report.json) (one sample per line), C(results.csv), C(analysis.json), C(summary.md) and a self-contained
+    C(report.html) with inline SVG charts and sortable tables.
+  - With O(criteria), checks every acceptance criterion per subject and writes C(verdict.json) and C(junit.xml);
+    with O(baseline) or O(compare_run_id), compares each subject's peak with the reference;
+    with O(make_baseline=true), writes C(baseline.yml).
+  - A corrupt or misplaced result file is named in the report and in RV(unreadable), never skipped silently;
+    a C(partial) or C(failed) survey, an expected host without a result and a survey the report cannot chart
+    are all shown.
+  - Every bandwidth is in MiB/s, every metadata rate in ops/s.
+  - Runs on the controller only. The role C(lustre.iokit.report) wraps it; use that in playbooks.
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
+attributes:
+  action:
+    support: full
+  async:
+    support: none
+  bypass_host_loop:
+    support: none
+  check_mode:
+    support: none
+    details: Writes the report files in check mode too; they are derived from the stored results only.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  results_dir:
+    description: The results store on the controller (usually C(iokit_results_dir)).
+    type: path
+    required: true
+  run_id:
+    description: The run to report on.
+    type: str
+    required: true
+  templates_dir:
+    description:
+      - Directory holding C(report.html.j2) and C(summary.md.j2).
+      - Defaults to the templates of the role C(lustre.iokit.report).
+    type: path
+  criteria:
+    description:
+      - Acceptance criteria (C(floors), C(ratios), C(outliers), C(regressions), C(variation)), as described in
+        the collection's C(docs/acceptance-criteria.md). Null means no verdict.
+    type: dict
+  baseline:
+    description:
+      - A baseline file (C(baseline.yml) of an accepted run, or another run's C(report.json)) to compare with.
+    type: path
+  compare_run_id:
+    description: Another run of the same store to compare with (used when O(baseline) is not given).
+    type: str
+  expected:
+    description:
+      - Hosts expected per survey, such as C({obdfilter: [oss1, oss2]}). An expected host without a usable
+        result is reported as missing and fails the verdict.
+    type: dict
+    default: {}
+  make_baseline:
+    description: Also write C(baseline.yml) from this run's peaks.
+    type: bool
+    default: false
+  baseline_path:
+    description: Where to write the baseline; defaults to C(<results_dir>/<run_id>/baseline.yml).
+    type: path
+  options:
+    description:
+      - Analysis and layout settings; unset keys keep their defaults.
+      - C(outlier_threshold) (3.5), C(outlier_min_peers) (3), C(outlier_min_deviation_pct) (5.0),
+        C(saturation_share) (0.9), C(efficiency_expected) ([0.85, 0.90]), C(tolerance_pct) (5.0),
+        C(host_charts_max_hosts) (8), C(bar_chart_max_bars) (48), C(table_max_rows) (500).
+    type: dict
+    default: {}
+seealso:
+  - module: lustre.iokit.stored_result
+'''
+
+EXAMPLES = r'''
+- name: Report on a run, with a verdict against a baseline
+  lustre.iokit.iokit_report:
+    results_dir: "{{ iokit_results_dir }}"
+    run_id: "{{ iokit_run_id }}"
+    criteria:
+      floors:
+        - metric: obdfilter_write_mib_s
+          min: 1500
+      regressions:
+        - metric: "*_mib_s"
+          max_pct: 10
+    baseline: "{{ playbook_dir }}/baseline.yml"
+    expected:
+      obdfilter: "{{ groups['oss'] }}"
+  register: report
+  run_once: true
+  delegate_to: localhost
+
+- name: Say where the report is
+  ansible.builtin.debug:
+    msg: "{{ report.files.html }}: {{ report.verdict }}"
+'''
+
+RETURN = r'''
+files:
+  description: The files written, by kind (C(samples), C(csv), C(analysis), C(markdown), C(html), and C(verdict),
+    C(junit), C(baseline) when produced).
+  returned: success
+  type: dict
+  sample: {html: ./iokit-results/20261122T101500Z-3f2a/report.html}
+run_dir:
+  description: The run's directory.
+  returned: success
+  type: str
+verdict:
+  description: C(passed) or C(failed) when O(criteria) was given, else null.
+  returned: success
+  type: str
+counts:
+  description: Test cases of the verdict (C(tests), C(passed), C(failed), C(skipped)), or null without criteria.
+  returned: success
+  type: dict
+failures:
+  description: The failure message of every failed case (metric, subject, value, limit, run ids).
+  returned: success
+  type: list
+  elements: str
+samples:
+  description: Number of samples in C(report.json).
+  returned: success
+  type: int
+envelopes:
+  description: Number of valid result files read.
+  returned: success
+  type: int
+hosts:
+  description: Hosts with at least one valid result file.
+  returned: success
+  type: list
+  elements: str
+surveys:
+  description: Surveys present in the run.
+  returned: success
+  type: list
+  elements: str
+unreadable:
+  description: Result files that could not be used, each with its C(path), C(host), C(survey) and C(problems).
+  returned: success
+  type: list
+  elements: dict
+missing:
+  description: Expected results that are absent, failed or unusable, each with C(host), C(survey), C(kind), C(reason).
+  returned: success
+  type: list
+  elements: dict
+partial:
+  description: Surveys whose status is not C(ok) (C(partial), C(failed), C(skipped)), with C(host) and C(status).
+  returned: success
+  type: list
+  elements: dict
+outliers:
+  description: Number of outlier points found.
+  returned: success
+  type: int
+regressions:
+  description: Number of subjects that regressed beyond the tolerance or are missing against the reference.
+  returned: success
+  type: int
+baseline_run_id:
+  description: Run id of the reference compared with, or null.
+  returned: success
+  type: str
+timings:
+  description: Seconds spent loading, analysing and writing (C(load_s), C(analyse_s), C(write_s), C(total_s)).
+  returned: success
+  type: dict
+'''
