@@ -1,0 +1,453 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The mds engine against a fake runner: lctl commands and order, thread loop, per-MDT rates, errors, node state."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
+from ansible_collections.lustre.iokit.plugins.module_utils.lctl import Lctl
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey import parse_mds_survey
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+
+DL_BASE = """\
+  0 UP osd-ldiskfs MGS-osd MGS-osd_UUID 4
+  3 UP osd-ldiskfs testfs-MDT0000-osd testfs-MDT0000-osd_UUID 6
+  6 UP mdt testfs-MDT0000 testfs-MDT0000_UUID 10
+  9 UP osp testfs-OST0000-osc-MDT0000 testfs-MDT0000-mdtlov_UUID 4
+ 14 UP mdt testfs-MDT0001 testfs-MDT0001_UUID 10
+ 15 AT mdt testfs-MDT0002 testfs-MDT0002_UUID 1
+ 22 UP obdfilter testfs-OST0000 testfs-OST0000_UUID 6
+"""
+
+
+def threads_output(thr, test, rate, samples=(), devno=27):
+    lines = ['Print status every 1 seconds',
+             '--threads: starting %d threads on device %d running test_%s' % (thr, devno, test)]
+    lines += ['%d/%d Total: %f/second' % (thr, thr, sample) for sample in samples]
+    lines.append('Total: total 1000 threads %d sec 0.500000 %f/second' % (thr, rate))
+    return '\n'.join(lines) + '\n'
+
+
+class FakeRunner:
+    """Plays lctl: ``dl`` lists the devices (echo clients appear once attached); ``--threads``
+    answers from ``rates`` ({(target devno, test): (rate, samples)}); everything is logged."""
+
+    def __init__(self, rates=None, failures=None, stop_at=None):
+        self.calls = []
+        self.echo = {}
+        self.rates = rates or {}
+        self.failures = failures or {}
+        self.stop_at = stop_at
+        self.stop_reason = None
+
+    def expired(self):
+        return self.stop_reason is not None
+
+    def dl_text(self):
+        text = DL_BASE
+        for name, index in sorted(self.echo.items(), key=lambda item: item[1]):
+            text += ' %2d UP echo_client %s %s_UUID 3\n' % (index, name, name)
+        return text
+
+    def run(self, argv, env=None, cwd=None):
+        return self.run_many([argv], env=env)[0]
+
+    def run_many(self, argvs, env=None, cwd=None):
+        results = []
+        for argv in argvs:
+            self.calls.append(list(argv))
+            results.append(self._answer(list(argv)))
+        return results
+
+    def _answer(self, argv):
+        args = argv[1:]
+        if args == ['dl']:
+            return CommandResult(argv, 0, self.dl_text(), '', 0.01)
+        if args[:2] == ['attach', 'echo_client']:
+            self.echo[args[2]] = 27 + len(self.echo)
+            return CommandResult(argv, 0, '', '', 0.01)
+        if len(args) >= 3 and args[0] == '--device' and args[2] in ('cleanup', 'detach'):
+            if args[2] == 'detach':
+                self.echo.pop(args[1], None)
+            return CommandResult(argv, 0, '', '', 0.01)
+        if args and args[0] == '--threads':
+            thr, devno, test = int(args[1]), int(args[3]), args[4][len('test_'):]
+            if self.stop_at == (devno, test):
+                self.stop_reason = 'timeout'
+                return CommandResult(argv, -15, threads_output(thr, test, 1.0)[:60], '', 1.0, timed_out=True)
+            if (devno, test) in self.failures:
+                return CommandResult(argv, 1, threads_output(thr, test, 1.0).split('Total')[0],
+                                     self.failures[(devno, test)], 0.1)
+            rate, samples = self.rates.get((devno, test), (1000.0, ()))
+            return CommandResult(argv, 0, threads_output(thr, test, rate, samples, devno), '', 0.5)
+        return CommandResult(argv, 0, '', '', 0.01)
+
+
+class RawSink:
+    def __init__(self):
+        self.summary_text = ''
+        self.detail_text = ''
+
+    def summary(self, text):
+        self.summary_text += text
+
+    def detail(self, text):
+        self.detail_text += text
+
+
+def make_survey(tmp_path, runner, targets=None, **options):
+    lctl = Lctl(runner)
+    devices = lctl.devices()
+    chosen = mds.resolve_targets(devices, targets)
+    state = NodeState(str(tmp_path))
+    defaults = dict(thrlo=1, thrhi=4, file_count=400, dir_count=1)
+    defaults.update(options)
+    return mds.MdsSurvey(runner, lctl, state, 'run-1', chosen, raw=RawSink(), host='mds1', **defaults), state
+
+
+# -- targets and options ------------------------------------------------------------------------
+
+
+def test_targets_default_to_every_up_mdt():
+    devices = Lctl(FakeRunner()).devices()
+    targets = mds.resolve_targets(devices)
+    assert [(target.name, target.index, target.echo_client) for target in targets] == [
+        ('testfs-MDT0000', 0, 'testfs-MDT0000_ecc'), ('testfs-MDT0001', 1, 'testfs-MDT0001_ecc')]
+
+
+@pytest.mark.parametrize('names, message', [
+    (['testfs-MDT0009'], 'targets: testfs-MDT0009 is not a device on this node'),
+    (['testfs-MDT0002'], 'targets: testfs-MDT0002 is AT, not UP'),
+    (['testfs-OST0000'], 'targets: testfs-OST0000 is a obdfilter device, not an mdt'),
+    (['testfs-MDT0000', 'testfs-MDT0000'], 'targets: each MDT may appear once'),
+])
+def test_bad_targets_are_refused_naming_the_option(names, message):
+    devices = Lctl(FakeRunner()).devices()
+    with pytest.raises(mds.EngineError, match=message):
+        mds.resolve_targets(devices, names)
+
+
+def test_no_mdt_on_the_node_is_refused():
+    with pytest.raises(mds.EngineError, match='targets: this node has no UP mdt'):
+        mds.resolve_targets([{'name': 'testfs-OST0000', 'type': 'obdfilter', 'status': 'UP'}])
+
+
+def test_mdt_index_is_hex_from_the_name():
+    assert mds.mdt_index('fs-MDT001a') == 26
+    assert mds.mdt_index('nomdt') is None
+    assert mds.MdtTarget('fs-MDT001a', 26).directories(3) == ['/MDT001a-tests', '/MDT001a-tests1', '/MDT001a-tests2']
+
+
+def test_sweep_doubles_and_skips_thread_counts_below_dir_count():
+    assert mds.sweep(1, 8, 2, 1000) == [
+        {'thr': 1, 'files_per_thread': 1000, 'skip': 'thr < dir_count: fewer threads than directories'},
+        {'thr': 2, 'files_per_thread': 500, 'skip': None},
+        {'thr': 4, 'files_per_thread': 250, 'skip': None},
+        {'thr': 8, 'files_per_thread': 125, 'skip': None},
+    ]
+
+
+@pytest.mark.parametrize('options, message', [
+    (dict(thrlo=8, thrhi=4), 'thrlo: 8 is greater than thrhi (4)'),
+    (dict(file_count=3), 'file_count: 3 is less than 4 threads'),
+    (dict(dir_count=8), 'dir_count: 8 is greater than every thread count'),
+    (dict(tests=['lookup', 'destroy']), "tests: the first test must be 'create'"),
+    (dict(tests=['create', 'lookup']), "tests: the first test must be 'create' and the last 'destroy'"),
+    (dict(tests=['create', 'rename', 'destroy']), 'tests: unknown test rename'),
+    (dict(layer='osd'), 'layer: only mdd'),
+    (dict(stripe_count=-1), 'stripe_count: must not be negative'),
+    (dict(thrhi=8192, file_count=10 ** 6), 'thrhi: lctl --threads allows at most 4096'),
+])
+def test_option_problems_name_the_option(options, message):
+    arguments = dict(thrlo=1, thrhi=4, file_count=400, dir_count=1, stripe_count=0, tests=list(mds.TESTS),
+                     start_number=2, layer='mdd')
+    arguments.update(options)
+    problems = mds.option_problems(**arguments)
+    assert any(message in problem for problem in problems), problems
+
+
+def test_valid_options_have_no_problem():
+    assert mds.option_problems(4, 32, 100000, 4, 0, list(mds.TESTS), 2, 'mdd') == []
+
+
+# -- lctl --threads output ------------------------------------------------------------------------
+
+
+def test_average_from_total_line_and_min_max_from_samples():
+    stats = mds.threads_stats(threads_output(4, 'create', 5652.05, samples=(999.01, 46940.48, 3000.0)))
+    assert stats == {'samples': 4, 'ops_s': 5652.05, 'min_ops_s': 999.01, 'max_ops_s': 46940.48,
+                     'status': 'ok', 'message': None}
+
+
+def test_only_the_total_line_gives_min_equal_max_equal_average():
+    stats = mds.threads_stats(threads_output(1, 'lookup', 80211.5))
+    assert (stats['ops_s'], stats['min_ops_s'], stats['max_ops_s'], stats['samples']) == (80211.5, 80211.5, 80211.5, 1)
+
+
+@pytest.mark.parametrize('stdout, stderr, message', [
+    (threads_output(2, 'create', 10.0), 'error: test_create-1: No such file or directory\n', 'error: test_create-1'),
+    (threads_output(2, 'create', 10.0), '--threads: PID 42 had rc=5\n', 'PID 42 had rc=5'),
+    ('Print status every 1 seconds\n--threads: starting 2 threads\n2/2 Total: 5.000000/second\n', '',
+     'no "Total:" line'),
+    ('--threads: starting 2 threads\n2/2 Total: 5.000000/second\ngarbage here\n', '', 'unexpected line: garbage'),
+])
+def test_errors_make_the_mdt_test_an_error(stdout, stderr, message):
+    stats = mds.threads_stats(stdout, stderr, 1)
+    assert stats['status'] == 'error' and stats['samples'] == -1 and stats['ops_s'] is None
+    assert message in stats['message']
+
+
+def test_worker_exit_zero_is_ignored():
+    stats = mds.threads_stats(threads_output(2, 'create', 10.0), '--threads: PID 42 had rc=0\n')
+    assert stats['status'] == 'ok'
+
+
+def test_global_rate_is_the_mean_of_the_mdt_averages():
+    per_mdt = [mds.threads_stats(threads_output(2, 'create', 100.0, samples=(50.0, 150.0))),
+               mds.threads_stats(threads_output(2, 'create', 300.0, samples=(250.0, 400.0)))]
+    assert mds.global_stats(per_mdt) == {'ops_s': 200.0, 'min_ops_s': 50.0, 'max_ops_s': 400.0, 'status': 'ok'}
+    per_mdt[1] = mds.threads_stats('', 'error: test_create: Input/output error\n', 5)
+    assert mds.global_stats(per_mdt) == {'ops_s': None, 'min_ops_s': None, 'max_ops_s': None, 'status': 'error'}
+
+
+# -- a whole survey ---------------------------------------------------------------------------------
+
+
+def test_setup_attaches_pre_cleans_and_creates_directories_in_order(tmp_path):
+    runner = FakeRunner()
+    survey, state = make_survey(tmp_path, runner, dir_count=2, thrlo=2)
+    survey.setup()
+    commands = [call[1:] for call in runner.calls if call[1:] != ['dl']]
+    assert commands == [
+        ['attach', 'echo_client', 'testfs-MDT0000_ecc', 'testfs-MDT0000_ecc_UUID'],
+        ['--device', 'testfs-MDT0000_ecc', 'setup', 'testfs-MDT0000', 'mdd'],
+        ['attach', 'echo_client', 'testfs-MDT0001_ecc', 'testfs-MDT0001_ecc_UUID'],
+        ['--device', 'testfs-MDT0001_ecc', 'setup', 'testfs-MDT0001', 'mdd'],
+        ['--device', '27', 'test_rmdir', '/MDT0000-tests'],
+        ['--device', '27', 'test_rmdir', '/MDT0000-tests1'],
+        ['--device', '27', 'test_mkdir', '/MDT0000-tests', '-c', '2', '--stripe_index', '0'],
+        ['--device', '27', 'test_mkdir', '/MDT0000-tests1', '-c', '2', '--stripe_index', '0'],
+        ['--device', '28', 'test_rmdir', '/MDT0001-tests'],
+        ['--device', '28', 'test_rmdir', '/MDT0001-tests1'],
+        ['--device', '28', 'test_mkdir', '/MDT0001-tests', '-c', '2', '--stripe_index', '1'],
+        ['--device', '28', 'test_mkdir', '/MDT0001-tests1', '-c', '2', '--stripe_index', '1'],
+    ]
+    entries = dict((entry['name'], entry) for entry in state.entries('echo_clients', 'run-1'))
+    assert entries['testfs-MDT0001_ecc']['target'] == 'testfs-MDT0001'
+    assert entries['testfs-MDT0001_ecc']['directories'] == ['/MDT0001-tests', '/MDT0001-tests1']
+
+
+def test_echo_client_is_recorded_before_it_is_attached(tmp_path):
+    runner = FakeRunner()
+    survey, state = make_survey(tmp_path, runner, targets=['testfs-MDT0000'])
+    seen = []
+    attach = survey.lctl.attach_echo_client
+
+    def attach_and_look(name, target, layer=None):
+        seen.append([entry['name'] for entry in state.entries('echo_clients')])
+        return attach(name, target, layer=layer)
+
+    survey.lctl.attach_echo_client = attach_and_look
+    survey.setup()
+    assert seen == [['testfs-MDT0000_ecc']]
+
+
+def test_thread_loop_runs_tests_in_order_on_every_mdt_at_once(tmp_path):
+    runner = FakeRunner()
+    survey, unused_state = make_survey(tmp_path, runner, thrlo=1, thrhi=4, dir_count=2, file_count=400,
+                                       stripe_count=1, start_number=5)
+    survey.setup()
+    del runner.calls[:]
+    records = list(survey.run())
+    threads = [call for call in runner.calls if call[1] == '--threads']
+    assert threads[:2] == [
+        ['lctl', '--threads', '2', '-1', '27', 'test_create', '-c', '1', '-d', '/MDT0000-tests', '-D', '2',
+         '-b', '5', '-n', '200'],
+        ['lctl', '--threads', '2', '-1', '28', 'test_create', '-c', '1', '-d', '/MDT0001-tests', '-D', '2',
+         '-b', '5', '-n', '200'],
+    ]
+    assert threads[2] == ['lctl', '--threads', '2', '-1', '27', 'test_lookup', '-d', '/MDT0000-tests', '-D', '2',
+                          '-b', '5', '-n', '200']
+    assert [(call[2], call[5]) for call in threads[::2]] == [
+        ('2', 'test_create'), ('2', 'test_lookup'), ('2', 'test_md_getattr'), ('2', 'test_setxattr'),
+        ('2', 'test_destroy'),
+        ('4', 'test_create'), ('4', 'test_lookup'), ('4', 'test_md_getattr'), ('4', 'test_setxattr'),
+        ('4', 'test_destroy')]
+    assert threads[-1][-2:] == ['-n', '100']
+    assert [record['thr'] for record in records] == [2, 4]
+    assert list(records[0]['tests']) == list(mds.TESTS)
+
+
+def test_records_have_the_parser_shape_and_per_mdt_figures(tmp_path):
+    rates = {(27, 'create'): (100.0, (80.0, 120.0)), (28, 'create'): (300.0, (290.0, 310.0))}
+    runner = FakeRunner(rates=rates)
+    survey, unused_state = make_survey(tmp_path, runner, thrlo=2, thrhi=2)
+    survey.setup()
+    record = list(survey.run())[0]
+    assert record['tests']['create'] == {'ops_s': 200.0, 'min_ops_s': 80.0, 'max_ops_s': 310.0, 'status': 'ok'}
+    assert (record['mdt'], record['file'], record['dir'], record['thr']) == (2, 400, 1, 2)
+    assert [(entry['target'], entry['tests']['create']['ops_s']) for entry in record['per_mdt']] == [
+        ('testfs-MDT0000', 100.0), ('testfs-MDT0001', 300.0)]
+    parsed = parse_mds_survey(survey.raw.summary_text)
+    assert len(parsed) == 1
+    assert parsed[0]['tests']['create'] == {'ops_s': 200.0, 'min_ops_s': 80.0, 'max_ops_s': 310.0, 'status': 'ok'}
+    assert (parsed[0]['mdt'], parsed[0]['file'], parsed[0]['thr'], parsed[0]['host']) == (2, 400, 2, 'mds1')
+
+
+def test_an_error_on_one_mdt_prints_error_and_is_reported(tmp_path):
+    runner = FakeRunner(failures={(28, 'setxattr'): 'error: test_setxattr-1: Input/output error\n'})
+    survey, unused_state = make_survey(tmp_path, runner, thrlo=2, thrhi=2)
+    survey.setup()
+    record = list(survey.run())[0]
+    assert record['tests']['setxattr'] == {'ops_s': None, 'min_ops_s': None, 'max_ops_s': None, 'status': 'error'}
+    assert record['tests']['destroy']['status'] == 'ok'
+    assert record['per_mdt'][0]['tests']['setxattr']['status'] == 'ok'
+    assert survey.errors == [{'point': {'thr': 2, 'test': 'setxattr'},
+                              'message': 'setxattr: ERROR: testfs-MDT0001: error: test_setxattr-1: '
+                                         'Input/output error'}]
+    assert parse_mds_survey(survey.raw.summary_text)[0]['tests']['setxattr']['status'] == 'error'
+
+
+def test_create_records_the_file_range_and_destroy_forgets_it(tmp_path):
+    runner = FakeRunner()
+    survey, state = make_survey(tmp_path, runner, targets=['testfs-MDT0000'], thrlo=2, thrhi=2)
+    survey.setup()
+    files_seen = []
+    original = runner.run_many
+
+    def watch(argvs, env=None, cwd=None):
+        files_seen.append(state.entries('echo_clients')[0]['files'])
+        return original(argvs, env=env)
+
+    runner.run_many = watch
+    list(survey.run())
+    assert files_seen[0] == {'threads': 2, 'files_per_thread': 200, 'start_number': 2, 'dir_count': 1,
+                             'basedir': '/MDT0000-tests'}
+    assert state.entries('echo_clients')[0]['files'] is None
+
+
+def test_timeout_mid_test_gives_a_partial_record_and_teardown_removes_everything(tmp_path):
+    runner = FakeRunner(stop_at=(27, 'md_getattr'))
+    survey, state = make_survey(tmp_path, runner, targets=['testfs-MDT0000'], thrlo=2, thrhi=4)
+    survey.setup()
+    records = list(survey.run())
+    assert len(records) == 1
+    assert records[0]['tests']['lookup']['status'] == 'ok'
+    assert records[0]['tests']['md_getattr']['status'] == 'incomplete'
+    assert survey.aborted == 'timeout'
+    assert survey.errors[-1] == {'point': {'thr': 2, 'test': 'md_getattr'}, 'message': 'md_getattr interrupted: timeout'}
+    cleanup_runner = FakeRunner()
+    cleanup_runner.echo = dict(runner.echo)
+    problems = survey.teardown(Lctl(cleanup_runner))
+    assert problems == []
+    commands = [call[1:] for call in cleanup_runner.calls if call[1:] != ['dl']]
+    assert commands == [
+        ['--threads', '2', '-1', '27', 'test_destroy', '-d', '/MDT0000-tests', '-D', '1', '-b', '2', '-n', '200'],
+        ['--device', '27', 'test_rmdir', '/MDT0000-tests'],
+        ['--device', 'testfs-MDT0000_ecc', 'cleanup'],
+        ['--device', 'testfs-MDT0000_ecc', 'detach'],
+    ]
+    assert state.entries('echo_clients') == []
+
+
+def test_leftover_files_of_an_aborted_run_are_destroyed_before_the_directories(tmp_path):
+    state = NodeState(str(tmp_path))
+    state.record('echo_clients', 'old-run', name='testfs-MDT0000_ecc', target='testfs-MDT0000',
+                 directories=['/MDT0000-tests'],
+                 files={'threads': 8, 'files_per_thread': 50, 'start_number': 2, 'dir_count': 1,
+                        'basedir': '/MDT0000-tests'})
+    runner = FakeRunner()
+    survey, unused_state = make_survey(tmp_path, runner, targets=['testfs-MDT0000'])
+    survey.setup()
+    commands = [call[1:] for call in runner.calls if call[1:] != ['dl']]
+    assert commands[2:5] == [
+        ['--threads', '8', '-1', '27', 'test_destroy', '-d', '/MDT0000-tests', '-D', '1', '-b', '2', '-n', '50'],
+        ['--device', '27', 'test_rmdir', '/MDT0000-tests'],
+        ['--device', '27', 'test_mkdir', '/MDT0000-tests', '-c', '1', '--stripe_index', '0'],
+    ]
+    assert state.entries('echo_clients', 'old-run') == []
+
+
+def test_mkdir_failure_raises_and_teardown_still_cleans(tmp_path):
+    runner = FakeRunner()
+    original = runner._answer
+
+    def answer(argv):
+        if 'test_mkdir' in argv:
+            return CommandResult(argv, 17, '', 'error: test_mkdir: File exists\n', 0.01)
+        return original(argv)
+
+    runner._answer = answer
+    survey, state = make_survey(tmp_path, runner, targets=['testfs-MDT0000'])
+    with pytest.raises(mds.EngineError, match='test_mkdir /MDT0000-tests on testfs-MDT0000 failed'):
+        survey.setup()
+    assert 'created directories on mds1:testfs-MDT0000 failed' in survey.raw.summary_text
+    assert survey.teardown(Lctl(runner)) == []
+    assert state.entries('echo_clients') == []
+
+
+def test_check_plan_lists_points_objects_and_touches_nothing(tmp_path):
+    runner = FakeRunner()
+    survey, state = make_survey(tmp_path, runner, thrlo=1, thrhi=4, dir_count=2, file_count=1000)
+    del runner.calls[:]
+    plan = survey.plan()
+    assert runner.calls == [] and state.entries('echo_clients') == []
+    assert plan['echo_clients'] == ['testfs-MDT0000_ecc', 'testfs-MDT0001_ecc']
+    assert plan['directories']['testfs-MDT0001'] == ['/MDT0001-tests', '/MDT0001-tests1']
+    assert plan['files_per_mdt_per_point'] == {2: 1000, 4: 1000}
+    assert [point['skip'] is None for point in plan['points']] == [False, True, True]
+
+
+# -- engine: iokit -------------------------------------------------------------------------------
+
+
+def test_iokit_runs_the_script_with_the_same_parameters_and_trusts_the_text(tmp_path):
+    rslt = str(tmp_path / 'mds_survey')
+    summary = ('Mon Nov 23 2026 /usr/bin/mds-survey from mds1\n'
+               'mdt 1 file     400 dir    1 thr    1 create 20967.33 [ 20967.33, 20967.33] '
+               'lookup             ERROR destroy 42439.58 [ 42439.58, 42439.58] \n')
+
+    class ScriptRunner:
+        stop_reason = None
+
+        def __init__(self):
+            self.calls = []
+
+        def run(self, argv, env=None, cwd=None):
+            self.calls.append((argv, env))
+            with open(rslt + '.summary', 'w') as handle:
+                handle.write(summary)
+            return CommandResult(argv, 0, summary, '', 3.0)
+
+    runner = ScriptRunner()
+    records, errors, unused = mds.run_iokit(
+        runner, '/usr/bin/mds-survey', rslt, targets=['testfs-MDT0000'], thrlo=1, thrhi=1, file_count=400,
+        dir_count=1, stripe_count=0, tests=['create', 'lookup', 'destroy'], start_number=2, layer='mdd')
+    argv, env = runner.calls[0]
+    assert argv == ['bash', '/usr/bin/mds-survey']
+    assert env == {'targets': 'testfs-MDT0000', 'thrlo': '1', 'thrhi': '1', 'file_count': '400', 'dir_count': '1',
+                   'stripe_count': '0', 'tests_str': 'create lookup destroy', 'start_number': '2', 'layer': 'mdd',
+                   'rslt': rslt}
+    assert records[0]['tests']['create']['ops_s'] == 20967.33
+    assert errors == [{'point': {'thr': 1, 'test': 'lookup'}, 'message': 'lookup: ERROR in the mds-survey summary'}]
+
+
+def test_iokit_exit_status_zero_with_a_failure_line_is_an_error(tmp_path):
+    class ScriptRunner:
+        stop_reason = None
+
+        def run(self, argv, env=None, cwd=None):
+            return CommandResult(argv, 0, "Can't find any MDT to test.  Please set targets=...\n", '', 0.1)
+
+    records, errors, unused = mds.run_iokit(
+        ScriptRunner(), 'mds-survey', str(tmp_path / 'r'), targets=[], thrlo=1, thrhi=1, file_count=1, dir_count=1,
+        stripe_count=0, tests=list(mds.TESTS), start_number=2, layer='mdd')
+    assert records == []
+    assert errors == [{'point': None, 'message': "mds-survey: Can't find any MDT to test.  Please set targets=..."}]
