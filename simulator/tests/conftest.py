@@ -81,3 +81,17 @@ def node_factory(tmp_path):
     def factory(name="node", **settings):
         return make_node(tmp_path / name, **settings)
     return factory
+
+
+def pytest_collection_modifyitems(session, config, items):
+    import pip_install
+
+    if not config.option.collectonly and pip_install.possible() \
+            and any(os.path.basename(str(item.fspath)) == "test_install.py" for item in items):
+        pip_install.start()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    import pip_install
+
+    pip_install.finish()
