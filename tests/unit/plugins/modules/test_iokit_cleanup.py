@@ -1,0 +1,425 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""iokit_cleanup against the simulator, for real: every form of leftover, with a real Runner.
+
+The simulated node's lctl/lsmod/rmmod/lst are put first on PATH; the cleanup
+logic runs in this process and the module itself runs as a child, the way
+Ansible runs it.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, _object_ranges
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, process_start_time
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+
+RUN = 'run-1'
+COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(lctl_utils.__file__), *(['..'] * 5)))
+
+
+def find_lustre_sim():
+    found = shutil.which('lustre-sim')
+    if found:
+        return found
+    # The checkout's virtualenv, seen from the checkout or from its staged copy under .build/.
+    directory = os.path.dirname(os.path.abspath(__file__))
+    while directory != os.path.dirname(directory):
+        candidate = os.path.join(directory, '.venv', 'bin', 'lustre-sim')
+        if os.access(candidate, os.X_OK):
+            return candidate
+        directory = os.path.dirname(directory)
+    return None
+
+
+LUSTRE_SIM = find_lustre_sim()
+pytestmark = pytest.mark.skipif(LUSTRE_SIM is None, reason='lustre-sim (simulator/) is not installed')
+
+
+class Sim:
+    def __init__(self, root):
+        self.root = root
+
+    def cli(self, *args):
+        return subprocess.run([LUSTRE_SIM] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, check=True).stdout
+
+    def fault(self, *args):
+        self.cli('fault', '--root', self.root, 'add', *args)
+
+    def lctl(self, *args, check=True):
+        result = subprocess.run(['lctl'] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True)
+        if check and result.returncode != 0:
+            raise AssertionError('lctl %s: %s' % (' '.join(args), result.stderr))
+        return result
+
+    def device_names(self):
+        return [device['name'] for device in lctl_utils.parse_lctl_dl(self.lctl('dl').stdout)]
+
+    def modules(self):
+        return lctl_utils.loaded_modules(Runner())
+
+    def echo_objects(self, target):
+        return sorted(glob.glob(os.path.join(self.root, 'targets', target, 'O', 'echo', '*', '*')))
+
+
+@pytest.fixture
+def sim(tmp_path, monkeypatch):
+    root = str(tmp_path / 'node')
+    subprocess.run([LUSTRE_SIM, 'init', '--root', root, '--osts', '2', '--mdts', '1', '--ost-size-mib', '64',
+                    '--ost-mib-s-override', 'OST0001=2', '--force'],
+                   stdout=subprocess.DEVNULL, check=True)
+    monkeypatch.setenv('PATH', os.path.join(root, 'bin') + os.pathsep + os.environ['PATH'])
+    monkeypatch.setenv('LUSTRE_SIM_ROOT', root)
+    yield Sim(root)
+    subprocess.run([LUSTRE_SIM, 'fault', '--root', root, 'clear', '--all'], stdout=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def state(tmp_path):
+    return NodeState(str(tmp_path / 'work'))
+
+
+def cleanup(state, **options):
+    options.setdefault('kill_grace_s', 2.0)
+    options.setdefault('lst_path', shutil.which('lst'))
+    return Cleanup(Runner(), state, **options).run()
+
+
+def names(report, kind='echo_clients'):
+    return [item.get('name', item.get('pid', item.get('path'))) for item in report['removed'][kind]]
+
+
+def start_own_process(argv):
+    """A helper as the Runner starts one: its own session and process group."""
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def test_leftover_echo_client_of_an_aborted_iokit_run(sim, state):
+    sim.fault('leftover_echo_client', '--target', 'testfs-OST0000')
+    assert 'testfs-OST0000_ecc' in sim.device_names()
+    report = cleanup(state)
+    assert report['changed'] and report['errors'] == []
+    assert report['removed']['echo_clients'] == [
+        {'name': 'testfs-OST0000_ecc', 'source': 'iokit_leftover', 'type': 'echo_client', 'status': 'UP',
+         'objects_destroyed': [], 'steps': ['cleanup', 'detach']}]
+    assert 'testfs-OST0000_ecc' not in sim.device_names()
+    # The leftover's obdecho was not loaded by us: it stays.
+    assert 'obdecho' in sim.modules() and report['removed']['modules'] == []
+    again = cleanup(state)
+    assert not again['changed'] and again['removed']['echo_clients'] == []
+
+
+def test_leftovers_are_left_alone_when_not_asked_for(sim, state):
+    sim.fault('leftover_echo_client', '--target', 'testfs-OST0001')
+    report = cleanup(state, include_iokit_leftovers=False)
+    assert not report['changed']
+    assert 'testfs-OST0001_ecc' in sim.device_names()
+
+
+def test_half_made_device_is_only_detached(sim, state):
+    subprocess.run(['modprobe', 'obdecho'], check=True)
+    sim.lctl('attach', 'echo_client', 'testfs-OST0001_ecc', 'testfs-OST0001_ecc_UUID')
+    sim.lctl('attach', 'echo_client', 'echotmp_ecc', 'echotmp_ecc_UUID')
+    report = cleanup(state)
+    removed = dict((item['name'], item) for item in report['removed']['echo_clients'])
+    assert set(removed) == {'testfs-OST0001_ecc', 'echotmp_ecc'}
+    assert all(item['status'] == 'AT' and item['steps'] == ['detach'] for item in removed.values())
+    assert not any(name.endswith('_ecc') for name in sim.device_names())
+
+
+def test_a_device_that_only_looks_like_a_leftover_by_name_is_kept(sim, state):
+    # Only echo device types are leftovers; an OST whose name happens to match is never touched.
+    devices = [{'index': 1, 'status': 'UP', 'type': 'obdfilter', 'name': 'ECHO_ost', 'uuid': 'u', 'refcount': 3},
+               {'index': 2, 'status': 'UP', 'type': 'echo_client', 'name': 'ECHO_oss1', 'uuid': 'u', 'refcount': 3},
+               {'index': 3, 'status': 'UP', 'type': 'osc', 'name': 'echotmp', 'uuid': 'u', 'refcount': 3},
+               {'index': 4, 'status': 'UP', 'type': 'osc', 'name': 'testfs-OST0000-osc', 'uuid': 'u', 'refcount': 3}]
+    assert [lctl_utils.is_echo_leftover(device) for device in devices] == [False, True, True, False]
+
+
+def test_obdecho_we_loaded_is_unloaded_once_unused_and_kept_while_busy(sim, state):
+    runner = Runner()
+    assert lctl_utils.load_module(runner, state, 'obdecho', RUN) is True
+    sim.fault('obdecho_busy')
+    busy = cleanup(state)
+    assert not busy['changed'] and busy['errors'] == []
+    assert busy['kept'] == [{'kind': 'modules', 'id': 'obdecho', 'reason': 'still in use'}]
+    assert 'obdecho' in sim.modules()
+    assert [entry['name'] for entry in state.entries('modules')] == ['obdecho']
+    assert not cleanup(state)['changed']
+    sim.cli('fault', '--root', sim.root, 'clear', '--all')
+    freed = cleanup(state)
+    assert freed['changed'] and names(freed, 'modules') == ['obdecho']
+    assert 'obdecho' not in sim.modules() and state.entries('modules') == []
+
+
+def test_obdecho_loaded_by_someone_else_is_never_unloaded(sim, state):
+    subprocess.run(['modprobe', 'obdecho'], check=True)
+    runner = Runner()
+    assert lctl_utils.load_module(runner, state, 'obdecho', RUN) is False
+    assert state.entries('modules') == []
+    report = cleanup(state)
+    assert not report['changed'] and 'obdecho' in sim.modules()
+
+
+def test_process_that_exited_and_pid_reused_by_another_process(sim, state):
+    finished = subprocess.Popen(['true'])
+    finished.wait()
+    state.record('processes', RUN, pid=finished.pid, start_time=12345, command='lctl --threads 2 test_brw')
+    bystander = start_own_process(['sleep', '60'])
+    try:
+        # Same pid, other start time: the pid now belongs to an unrelated process.
+        state.record('processes', RUN, pid=bystander.pid, start_time=process_start_time(bystander.pid) - 7,
+                     command='vmstat 5')
+        report = cleanup(state)
+        assert not report['changed'] and report['removed']['processes'] == []
+        reasons = dict((item['id'], item['reason']) for item in report['forgotten'])
+        assert reasons[finished.pid] == 'the process has exited'
+        assert 'belongs to another process' in reasons[bystander.pid]
+        assert bystander.poll() is None
+        assert state.entries('processes') == []
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_our_running_helper_is_stopped_by_pid_and_start_time(sim, state):
+    helper = start_own_process(['sleep', '60'])
+    state.record('processes', RUN, pid=helper.pid, command='sleep 60')
+    report = cleanup(state)
+    helper.wait(timeout=10)
+    assert report['removed']['processes'] == [
+        {'pid': helper.pid, 'command': 'sleep 60', 'run_id': RUN, 'signal': 'SIGTERM'}]
+    assert helper.returncode == -signal.SIGTERM
+    assert not cleanup(state)['changed']
+
+
+def test_helper_ignoring_sigterm_gets_sigkill(sim, state):
+    helper = start_own_process([sys.executable, '-c',
+                                'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); '
+                                'print("ready", flush=True); time.sleep(60)'])
+    time.sleep(0.5)
+    state.record('processes', RUN, pid=helper.pid, command='stubborn')
+    report = cleanup(state, kill_grace_s=0.5)
+    helper.wait(timeout=10)
+    assert report['removed']['processes'][0]['signal'] == 'SIGKILL'
+    assert helper.returncode == -signal.SIGKILL
+
+
+def obdfilter_style_start(sim, state, target, objects):
+    """What the obdfilter engine does, recording each step first: module, echo client, objects."""
+    runner = Runner()
+    lctl = lctl_utils.Lctl(runner)
+    assert lctl_utils.load_module(runner, state, 'obdecho', RUN)
+    name = lctl_utils.echo_client_name(target)
+    state.record('echo_clients', RUN, name=name, target=target)
+    lctl.attach_echo_client(name, target)
+    ids = lctl.create_objects(name, objects)
+    state.record('echo_clients', RUN, name=name, target=target, objects=[[ids[0], len(ids)]])
+    return name, ids
+
+
+def test_echo_client_of_a_sigkilled_obdfilter_sequence(sim, state):
+    target = 'testfs-OST0001'          # throttled to 2 MiB/s: the writes are still running when we kill
+    name, ids = obdfilter_style_start(sim, state, target, 2)
+    assert len(sim.echo_objects(target)) == 2
+    brw = start_own_process(['lctl', '--threads', '2', '-1', name, 'test_brw', '64', 'wx', 'q', '256',
+                             '1t%d' % ids[0], 'p256'])
+    state.record('processes', RUN, pid=brw.pid, command='lctl --threads 2 -1 %s test_brw' % name)
+    time.sleep(1.5)
+    assert brw.poll() is None
+    # SIGKILL the leader only, as Ansible's async wrapper does to the module: its forked workers live on.
+    os.kill(brw.pid, signal.SIGKILL)
+    brw.wait()
+    workers = [pid for pid in _group(brw.pid)]
+    assert workers, 'the simulated lctl workers should outlive their SIGKILLed parent'
+
+    plan = cleanup(state, check_mode=True)
+    assert names(plan) == [name] and names(plan, 'modules') == ['obdecho']
+    assert plan['removed']['processes'][0]['orphaned_group'] is True
+    assert name in sim.device_names() and _group(brw.pid) and len(state.entries('echo_clients')) == 1
+
+    report = cleanup(state)
+    assert report['errors'] == [], report['errors']
+    assert report['removed']['processes'][0]['pid'] == brw.pid
+    assert not _group(brw.pid)
+    removed = report['removed']['echo_clients'][0]
+    assert removed['name'] == name and removed['source'] == 'node_state'
+    assert removed['objects_destroyed'] == ids and removed['steps'] == ['cleanup', 'detach']
+    assert sim.echo_objects(target) == []
+    assert name not in sim.device_names()
+    assert names(report, 'modules') == ['obdecho'] and 'obdecho' not in sim.modules()
+    assert all(state.entries(kind) == [] for kind in ('processes', 'echo_clients', 'modules'))
+    assert not cleanup(state)['changed']
+
+
+def _group(pgid):
+    members = []
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open('/proc/%s/stat' % entry) as handle:
+                    fields = handle.read().rsplit(')', 1)[1].split()
+            except (IOError, OSError):
+                continue
+            if fields[2] == str(pgid) and fields[0] != 'Z':
+                members.append(int(entry))
+    return members
+
+
+def test_recorded_echo_client_already_gone_is_forgotten_not_an_error(sim, state):
+    state.record('echo_clients', RUN, name='testfs-OST0000_ecc', target='testfs-OST0000', objects=[[5, 2]])
+    report = cleanup(state)
+    assert not report['changed'] and report['errors'] == []
+    assert report['forgotten'] == [{'kind': 'echo_clients', 'id': 'testfs-OST0000_ecc',
+                                    'reason': 'no such device in lctl dl'}]
+    assert state.entries('echo_clients') == []
+
+
+def test_objects_already_destroyed_do_not_stop_the_teardown(sim, state):
+    name, ids = obdfilter_style_start(sim, state, 'testfs-OST0000', 3)
+    lctl_utils.Lctl(Runner()).destroy_objects(name, ids[0], 1)
+    report = cleanup(state)
+    assert report['errors'] == []
+    assert report['removed']['echo_clients'][0]['objects_destroyed'] == ids[1:]
+    assert report['kept'][0]['kind'] == 'objects'
+    assert name not in sim.device_names() and sim.echo_objects('testfs-OST0000') == []
+
+
+def test_check_mode_reports_and_changes_nothing(sim, state):
+    name, ids = obdfilter_style_start(sim, state, 'testfs-OST0001', 1)
+    sim.fault('leftover_echo_client', '--target', 'testfs-OST0000')
+    scratch = os.path.join(state.workdir, RUN, 'obdfilter.out')
+    os.makedirs(os.path.dirname(scratch))
+    open(scratch, 'w').close()
+    state.record('paths', RUN, path=os.path.dirname(scratch))
+    before = state.read()
+    report = cleanup(state, check_mode=True)
+    assert report['changed']
+    assert sorted(names(report)) == ['testfs-OST0000_ecc', name]
+    assert names(report, 'paths') == [os.path.dirname(scratch)]
+    # obdecho is ours, and would be unused once both echo clients are gone.
+    assert names(report, 'modules') == ['obdecho']
+    assert state.read() == before and os.path.exists(scratch)
+    assert {'testfs-OST0000_ecc', name} <= set(sim.device_names())
+    assert len(sim.echo_objects('testfs-OST0001')) == 1
+
+
+def test_paths_only_under_the_workdir(sim, state, tmp_path):
+    inside = os.path.join(state.workdir, RUN)
+    os.makedirs(os.path.join(inside, 'sub'))
+    outside = tmp_path / 'precious'
+    outside.mkdir()
+    escape = os.path.join(state.workdir, 'escape')
+    os.symlink(str(outside), escape)
+    state.record('paths', RUN, path=inside)
+    state.record('paths', RUN, path=str(outside))
+    state.record('paths', RUN, path=os.path.join(escape, 'x'))
+    state.record('paths', RUN, path=state.path)
+    state.record('paths', RUN, path=os.path.join(state.workdir, 'never-made'))
+    (outside / 'x').write_text('keep me')
+    report = cleanup(state)
+    assert names(report, 'paths') == [inside] and not os.path.exists(inside)
+    kept = [item['id'] for item in report['kept']]
+    assert kept == [str(outside), os.path.join(escape, 'x'), state.path]
+    assert (outside / 'x').read_text() == 'keep me' and os.path.exists(state.path)
+    assert report['forgotten'][0]['id'].endswith('never-made')
+
+
+def test_lst_session_we_opened_is_ended(sim, state):
+    subprocess.run(['modprobe', 'lnet_selftest'], check=True)
+    env = dict(os.environ, LST_SESSION='4242')
+    subprocess.run(['lst', 'new_session', '--timeout', '300', 'iokit_run1'], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    state.record('lst_sessions', RUN, name='iokit_run1', key=4242)
+    state.record('lst_sessions', RUN, name='iokit_gone', key=4343)
+    report = cleanup(state)
+    assert report['removed']['lst_sessions'] == [{'name': 'iokit_run1', 'key': 4242, 'run_id': RUN}]
+    assert report['forgotten'][0]['id'] == 'iokit_gone'
+    shown = subprocess.run(['lst', 'show_session'], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert shown.returncode != 0
+    assert not cleanup(state)['changed']
+
+
+def test_run_id_limits_the_cleanup_to_that_run(sim, state):
+    runner = Runner()
+    lctl = lctl_utils.Lctl(runner)
+    subprocess.run(['modprobe', 'obdecho'], check=True)
+    for run_id, target in (('run-a', 'testfs-OST0000'), ('run-b', 'testfs-OST0001')):
+        name = lctl_utils.echo_client_name(target)
+        state.record('echo_clients', run_id, name=name, target=target)
+        lctl.attach_echo_client(name, target)
+    report = cleanup(state, run_id='run-a')
+    assert names(report) == ['testfs-OST0000_ecc']
+    assert report['kept'] == [{'kind': 'echo_clients', 'id': 'testfs-OST0001_ecc',
+                               'reason': 'recorded by another run; clean it up with that run_id or none'}]
+    assert 'testfs-OST0001_ecc' in sim.device_names()
+    assert names(cleanup(state)) == ['testfs-OST0001_ecc']
+
+
+def test_a_dead_host_is_an_error_and_forgets_nothing(sim, state):
+    state.record('echo_clients', RUN, name='testfs-OST0000_ecc', target='testfs-OST0000')
+    sim.fault('host_dead')
+    report = cleanup(state)
+    assert not report['changed'] and report['errors'][0]['rc'] == 255
+    assert [entry['name'] for entry in state.entries('echo_clients')] == ['testfs-OST0000_ecc']
+
+
+def test_object_ranges():
+    assert _object_ranges([[2, 3], {'first': 9, 'count': 2}, 20, 21, 23]) == [(2, 3), (9, 2), (20, 2), (23, 1)]
+    assert _object_ranges(None) == [] and _object_ranges([[0, 5], [4, 0]]) == []
+
+
+def run_module(args, check_mode=False):
+    """Run the module as Ansible does: a child process reading its arguments from a file."""
+    module_args = dict(args, _ansible_check_mode=check_mode)
+    path = os.path.join(args['workdir'] + '-args.json')
+    with open(path, 'w') as handle:
+        json.dump({'ANSIBLE_MODULE_ARGS': module_args}, handle)
+    env = dict(os.environ, PYTHONPATH=COLLECTION_PARENT + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    completed = subprocess.run(
+        [sys.executable, '-m', 'ansible_collections.lustre.iokit.plugins.modules.iokit_cleanup', path],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env)
+    return json.loads(completed.stdout)
+
+
+def test_module_end_to_end_is_idempotent_and_check_mode_safe(sim, state):
+    obdfilter_style_start(sim, state, 'testfs-OST0000', 2)
+    sim.fault('leftover_echo_client', '--target', 'testfs-OST0001')
+    args = {'workdir': state.workdir}
+    plan = run_module(args, check_mode=True)
+    assert plan['changed'] and sorted(item['name'] for item in plan['removed']['echo_clients']) == [
+        'testfs-OST0000_ecc', 'testfs-OST0001_ecc']
+    assert {'testfs-OST0000_ecc', 'testfs-OST0001_ecc'} <= set(sim.device_names())
+    first = run_module(args)
+    assert first['changed'] and not first.get('failed')
+    assert [item['name'] for item in first['removed']['modules']] == ['obdecho']
+    assert not any(name.endswith('_ecc') for name in sim.device_names())
+    second = run_module(args)
+    assert second['changed'] is False and second['removed'] == {
+        'processes': [], 'echo_clients': [], 'lst_sessions': [], 'paths': [], 'modules': []}
+
+
+def test_module_fails_naming_what_is_left_unless_told_not_to(sim, state):
+    state.record('echo_clients', RUN, name='testfs-OST0000_ecc', target='testfs-OST0000')
+    sim.fault('host_dead')
+    failed = run_module({'workdir': state.workdir})
+    assert failed['failed'] and 'cleanup left things behind' in failed['msg']
+    tolerated = run_module({'workdir': state.workdir, 'fail_on_error': False})
+    assert not tolerated.get('failed') and tolerated['errors']
+    bad = run_module({'workdir': state.workdir, 'kill_grace_s': -1})
+    assert bad['failed'] and bad['msg'].startswith('kill_grace_s:')
