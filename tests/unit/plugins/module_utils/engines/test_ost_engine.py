@@ -1,0 +1,371 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The ost engine against a fake runner: refusals, command order, timing, statistics, cache and cleanup."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import math
+import os
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+
+INSTANCE = 'testfs-ffff8803c9f3a800'
+TARGET_OBD = ('0: testfs-OST0000_UUID ACTIVE\n1: testfs-OST0001_UUID INACTIVE\n'
+              '2: testfs-OST0002_UUID ACTIVE\n3: testfs-OST0003_UUID ACTIVE\n')
+CACHED = 'users: 1\nmax_cached_mb: 12051\nused_mb: 0\nunused_mb: 12051\nreclaim_count: 0\n'
+
+
+def lfs_df(mount, available_kib):
+    lines = ['UUID                   1K-blocks        Used   Available Use% Mounted on',
+             'testfs-MDT0000_UUID       524288           0      524288   0%% %s[MDT:0]' % mount]
+    for index, available in sorted(available_kib.items()):
+        if available is None:
+            lines.append('OST%04x             : inactive device' % index)
+        else:
+            lines.append('testfs-OST%04x_UUID      1048576           0 %11d   0%% %s[OST:%d]' % (
+                index, available, mount, index))
+    return '\n'.join(lines) + '\n'
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+class FakeRunner:
+    """Plays lfs, lctl, sync and dd; dd advances the clock by ``seconds[(operation, ost)]``."""
+
+    def __init__(self, clock, mount, seconds=None, available=None, getname_rc=0, stop_at=None, dd_fail=None):
+        self.clock = clock
+        self.mount = mount
+        self.seconds = seconds or {}
+        self.available = available or {0: 10 ** 6, 2: 10 ** 6, 3: 10 ** 6, 1: None}
+        self.getname_rc = getname_rc
+        self.stop_at = stop_at
+        self.dd_fail = dd_fail
+        self.stop_reason = None
+        self.calls = []
+
+    def expired(self):
+        return self.stop_reason is not None
+
+    def run(self, argv, env=None, cwd=None):
+        self.calls.append(list(argv))
+        ok = CommandResult(argv, 0, '', '', 0.01)
+        if argv[:2] == ['lfs', 'getname']:
+            if self.getname_rc:
+                return CommandResult(argv, 19, '', "cannot get instance for '%s': No such device\n" % argv[2], 0.01)
+            return CommandResult(argv, 0, '%s %s\n' % (INSTANCE, self.mount), '', 0.01)
+        if argv[:2] == ['lfs', 'df']:
+            return CommandResult(argv, 0, lfs_df(self.mount, self.available), '', 0.01)
+        if argv[:3] == ['lctl', 'get_param', '-n']:
+            if argv[3].endswith('target_obd'):
+                return CommandResult(argv, 0, TARGET_OBD, '', 0.01)
+            return CommandResult(argv, 0, CACHED, '', 0.01)
+        if argv[:2] == ['lctl', 'list_nids']:
+            return CommandResult(argv, 0, '192.168.1.10@tcp\n', '', 0.01)
+        if argv[:2] == ['lfs', 'setstripe']:
+            open(argv[-1], 'w').close()
+            return ok
+        if argv[0] == 'dd':
+            write = argv[1].startswith('of=')
+            path = argv[1][3:]
+            operation = 'write' if write else 'read'
+            index = int(os.path.basename(path if write else argv[1][3:])[len('file'):])
+            if self.stop_at == (operation, index):
+                self.stop_reason = 'timeout'
+                return CommandResult(argv, -15, '', '', 1.0, timed_out=True)
+            if self.dd_fail == (operation, index):
+                return CommandResult(argv, 1, '', 'dd: error writing: Input/output error\n', 0.1)
+            self.clock.now += self.seconds.get((operation, index), 1.0)
+            return ok
+        return ok
+
+
+def make_survey(tmp_path, **options):
+    mount = tmp_path / 'mnt'
+    mount.mkdir()
+    clock = FakeClock()
+    runner_options = dict((key, options.pop(key)) for key in list(options)
+                          if key in ('seconds', 'available', 'getname_rc', 'stop_at', 'dd_fail'))
+    runner = FakeRunner(clock, str(mount), **runner_options)
+    state = NodeState(str(tmp_path / 'work'))
+    mountinfo = tmp_path / 'mountinfo'
+    mountinfo.write_text('42 27 0:39 / %s rw,relatime - lustre 10.0.0.1@tcp:/testfs rw\n' % mount)
+    defaults = dict(size_mib=30, workdir=str(tmp_path / 'work'), page_size=4096, host='client1', clock=clock,
+                    mountinfo_path=str(mountinfo))
+    defaults.update(options)
+    survey = ost.OstSurvey(runner, state, 'run-1', str(mount), **defaults)
+    return survey, runner, state
+
+
+# -- parsing what the client says -----------------------------------------------------------------
+
+
+def test_getname_gives_fsname_and_instance():
+    assert ost.parse_getname('%s /mnt/testfs\n' % INSTANCE) == ('testfs', 'ffff8803c9f3a800')
+    assert ost.parse_getname('my-fs-ffff88\n') == ('my-fs', 'ffff88')
+    assert ost.parse_getname('') is None
+
+
+def test_target_obd_marks_active_and_keeps_printed_indices():
+    assert ost.parse_target_obd('0: a_UUID ACTIVE\n5: b_UUID INACTIVE\n') == [
+        {'position': 0, 'ost': 0, 'uuid': 'a_UUID', 'active': True},
+        {'position': 1, 'ost': 5, 'uuid': 'b_UUID', 'active': False}]
+
+
+def test_lfs_df_gives_available_kib_per_ost_and_skips_inactive():
+    assert ost.parse_lfs_df(lfs_df('/mnt', {0: 1234, 1: None, 2: 99})) == {0: 1234, 2: 99}
+
+
+def test_max_cached_mb_reads_both_forms():
+    assert ost.parse_max_cached_mb(CACHED) == 12051
+    assert ost.parse_max_cached_mb('4096\n') == 4096
+    assert ost.parse_max_cached_mb('users: 1\n') is None
+
+
+def test_cache_limit_is_256_pages():
+    assert ost.cache_limit_mb(4096) == 1
+    assert ost.cache_limit_mb(65536) == 16
+
+
+def test_mount_fstype_reads_mountinfo(tmp_path):
+    info = tmp_path / 'mountinfo'
+    info.write_text('1 0 8:1 / / rw - ext4 /dev/sda1 rw\n'
+                    '42 1 0:39 / /mnt/with\\040space rw - fuse.lustre-sim lustre-sim rw\n')
+    assert ost.mount_fstype('/mnt/with space', str(info)) == 'fuse.lustre-sim'
+    assert ost.mount_fstype('/', str(info)) == 'ext4'
+
+
+# -- statistics ------------------------------------------------------------------------------------
+
+
+def test_statistics_divide_by_the_total_ost_count_like_ost_survey():
+    osts = [{'ost': 0, 'active': True, 'read_mib_s': 100.0}, {'ost': 1, 'active': False, 'read_mib_s': None},
+            {'ost': 2, 'active': True, 'read_mib_s': 50.0}, {'ost': 3, 'active': True, 'read_mib_s': 150.0}]
+    stats = ost.operation_statistics(osts, 'read', 4)
+    average = 300.0 / 4
+    deviation = math.sqrt(((100 - average) ** 2 + (50 - average) ** 2 + (150 - average) ** 2) / 4)
+    assert stats == {'worst': {'ost': 2, 'mib_s': 50.0}, 'best': {'ost': 3, 'mib_s': 150.0},
+                     'avg_mib_s': average, 'stddev_mib_s': deviation}
+
+
+def test_the_first_ost_wins_a_tie():
+    osts = [{'ost': 0, 'active': True, 'write_mib_s': 10.0}, {'ost': 1, 'active': True, 'write_mib_s': 10.0}]
+    stats = ost.operation_statistics(osts, 'write', 2)
+    assert stats['worst']['ost'] == 0 and stats['best']['ost'] == 0 and stats['stddev_mib_s'] == 0.0
+
+
+def test_nothing_measured_gives_null_statistics():
+    assert ost.operation_statistics([], 'read', 4) == {'worst': None, 'best': None, 'avg_mib_s': None,
+                                                       'stddev_mib_s': None}
+
+
+# -- refusals -------------------------------------------------------------------------------------------
+
+
+def test_a_mount_that_is_not_lustre_is_refused(tmp_path):
+    survey, runner, unused_state = make_survey(tmp_path, getname_rc=19)
+    with pytest.raises(ost.EngineError, match='mount_point: .* is not a Lustre client mount: lfs getname failed '
+                                              r'\(rc 19\)'):
+        survey.inspect()
+    assert runner.calls == [['lfs', 'getname', survey.mount_point]]
+
+
+def test_short_free_space_is_refused_naming_the_ost(tmp_path):
+    survey, unused_runner, state = make_survey(tmp_path, size_mib=100, min_free_factor=2,
+                                               available={0: 10 ** 6, 1: None, 2: 150000, 3: 10 ** 6})
+    survey.inspect()
+    assert survey.space_problems() == [
+        'size_mib: OST index 2 (testfs-OST0002_UUID) has 150000 KiB available, the survey needs 204800 KiB '
+        '(size_mib 100 x min_free_factor 2)']
+    assert state.entries('paths') == []
+
+
+def test_inspect_reads_osts_free_space_and_fstype(tmp_path):
+    survey, runner, unused_state = make_survey(tmp_path)
+    survey.inspect()
+    assert runner.calls == [
+        ['lfs', 'getname', survey.mount_point],
+        ['lctl', 'get_param', '-n', 'lov.testfs-clilov-ffff8803c9f3a800.target_obd'],
+        ['lfs', 'df', survey.mount_point],
+        ['lctl', 'list_nids'],
+    ]
+    assert [ost_entry['ost'] for ost_entry in survey.active_osts()] == [0, 2, 3]
+    assert survey.fstype == 'lustre' and survey.client_nid == '192.168.1.10@tcp'
+    assert survey.space_problems() == []
+
+
+# -- a whole survey -------------------------------------------------------------------------------------
+
+
+def test_survey_commands_in_order_with_cache_saved_and_restored(tmp_path):
+    survey, runner, state = make_survey(tmp_path, size_mib=8)
+    survey.inspect()
+    del runner.calls[:]
+    survey.setup()
+    record = survey.run()
+    assert survey.teardown(runner) == []
+    directory = survey.directory
+    expected = [['lctl', 'get_param', '-n', 'llite.%s.max_cached_mb' % INSTANCE],
+                ['lctl', 'set_param', '-n', 'llite.%s.max_cached_mb=1' % INSTANCE]]
+    for index in (0, 2, 3):
+        path = '%s/file%d' % (directory, index)
+        expected += [['lfs', 'setstripe', '-S', '0', '-i', str(index), '-c', '1', path],
+                     ['sync'], ['dd', 'of=' + path, 'if=/dev/zero', 'count=8', 'bs=1048576'], ['sync']]
+    for index in (0, 2, 3):
+        path = '%s/file%d' % (directory, index)
+        expected += [['sync'], ['dd', 'if=' + path, 'of=/dev/null', 'count=8', 'bs=1048576'], ['sync']]
+    expected.append(['lctl', 'set_param', '-n', 'llite.%s.max_cached_mb=12051' % INSTANCE])
+    assert runner.calls == expected
+    assert record['complete'] is True
+    assert not os.path.exists(directory)
+    assert state.entries('paths') == []
+
+
+def test_rates_are_size_over_time_including_sync_and_the_slow_ost_shows(tmp_path):
+    seconds = {('write', 0): 0.5, ('write', 2): 4.0, ('write', 3): 0.4,
+               ('read', 0): 0.25, ('read', 2): 2.0, ('read', 3): 0.2}
+    survey, unused_runner, unused_state = make_survey(tmp_path, size_mib=20, seconds=seconds)
+    survey.inspect()
+    survey.setup()
+    record = survey.run()
+    survey.teardown(survey.runner)
+    rows = dict((entry['ost'], entry) for entry in record['osts'])
+    assert rows[2]['write_mib_s'] == 5.0 and rows[2]['write_time_s'] == 4.0
+    assert rows[0]['read_mib_s'] == 80.0
+    assert rows[1] == {'ost': 1, 'uuid': 'testfs-OST0001_UUID', 'active': False, 'read_mib_s': None,
+                       'write_mib_s': None, 'read_time_s': None, 'write_time_s': None}
+    assert record['write']['worst'] == {'ost': 2, 'mib_s': 5.0}
+    assert record['write']['best']['ost'] == 3
+    assert record['write']['best']['mib_s'] == pytest.approx(50.0)
+    assert record['write']['avg_mib_s'] == pytest.approx((40.0 + 5.0 + 50.0) / 4)
+    assert (record['active_osts'], record['inactive_osts']) == (3, 1)
+    parsed = parse_ost_survey(ost.report_text(record))
+    for key in ('active_osts', 'inactive_osts', 'mount_point', 'client_nid'):
+        assert parsed[key] == record[key]
+    assert parsed['write']['worst'] == {'ost': 2, 'mib_s': 5.0}
+    assert parsed['read']['avg_mib_s'] == pytest.approx(record['read']['avg_mib_s'], abs=1e-6)
+    assert [entry['active'] for entry in parsed['osts']] == [True, False, True, True]
+
+
+def test_node_state_records_changes_before_they_are_made(tmp_path):
+    survey, runner, state = make_survey(tmp_path, size_mib=1)
+    survey.inspect()
+    snapshots = {}
+    original = runner.run
+
+    def watch(argv, env=None, cwd=None):
+        if argv[:2] == ['lctl', 'set_param'] and 'set' not in snapshots:
+            snapshots['set'] = [entry.get('param') for entry in state.entries('paths')]
+        if argv[:2] == ['lfs', 'setstripe']:
+            snapshots.setdefault('setstripe', [entry['path'] for entry in state.entries('paths')])
+        return original(argv, env=env)
+
+    runner.run = watch
+    survey.setup()
+    survey.run()
+    assert snapshots['set'] == ['llite.%s.max_cached_mb' % INSTANCE]
+    assert survey.directory in snapshots['setstripe']
+    assert '%s/file0' % survey.directory in snapshots['setstripe']
+    assert survey.teardown(runner) == []
+    assert state.entries('paths') == []
+
+
+def test_timeout_during_the_read_pass_keeps_the_write_statistics_and_cleans_up(tmp_path):
+    survey, runner, state = make_survey(tmp_path, stop_at=('read', 2))
+    survey.inspect()
+    survey.setup()
+    record = survey.run()
+    assert record['complete'] is False
+    assert record['write']['avg_mib_s'] == pytest.approx(30.0 * 3 / 4)
+    assert record['read'] == {'worst': None, 'best': None, 'avg_mib_s': None, 'stddev_mib_s': None}
+    assert survey.aborted == 'timeout'
+    assert survey.errors == [{'point': {'ost': 2, 'operation': 'read'}, 'message': 'read interrupted: timeout'}]
+    cleanup = FakeRunner(runner.clock, survey.mount_point)
+    assert survey.teardown(cleanup) == []
+    assert cleanup.calls == [['lctl', 'set_param', '-n', 'llite.%s.max_cached_mb=12051' % INSTANCE]]
+    assert not os.path.exists(survey.directory)
+    assert state.entries('paths') == []
+
+
+def test_a_failing_dd_is_reported_and_leaves_that_ost_null(tmp_path):
+    survey, unused_runner, unused_state = make_survey(tmp_path, dd_fail=('write', 3))
+    survey.inspect()
+    survey.setup()
+    record = survey.run()
+    survey.teardown(survey.runner)
+    rows = dict((entry['ost'], entry) for entry in record['osts'])
+    assert rows[3]['write_mib_s'] is None and rows[3]['read_mib_s'] is None
+    assert survey.errors[0]['point'] == {'ost': 3, 'operation': 'write'}
+    assert 'Input/output error' in survey.errors[0]['message']
+
+
+def test_plan_has_bytes_per_ost_files_and_touches_nothing(tmp_path):
+    survey, runner, state = make_survey(tmp_path, size_mib=64)
+    survey.inspect()
+    del runner.calls[:]
+    plan = survey.plan()
+    assert runner.calls == [] and state.entries('paths') == []
+    assert plan['bytes_written_per_ost'] == 64 * 1024 * 1024
+    assert [entry['file'] for entry in plan['osts']] == [
+        survey.directory + '/file0', None, survey.directory + '/file2', survey.directory + '/file3']
+    assert not os.path.exists(survey.directory)
+
+
+# -- engine: iokit -------------------------------------------------------------------------------------
+
+
+def test_iokit_runs_ost_survey_and_parses_its_stdout(tmp_path):
+    stdout = ('ost-survey: 11/23/26 OST speed survey on /mnt/t from 10.0.0.1@tcp\n'
+              'Number of Active OST devices : 1\n'
+              'Worst  Read OST indx: 0 speed: 40.000000\nBest   Read OST indx: 0 speed: 40.000000\n'
+              'Read Average: 40.000000 +/- 0.000000 MB/s\n'
+              'Worst  Write OST indx: 0 speed: 20.000000\nBest   Write OST indx: 0 speed: 20.000000\n'
+              'Write Average: 20.000000 +/- 0.000000 MB/s\n'
+              'Ost#  Read(MB/s)  Write(MB/s)  Read-time  Write-time\n'
+              '----------------------------------------------------\n'
+              '0     40.000       20.000        0.750      1.500\n')
+
+    class ScriptRunner:
+        stop_reason = None
+
+        def __init__(self):
+            self.calls = []
+
+        def run(self, argv, env=None, cwd=None):
+            self.calls.append(argv)
+            return CommandResult(argv, 0, stdout, '', 3.0)
+
+    runner = ScriptRunner()
+    raw = str(tmp_path / 'ost_survey.out')
+    record, errors, unused = ost.run_iokit(runner, '/usr/bin/ost-survey', 30, '/mnt/t', raw)
+    assert runner.calls == [['perl', '/usr/bin/ost-survey', '-s', '30', '/mnt/t']]
+    assert errors == []
+    assert record['write']['avg_mib_s'] == 20.0 and record['osts'][0]['read_time_s'] == 0.75
+    with open(raw) as handle:
+        assert handle.read() == stdout
+
+
+def test_iokit_die_with_exit_zero_text_is_an_error():
+    class ScriptRunner:
+        stop_reason = None
+
+        def run(self, argv, env=None, cwd=None):
+            return CommandResult(argv, 2, '', '`lfs getname /mnt/x` error: 4864\n', 0.1)
+
+    record, errors, unused = ost.run_iokit(ScriptRunner(), 'ost-survey', 30, '/mnt/x')
+    assert record is None
+    assert 'ost-survey printed no result (rc 2)' in errors[0]['message']
