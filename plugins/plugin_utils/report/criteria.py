@@ -55,7 +55,9 @@ def validate_criteria(criteria: t.Any) -> dict:
                 for kind in criteria if kind not in KINDS]
     result = {}
     for kind in KINDS:
-        entries = criteria.get(kind) or []
+        entries = criteria.get(kind)
+        if entries is None:
+            entries = []
         if not isinstance(entries, list):
             problems.append('acceptance_criteria.%s must be a list, got %r' % (kind, entries))
             continue

@@ -1,0 +1,93 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Envelopes for the report tests, built from the parsers' real fixtures (the record shapes the surveys store)."""
+
+from __future__ import annotations
+
+import copy
+import os
+
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.catalog import PARSERS
+from ansible_collections.lustre.iokit.plugins.module_utils.results import EnvelopeBuilder
+
+FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'module_utils', 'parsers', 'fixtures')
+RUN_ID = '20261122T101500Z-test'
+REPORT_TEMPLATES = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', '..', 'roles', 'report', 'templates')
+
+
+def parsed(output_format, name):
+    with open(os.path.join(FIXTURES, output_format, name + '.txt'), encoding='utf-8') as handle:
+        return PARSERS[output_format](handle.read())
+
+
+def envelope(host, survey, records, run_id=RUN_ID, errors=(), parameters=None, aborted=False):
+    builder = EnvelopeBuilder(run_id, host, survey, 'native', parameters or {}, now=1795342501)
+    for record in records:
+        builder.add_record(record)
+    for message in errors:
+        builder.add_error(message)
+    if aborted:
+        builder.mark_aborted('timeout after 3600 s')
+    return builder.finish(now=1795343504)
+
+
+def scaled(records, factor, unit_field='mib_s'):
+    """The same records with every rate multiplied by ``factor`` (another host of the fleet)."""
+    records = copy.deepcopy(records)
+    for record in records:
+        for result in (record.get('tests') or {}).values():
+            for key in (unit_field, 'min_' + unit_field, 'max_' + unit_field):
+                if isinstance(result.get(key), (int, float)):
+                    result[key] = round(result[key] * factor, 2)
+    return records
+
+
+def obdfilter_sweep(host_factor=1.0, targets=None):
+    """A small obdfilter sweep in parse_obdfilter_survey's shape: obj 1-4, thr 1-16, write and read."""
+    records = []
+    for target in targets or [None]:
+        for obj in (1, 2, 4):
+            for thr in (1, 2, 4, 8, 16):
+                if thr < obj:
+                    continue
+                level = min(thr, 8) / 8.0
+                record = {'ost': 1, 'size_kib': 1048576, 'rsz_kib': 1024, 'obj': obj, 'thr': thr, 'case': 'disk',
+                          'host': None, 'skipped': False, 'error': None,
+                          'tests': {'write': {'mib_s': round(1000 * level * host_factor, 2), 'min_mib_s': None,
+                                              'max_mib_s': None, 'status': 'ok'},
+                                    'read': {'mib_s': round(1200 * level * host_factor, 2), 'min_mib_s': None,
+                                             'max_mib_s': None, 'status': 'ok'}}}
+                if target:
+                    record['target'] = target
+                records.append(record)
+    return records
+
+
+def sgpdd_sweep(peak_write=1100.0, peak_read=1300.0):
+    records = []
+    for crg in (1, 2):
+        for thr in (1, 2, 4, 8):
+            if thr < crg:
+                continue
+            level = min(thr, 4) / 4.0
+            records.append({'dev': 1, 'size_kib': 1048576, 'rsz_kib': 1024, 'crg': crg, 'thr': thr, 'host': None,
+                            'devices': None, 'enomem': False,
+                            'tests': {'write': {'mib_s': peak_write * level, 'min_mib_s': None, 'max_mib_s': None,
+                                                'failed': 0, 'status': 'ok'},
+                                      'read': {'mib_s': peak_read * level, 'min_mib_s': None, 'max_mib_s': None,
+                                               'failed': 0, 'status': 'ok'}}})
+    return records
+
+
+def fleet():
+    """Four OSS (oss3 at half speed), each with obdfilter and sgpdd, one MDS, one client with ost-survey."""
+    envelopes = []
+    for index, factor in enumerate((1.0, 1.02, 0.5, 0.98), start=1):
+        host = 'oss%d' % index
+        envelopes.append(envelope(host, 'obdfilter', obdfilter_sweep(factor)))
+        envelopes.append(envelope(host, 'sgpdd', sgpdd_sweep()))
+    envelopes.append(envelope('mds1', 'mds', parsed('mds_survey', 'readme_older_spacing')))
+    envelopes.append(envelope('client1', 'ost', [parsed('ost_survey', 'manual_current')], parameters={'fsname': 'testfs'}))
+    return envelopes
