@@ -40,7 +40,7 @@ options:
   devices:
     description:
       - Devices to measure, such as C(/dev/sdb), C(/dev/disk/by-id/...) or C(/dev/sg2). Symbolic links are
-        resolved. There is no default: no device is ever chosen for you.
+        resolved. There is no default, no device is ever chosen for you.
     type: list
     elements: path
     required: true
