@@ -1,0 +1,717 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The obdfilter engine against a fake lctl: command lists and order, sweep rules, arithmetic, judging, cleanup."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import sys
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+
+OSTS = ('testfs-OST0000', 'testfs-OST0001')
+LSMOD_HEADER = 'Module                  Size  Used by\n'
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def samples_output(thr, rates, total=None):
+    """What ``lctl --threads`` prints for a test with one sample per rate."""
+    lines = ['Print status every 1 seconds', '--threads: starting %d threads on device X running test_brw' % thr]
+    lines += ['%d/%d Total: %.6f/second' % (thr, thr, rate) for rate in rates]
+    if total is not None:
+        lines.append('Total: total 100 threads %d sec 5.000000 %.6f/second' % (thr, total))
+    return '\n'.join(lines) + '\n'
+
+
+class FakeLustre:
+    """A node with OSTs, answering lctl/lsmod/modprobe/rmmod as Lustre does, and recording every command.
+
+    ``brw`` maps an OST to a function ``(argv) -> (rc, stdout, stderr)`` for
+    its test_brw runs; each run_many advances the clock by
+    ``seconds_per_batch``.  ``stop_after_batches`` makes the batch after
+    that many behave as a timeout.
+    """
+
+    def __init__(self, clock=None, osts=OSTS, obdecho_loaded=False, leftover=(), seconds_per_batch=4.0,
+                 stop_after_batches=None, node_state=None, created_ids=None):
+        self.clock = clock or FakeClock()
+        self.devices = [{'index': 0, 'status': 'UP', 'type': 'mgc', 'name': 'MGC192.168.1.10@tcp', 'uuid': 'u0'},
+                        {'index': 1, 'status': 'UP', 'type': 'ost', 'name': 'OSS', 'uuid': 'OSS_uuid'}]
+        for ost in osts:
+            self.devices.append({'index': len(self.devices), 'status': 'UP', 'type': 'obdfilter', 'name': ost,
+                                 'uuid': ost + '_UUID'})
+        for ost in leftover:
+            self.devices.append({'index': len(self.devices), 'status': 'UP', 'type': 'echo_client',
+                                 'name': ost + '_ecc', 'uuid': ost + '_ecc_UUID'})
+        self.obdecho_loaded = obdecho_loaded or bool(leftover)
+        self.seconds_per_batch = seconds_per_batch
+        self.stop_after_batches = stop_after_batches
+        self.node_state = node_state
+        self.created_ids = created_ids
+        self.brw = {}
+        self.commands = []
+        self.batches = []
+        self.stop_reason = None
+        self.next_object = 2
+        self.state_at = {}
+
+    # -- runner interface ----------------------------------------------------------------
+
+    def expired(self):
+        return self.stop_reason is not None
+
+    def run(self, argv, env=None, cwd=None):
+        return self.run_many([argv], env=env)[0]
+
+    def run_many(self, argvs, env=None, cwd=None):
+        brw = [argv for argv in argvs if 'test_brw' in argv]
+        if brw:
+            self.batches.append([list(argv) for argv in argvs])
+            self.clock.now += self.seconds_per_batch
+            if self.stop_after_batches is not None and len(self.batches) > self.stop_after_batches:
+                self.stop_reason = 'timeout'
+        results = []
+        for argv in argvs:
+            self.commands.append(list(argv))
+            if self.stop_reason is not None and 'test_brw' in argv or self.expired() and argv[1:2] == ['set_param']:
+                results.append(CommandResult(argv, -15, '', '', self.seconds_per_batch, timed_out=True))
+                continue
+            rc, out, err = self.answer(list(argv))
+            results.append(CommandResult(argv, rc, out, err, self.seconds_per_batch if brw else 0.01))
+        return results
+
+    # -- Lustre ------------------------------------------------------------------------------
+
+    def find(self, name):
+        return next((device for device in self.devices if device['name'] == name), None)
+
+    def dl(self):
+        return ''.join('%3d %s %s %s %s 3\n' % (d['index'], d['status'], d['type'], d['name'], d['uuid'])
+                       for d in self.devices)
+
+    def answer(self, argv):
+        if argv == ['lsmod']:
+            return 0, LSMOD_HEADER + ('obdecho 135168 0\n' if self.obdecho_loaded else ''), ''
+        if argv == ['modprobe', 'obdecho']:
+            if self.node_state is not None:
+                self.state_at['modprobe'] = self.node_state.read()
+            self.obdecho_loaded = True
+            return 0, '', ''
+        if argv == ['rmmod', 'obdecho']:
+            self.obdecho_loaded = False
+            return 0, '', ''
+        assert argv[0] == 'lctl', argv
+        args = argv[1:]
+        if args == ['dl']:
+            return 0, self.dl(), ''
+        if args == ['get_param', '-n', 'version']:
+            return 0, '2.15.5\n', ''
+        if args[:2] == ['set_param', '-n']:
+            return 0, '', ''
+        if args[0] == 'attach':
+            if self.node_state is not None:
+                self.state_at['attach ' + args[2]] = self.node_state.read()
+            if self.find(args[2]):
+                return 1, '', 'error: attach: File exists\n'
+            self.devices.append({'index': len(self.devices), 'status': 'AT', 'type': args[1], 'name': args[2],
+                                 'uuid': args[3]})
+            return 0, '', ''
+        if args[0] == '--device':
+            device = self.find(args[1])
+            command = args[2]
+            if command == 'setup':
+                device['status'] = 'UP'
+                return 0, '', ''
+            if command == 'cleanup':
+                device['status'] = 'AT'
+                return 0, '', ''
+            if command == 'detach':
+                self.devices.remove(device)
+                return 0, '', ''
+            if command == 'create':
+                count = int(args[3])
+                if self.node_state is not None:
+                    self.state_at['create %s' % args[1]] = self.node_state.read()
+                ids = self.created_ids or list(range(self.next_object, self.next_object + count))
+                self.next_object += count
+                lines = ['create: %d objects' % count]
+                lines += ['create: #%d is object id 0x%x' % (number + 1, value) for number, value in enumerate(ids)]
+                return 0, '\n'.join(lines) + '\n', ''
+            if command == 'destroy':
+                first, count = int(args[3], 0), int(args[4])
+                lines = ['destroy: %d objects' % count]
+                lines += ['destroy: #%d is object id 0x%x' % (n + 1, first + n) for n in range(count)]
+                return 0, '\n'.join(lines) + '\n', ''
+        if args[0] == '--threads':
+            ost = args[3][:-len('_ecc')]
+            if ost in self.brw:
+                return self.brw[ost](argv)
+            thr = int(args[1])
+            return 0, samples_output(thr, [100.0, 120.0], total=110.0), ''
+        raise AssertionError('unexpected command %r' % (argv,))
+
+    def actions(self):
+        """The commands that change something, in order (reads like dl and lsmod left out)."""
+        return [argv for argv in self.commands if argv not in (['lsmod'], ['lctl', 'dl'])]
+
+
+class RawSink:
+    def __init__(self):
+        self.summary_text = ''
+        self.detail_text = ''
+
+    def summary(self, text):
+        self.summary_text += text
+
+    def detail(self, text):
+        self.detail_text += text
+
+
+def make_survey(lustre, tmp_path, targets=OSTS, **options):
+    state = NodeState(str(tmp_path / 'work'))
+    lustre.node_state = state
+    options.setdefault('size_mib', 16)
+    raw = RawSink()
+    survey = obdfilter.ObdfilterSurvey(lustre, list(targets), node_state=state, run_id='run-1', raw=raw,
+                                       clock=lustre.clock, host='oss1', **options)
+    return survey, state, raw
+
+
+def brw(device, thr, count, mode, pages, objspec):
+    return ['lctl', '--threads', str(thr), '-1', device, 'test_brw', str(count), mode, 'q', str(pages), objspec,
+            'p%d' % pages]
+
+
+# --------------------------------------------------------------------------
+# Planning and arithmetic
+
+
+def test_sweep_order_and_the_thr_multiple_of_nobj_rule():
+    points = obdfilter.sweep(1024, 2048, 1, 4, 1, 4)
+    assert [(p['rsz_kib'], p['nobj'], p['thr']) for p in points] == [
+        (rsz, nobj, thr) for rsz in (1024, 2048) for nobj in (1, 2, 4) for thr in (1, 2, 4)]
+    skipped = [(p['nobj'], p['thr']) for p in points if p['skip']]
+    assert skipped == [(2, 1), (4, 1), (4, 2)] * 2
+    assert all(p['skip'] == obdfilter.SKIP_THR_NOT_MULTIPLE for p in points if p['skip'])
+
+
+def test_doubling_stops_at_or_below_the_high_value():
+    assert list(obdfilter.doubling(3, 20)) == [3, 6, 12]
+    assert list(obdfilter.doubling(8, 4)) == []
+
+
+@pytest.mark.parametrize('size_mib, rsz, thr, page, expected', [
+    (16, 1024, 1, 4, {'pages': 256, 'actual_rsz_kib': 1024, 'count': 16, 'size_kib': 16384}),
+    (16, 1024, 4, 4, {'pages': 256, 'actual_rsz_kib': 1024, 'count': 4, 'size_kib': 16384}),
+    # count is an integer division: 16384 / (1024 * 3) = 5, so 15 MiB move, not 16
+    (16, 1024, 3, 4, {'pages': 256, 'actual_rsz_kib': 1024, 'count': 5, 'size_kib': 15360}),
+    # a record that is not whole pages is rounded up, as the script does
+    (1, 6, 1, 4, {'pages': 2, 'actual_rsz_kib': 8, 'count': 128, 'size_kib': 1024}),
+    (1, 64, 1, 64, {'pages': 1, 'actual_rsz_kib': 64, 'count': 16, 'size_kib': 1024}),
+    (1, 1024, 2, 4, {'pages': 256, 'actual_rsz_kib': 1024, 'count': 0, 'size_kib': 0}),
+])
+def test_point_arithmetic(size_mib, rsz, thr, page, expected):
+    assert obdfilter.point_arithmetic(size_mib, rsz, thr, page) == expected
+
+
+@pytest.mark.parametrize('test, verify, mode', [
+    ('write', False, 'wx'), ('rewrite', False, 'wx'), ('rewrite_again', True, 'w'), ('read', False, 'rx'),
+    ('reread', True, 'r'),
+])
+def test_mode_follows_the_test_name_and_verify(test, verify, mode):
+    assert obdfilter.test_mode(test, verify) == mode
+
+
+def test_test_brw_argv_is_the_scripts():
+    assert obdfilter.test_brw_argv('X_ecc', 8, 2, 16, 'wx', 256, '0x2') == [
+        'lctl', '--threads', '8', '-1', 'X_ecc', 'test_brw', '16', 'wx', 'q', '256', '4t0x2', 'p256']
+
+
+def test_summary_line_parses_back_to_the_same_figures():
+    line = obdfilter.summary_prefix(2, 32768, 1024, 4, 8)
+    line += obdfilter.summary_test('write', {'mib_s': 812.455, 'min_mib_s': 380.0, 'max_mib_s': 452.0,
+                                             'status': 'ok'})
+    line += obdfilter.summary_test('rewrite', {'mib_s': 120.5, 'min_mib_s': None, 'max_mib_s': None,
+                                               'status': 'error'})
+    line += obdfilter.summary_test('read', {'mib_s': 40.0, 'min_mib_s': None, 'max_mib_s': None, 'status': 'short'})
+    [record] = parse_obdfilter_survey(line)
+    assert (record['ost'], record['size_kib'], record['rsz_kib'], record['obj'], record['thr']) == (2, 32768, 1024, 4, 8)
+    assert record['tests']['write'] == {'mib_s': 812.46, 'min_mib_s': 380.0, 'max_mib_s': 452.0, 'status': 'ok'}
+    assert record['tests']['rewrite']['status'] == 'error' and record['tests']['rewrite']['mib_s'] == 120.5
+    assert record['tests']['read']['status'] == 'short'
+
+
+# --------------------------------------------------------------------------
+# Judging lctl output
+
+
+def test_samples_are_collected_and_total_lines_ignored():
+    judged = obdfilter.parse_thread_samples(samples_output(2, [20.5, 19.5, 21.0], total=20.1))
+    assert judged == {'rates': [20.5, 19.5, 21.0], 'count': 3, 'error_line': None, 'total_rate': 20.1}
+
+
+def test_no_sample_counts_zero():
+    judged = obdfilter.parse_thread_samples(samples_output(1, [], total=300.0))
+    assert judged['count'] == 0 and judged['rates'] == [] and judged['total_rate'] == 300.0
+
+
+def test_a_line_with_error_makes_the_ost_an_error():
+    text = samples_output(1, [10.0]) + 'error: test_brw-1: #3 - Input/output error on write\n'
+    judged = obdfilter.parse_thread_samples(text)
+    assert judged['count'] == -1
+    assert judged['error_line'] == 'error: test_brw-1: #3 - Input/output error on write'
+
+
+def test_an_unexpected_line_after_the_first_sample_is_an_error_but_not_before():
+    before = 'some banner\n' + samples_output(1, [10.0, 11.0])
+    assert obdfilter.parse_thread_samples(before)['count'] == 2
+    after = samples_output(1, [10.0]) + '--threads: PID 4242 had rc=5\n'
+    judged = obdfilter.parse_thread_samples(after)
+    assert judged['count'] == -1 and judged['error_line'] == '--threads: PID 4242 had rc=5'
+
+
+def test_selected_device_line_resets_the_samples():
+    text = samples_output(1, [5.0]) + 'Selected device 3\n' + '1/1 Total: 7.000000/second\n'
+    assert obdfilter.parse_thread_samples(text)['rates'] == [7.0]
+
+
+@pytest.mark.parametrize('ids, problem', [
+    ([2, 3, 4], None),
+    ([2, 4, 5], 'created object ids are not contiguous: 0x2 0x4 0x5'),
+    ([2, 3], '3 objects asked, 2 created'),
+    ([], 'no object was created'),
+])
+def test_created_objects_must_be_contiguous(ids, problem):
+    text = 'create: %d objects\n' % len(ids) + ''.join(
+        'create: #%d is object id 0x%x\n' % (n + 1, value) for n, value in enumerate(ids))
+    assert obdfilter.parse_created_objects(text, 3) == (ids, problem)
+
+
+def test_id_ranges_keep_gaps_out():
+    assert obdfilter.id_ranges([2, 3, 5, 6, 7, 10]) == [(2, 2), (5, 3), (10, 1)]
+
+
+# --------------------------------------------------------------------------
+# Versions, targets, options
+
+
+@pytest.mark.parametrize('case, version, expected', [
+    ('disk', '2.16.1', None),
+    ('network', '2.15.5', None),
+    ('network', '2.15.6', None),
+    ('network', '2.15.7', 'removed in 2.15.7 and 2.16.0'),
+    ('network', '2.16.1', 'cannot run on Lustre 2.16.1'),
+    ('network', None, 'could not be read'),
+    ('netdisk', '2.16.1', 'removed from obdfilter-survey in Lustre 2.15.6'),
+    ('netdisk', '2.15.6', 'this node runs Lustre 2.15.6'),
+    ('netdisk', '2.15.5', 'use engine: iokit'),
+])
+def test_case_problem_names_the_version(case, version, expected):
+    problem = obdfilter.case_problem(case, version)
+    if expected is None:
+        assert problem is None
+    else:
+        assert problem.startswith('case: ') and expected in problem
+
+
+def devices_of(lustre):
+    return [dict(device, refcount=3, nid=None, host=None) for device in lustre.devices]
+
+
+def test_targets_default_to_every_up_obdfilter():
+    lustre = FakeLustre(osts=('a-OST0000', 'a-OST0001', 'a-OST0002'))
+    lustre.devices[3]['status'] = 'AT'
+    assert obdfilter.select_targets(devices_of(lustre), []) == ['a-OST0000', 'a-OST0002']
+
+
+@pytest.mark.parametrize('requested, message', [
+    (['testfs-OST0009'], 'targets: testfs-OST0009 is not an obdfilter device on this node'),
+    (['OSS'], 'targets: OSS is not an obdfilter device'),
+    (['oss2:testfs-OST0000'], 'targets: oss2:testfs-OST0000 names host oss2'),
+    (['testfs-OST0000', 'testfs-OST0000'], 'targets: testfs-OST0000 is listed twice'),
+])
+def test_bad_targets_are_refused_naming_the_option(requested, message):
+    with pytest.raises(obdfilter.EngineError) as caught:
+        obdfilter.select_targets(devices_of(FakeLustre()), requested)
+    assert message in str(caught.value)
+
+
+def test_a_target_that_is_not_up_is_refused():
+    lustre = FakeLustre()
+    lustre.devices[2]['status'] = 'IN'
+    with pytest.raises(obdfilter.EngineError) as caught:
+        obdfilter.select_targets(devices_of(lustre), ['testfs-OST0000', 'localhost:testfs-OST0001'])
+    assert str(caught.value) == 'targets: testfs-OST0000 is in state IN, not UP'
+
+
+def test_no_obdfilter_at_all_is_refused():
+    with pytest.raises(obdfilter.EngineError) as caught:
+        obdfilter.select_targets(devices_of(FakeLustre(osts=())), [])
+    assert 'no UP obdfilter device' in str(caught.value)
+
+
+@pytest.mark.parametrize('options, message', [
+    ({'thrlo': 8, 'thrhi': 4}, 'thrlo: 8 is greater than thrhi (4)'),
+    ({'nobjlo': 4, 'nobjhi': 2}, 'nobjlo: 4 is greater than nobjhi (2)'),
+    ({'rszlo': 2048, 'rszhi': 1024}, 'rszlo: 2048 is greater than rszhi (1024)'),
+    ({'rszhi': 8192}, 'rszhi: 8192 KiB is above the 4096 KiB'),
+    ({'size_mib': 0}, 'size_mib: must be at least 1'),
+    ({'thrhi': 8192}, "thrhi: 8192 is above lctl's limit"),
+    ({'tests': ['read', 'write']}, "tests: the first test must be 'write'"),
+    ({'tests': ['write', 'read', 'read']}, 'tests: each test may appear once'),
+    ({'rszlo': 6, 'rszhi': 6}, 'rszlo: 6 KiB is not a whole number of 4 KiB pages'),
+    ({'size_mib': 1, 'rszlo': 768, 'rszhi': 768}, 'size_mib: 1 MiB is not a multiple of the 768 KiB record'),
+    ({'size_mib': 1, 'thrhi': 2}, 'size_mib: 1 MiB per OST is less than one 1024 KiB record for each of 2 threads'),
+    ({'nobjlo': 4, 'nobjhi': 4, 'thrlo': 1, 'thrhi': 2}, 'thrhi: no thread count from thrlo (1) to thrhi (2)'),
+])
+def test_bad_options_are_found_before_anything_is_made(tmp_path, options, message):
+    lustre = FakeLustre()
+    survey, unused_state, unused_raw = make_survey(lustre, tmp_path, **options)
+    assert any(problem.startswith(message) for problem in survey.problems()), survey.problems()
+    assert lustre.commands == []
+
+
+def test_plan_and_totals_per_ost(tmp_path):
+    survey, unused_state, unused_raw = make_survey(FakeLustre(), tmp_path, size_mib=16, nobjhi=2, thrhi=2,
+                                                   tests=['write', 'rewrite', 'read'])
+    runnable = [p for p in survey.plan() if p['skip'] is None]
+    assert [(p['nobj'], p['thr'], p['count'], p['obj'], p['threads']) for p in runnable] == [
+        (1, 1, 16, 2, 2), (1, 2, 8, 2, 4), (2, 2, 8, 4, 4)]
+    totals = survey.totals_per_ost()
+    assert sorted(totals) == list(OSTS)
+    mib = 1024 * 1024
+    assert totals[OSTS[0]] == {'bytes_written': 3 * 2 * 16 * mib, 'bytes_read': 3 * 16 * mib,
+                               'objects_created': 4, 'max_objects_at_once': 2, 'max_bytes_at_once': 16 * mib}
+    assert survey.estimated_duration_s(None) is None
+    assert survey.estimated_duration_s(16) == 9.0
+
+
+# --------------------------------------------------------------------------
+# Running
+
+
+def test_a_sweep_runs_the_scripts_commands_in_order(tmp_path):
+    lustre = FakeLustre()
+    survey, state, raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=2, thrhi=2, tests=['write', 'read'])
+    records = list(survey.run())
+    a, b = [ost + '_ecc' for ost in OSTS]
+    sync = ['lctl', 'set_param', '-n', 'osd*.*.force_sync', '1']
+    assert lustre.actions() == [
+        ['modprobe', 'obdecho'],
+        ['lctl', 'attach', 'echo_client', a, a + '_UUID'], ['lctl', '--device', a, 'setup', OSTS[0]],
+        ['lctl', 'attach', 'echo_client', b, b + '_UUID'], ['lctl', '--device', b, 'setup', OSTS[1]],
+        # nobj 1, thr 1
+        ['lctl', '--device', a, 'create', '1'], ['lctl', '--device', b, 'create', '1'],
+        sync, brw(a, 1, 16, 'wx', 256, '1t0x2'), brw(b, 1, 16, 'wx', 256, '1t0x3'),
+        sync, brw(a, 1, 16, 'rx', 256, '1t0x2'), brw(b, 1, 16, 'rx', 256, '1t0x3'),
+        ['lctl', '--device', a, 'destroy', '0x2', '1'], ['lctl', '--device', b, 'destroy', '0x3', '1'],
+        # nobj 1, thr 2
+        ['lctl', '--device', a, 'create', '1'], ['lctl', '--device', b, 'create', '1'],
+        sync, brw(a, 2, 8, 'wx', 256, '2t0x4'), brw(b, 2, 8, 'wx', 256, '2t0x5'),
+        sync, brw(a, 2, 8, 'rx', 256, '2t0x4'), brw(b, 2, 8, 'rx', 256, '2t0x5'),
+        ['lctl', '--device', a, 'destroy', '0x4', '1'], ['lctl', '--device', b, 'destroy', '0x5', '1'],
+        # nobj 2, thr 1 is skipped (1 is not a multiple of 2); nobj 2, thr 2: one thread per object
+        ['lctl', '--device', a, 'create', '2'], ['lctl', '--device', b, 'create', '2'],
+        sync, brw(a, 2, 8, 'wx', 256, '1t0x6'), brw(b, 2, 8, 'wx', 256, '1t0x8'),
+        sync, brw(a, 2, 8, 'rx', 256, '1t0x6'), brw(b, 2, 8, 'rx', 256, '1t0x8'),
+        ['lctl', '--device', a, 'destroy', '0x6', '2'], ['lctl', '--device', b, 'destroy', '0x8', '2'],
+        ['lctl', '--device', a, 'cleanup'], ['lctl', '--device', a, 'detach'],
+        ['lctl', '--device', b, 'cleanup'], ['lctl', '--device', b, 'detach'],
+        ['rmmod', 'obdecho'],
+    ]
+    # the OSTs of a test run together, in one batch
+    assert [len(batch) for batch in lustre.batches] == [2] * 6
+    assert [(r['ost'], r['obj'], r['thr'], r['obj_per_ost'], r['thr_per_ost']) for r in records] == [
+        (2, 2, 2, 1, 1), (2, 2, 4, 1, 2), (2, 4, 4, 2, 2)]
+    assert survey.errors == [] and survey.aborted is None
+    assert state.read()['echo_clients'] == [] and state.read()['modules'] == []
+    assert not any(device['type'] == 'echo_client' for device in lustre.devices)
+    assert len(parse_obdfilter_survey(raw.summary_text)) == 3
+
+
+def test_figures_aggregate_from_wall_clock_min_max_from_per_ost_samples(tmp_path):
+    lustre = FakeLustre(seconds_per_batch=4.0)
+    lustre.brw[OSTS[0]] = lambda argv: (0, samples_output(1, [100.0, 120.0, 110.0], total=110.0), '')
+    lustre.brw[OSTS[1]] = lambda argv: (0, samples_output(1, [30.0, 25.0], total=28.0), '')
+    survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=1,
+                                                   tests=['write'], rszlo=512, rszhi=512)
+    [record] = list(survey.run())
+    write = record['tests']['write']
+    # 2 OSTs x 16 MiB in 4 s of wall clock
+    assert write['mib_s'] == pytest.approx(8.0)
+    # samples are operations per second of one OST; x 512 KiB records
+    assert (write['min_mib_s'], write['max_mib_s'], write['status']) == (12.5, 60.0, 'ok')
+    fast, slow = record['per_ost'][OSTS[0]]['write'], record['per_ost'][OSTS[1]]['write']
+    assert (fast['min_mib_s'], fast['max_mib_s'], fast['samples'], fast['status']) == (50.0, 60.0, 3, 'ok')
+    assert (slow['min_mib_s'], slow['max_mib_s'], slow['samples'], slow['status']) == (12.5, 15.0, 2, 'ok')
+    assert (fast['lctl_mib_s'], slow['lctl_mib_s']) == (55.0, 14.0)
+    assert fast['mib_s'] == pytest.approx(4.0) and fast['elapsed_s'] == 4.0
+    assert (record['rsz_kib'], record['size_kib'], record['count'], record['pages']) == (512, 32768, 32, 128)
+
+
+def test_short_when_any_ost_has_no_sample_error_wins_over_short(tmp_path):
+    lustre = FakeLustre()
+    outputs = {'write': samples_output(1, [], total=500.0), 'read': 'error: test_brw-1: #1 - bad\n'}
+
+    def second_ost(argv):
+        return 0, outputs['write' if argv[7].startswith('w') else 'read'], ''
+    lustre.brw[OSTS[1]] = second_ost
+    lustre.brw[OSTS[0]] = lambda argv: (0, samples_output(1, [] if argv[7] == 'rx' else [10.0]), '')
+    survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=1,
+                                                   tests=['write', 'read'])
+    [record] = list(survey.run())
+    assert record['tests']['write']['status'] == 'short'
+    assert record['tests']['write']['min_mib_s'] is None and record['tests']['write']['mib_s'] == 8.0
+    assert record['tests']['read']['status'] == 'error'
+    assert record['per_ost'][OSTS[0]]['write']['status'] == 'ok'
+    assert record['per_ost'][OSTS[0]]['read']['status'] == 'short'
+    assert survey.errors == [{'point': {'rsz_kib': 1024, 'nobj': 1, 'thr': 1, 'test': 'read'},
+                              'message': 'read ERROR on testfs-OST0001: error: test_brw-1: #1 - bad'}]
+
+
+def test_enomem_from_test_brw_is_an_error_and_the_sweep_goes_on(tmp_path):
+    lustre = FakeLustre()
+    lustre.brw[OSTS[0]] = lambda argv: (
+        12, samples_output(1, []), 'error: test_brw-1: #1 - Cannot allocate memory on write\n'
+                                   '--threads: PID 23335 had rc=12\n')
+    survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=2, tests=['write'])
+    records = list(survey.run())
+    assert len(records) == 2
+    for record in records:
+        assert record['tests']['write']['status'] == 'error'
+        assert record['per_ost'][OSTS[0]]['write']['error'] == \
+            'error: test_brw-1: #1 - Cannot allocate memory on write'
+        assert record['per_ost'][OSTS[1]]['write']['status'] == 'ok'
+    assert len(survey.errors) == 2 and 'Cannot allocate memory' in survey.errors[0]['message']
+
+
+def test_a_failing_exit_without_error_text_is_still_an_error(tmp_path):
+    lustre = FakeLustre()
+    lustre.brw[OSTS[1]] = lambda argv: (1, samples_output(1, [10.0, 11.0]), '')
+    survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=1, tests=['write'])
+    [record] = list(survey.run())
+    assert record['per_ost'][OSTS[1]]['write']['status'] == 'error'
+    assert record['per_ost'][OSTS[1]]['write']['error'] == 'lctl exited with rc 1'
+
+
+def test_timeout_keeps_measured_points_and_undoes_everything(tmp_path):
+    lustre = FakeLustre(stop_after_batches=3)
+    survey, state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=4,
+                                            tests=['write', 'read'])
+    records = list(survey.run())
+    # point 1 (2 batches) complete; point 2 has its write, then its read was stopped
+    assert len(records) == 2
+    assert records[0]['tests']['read']['status'] == 'ok'
+    assert records[1]['tests']['write']['status'] == 'ok'
+    assert records[1]['tests']['read']['status'] == 'incomplete' and records[1]['tests']['read']['mib_s'] is None
+    assert survey.aborted == 'timeout'
+    assert survey.errors[-1] == {'point': {'rsz_kib': 1024, 'nobj': 1, 'thr': 2, 'test': 'read'},
+                                 'message': 'read interrupted: timeout'}
+    # the stopped point's objects are destroyed, then the echo clients, then obdecho (ours)
+    tail = lustre.actions()[-7:]
+    assert tail == [['lctl', '--device', OSTS[0] + '_ecc', 'destroy', '0x4', '1'],
+                    ['lctl', '--device', OSTS[1] + '_ecc', 'destroy', '0x5', '1'],
+                    ['lctl', '--device', OSTS[0] + '_ecc', 'cleanup'], ['lctl', '--device', OSTS[0] + '_ecc', 'detach'],
+                    ['lctl', '--device', OSTS[1] + '_ecc', 'cleanup'], ['lctl', '--device', OSTS[1] + '_ecc', 'detach'],
+                    ['rmmod', 'obdecho']]
+    assert not any('thr' in argv for argv in lustre.commands)
+    assert state.read()['echo_clients'] == [] and state.read()['modules'] == []
+
+
+def test_a_stop_before_a_point_runs_nothing_more(tmp_path):
+    lustre = FakeLustre()
+    survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=2, tests=['write'])
+    lustre.stop_reason = 'terminated by signal 15'
+    assert list(survey.run()) == []
+    assert not any('create' in argv for argv in lustre.commands)
+    assert survey.errors == [{'point': {'rsz_kib': 1024, 'nobj': 1, 'thr': 1},
+                              'message': 'not run: terminated by signal 15'}]
+
+
+def test_non_contiguous_objects_stop_the_survey_and_destroy_what_was_made(tmp_path):
+    lustre = FakeLustre(created_ids=[7, 9])
+    survey, state, raw = make_survey(lustre, tmp_path, size_mib=16, nobjlo=2, nobjhi=2, thrlo=2, thrhi=2,
+                                     tests=['write'])
+    [record] = list(survey.run())
+    assert record['tests'] == {}
+    assert record['error'].startswith('created object #s on localhost:testfs-OST0000_ecc not contiguous')
+    assert survey.aborted == 'object creation failed'
+    ecc = OSTS[0] + '_ecc'
+    # only the ids we got, never the gap between them
+    assert ['lctl', '--device', ecc, 'destroy', '0x7', '1'] in lustre.commands
+    assert ['lctl', '--device', ecc, 'destroy', '0x9', '1'] in lustre.commands
+    assert not any('test_brw' in argv for argv in lustre.commands)
+    assert state.read()['echo_clients'] == []
+    assert 'not contiguous' in raw.summary_text
+
+
+def test_everything_is_recorded_before_it_is_made(tmp_path):
+    lustre = FakeLustre()
+    survey, state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=1, tests=['write'])
+    list(survey.run())
+    assert [entry['name'] for entry in lustre.state_at['modprobe']['modules']] == ['obdecho']
+    first_attach = lustre.state_at['attach %s_ecc' % OSTS[0]]['echo_clients']
+    assert [(e['name'], e['target'], e['run_id']) for e in first_attach] == [(OSTS[0] + '_ecc', OSTS[0], 'run-1')]
+    at_create = lustre.state_at['create %s_ecc' % OSTS[1]]['echo_clients']
+    # the first OST's objects are known; the second's count is written before its ids exist
+    assert [e['objects'] for e in at_create] == [[{'first': 2, 'count': 1}], [{'first': None, 'count': 1}]]
+    assert state.read()['echo_clients'] == [] and state.read()['modules'] == []
+
+
+def test_a_leftover_echo_client_is_reused_then_removed_and_obdecho_left_alone(tmp_path):
+    lustre = FakeLustre(leftover=[OSTS[0]])
+    survey, state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=1, tests=['write'])
+    [record] = list(survey.run())
+    assert record['tests']['write']['status'] == 'ok'
+    assert survey.reused_echo_clients == [OSTS[0] + '_ecc'] and survey.loaded_obdecho is False
+    attaches = [argv for argv in lustre.commands if argv[1:2] == ['attach']]
+    assert attaches == [['lctl', 'attach', 'echo_client', OSTS[1] + '_ecc', OSTS[1] + '_ecc_UUID']]
+    assert ['lctl', '--device', OSTS[0] + '_ecc', 'detach'] in lustre.commands
+    assert ['modprobe', 'obdecho'] not in lustre.commands and ['rmmod', 'obdecho'] not in lustre.commands
+    assert state.read()['echo_clients'] == []
+
+
+def test_a_half_made_leftover_is_detached_before_attaching(tmp_path):
+    lustre = FakeLustre(leftover=[OSTS[0]])
+    lustre.find(OSTS[0] + '_ecc')['status'] = 'AT'
+    survey, unused_state, unused_raw = make_survey(lustre, tmp_path, targets=OSTS[:1], size_mib=16, nobjhi=1,
+                                                   thrhi=1, tests=['write'])
+    assert len(list(survey.run())) == 1
+    name = OSTS[0] + '_ecc'
+    assert lustre.actions()[:3] == [['lctl', '--device', name, 'detach'],
+                                    ['lctl', 'attach', 'echo_client', name, name + '_UUID'],
+                                    ['lctl', '--device', name, 'setup', OSTS[0]]]
+
+
+def test_failed_setup_reports_and_tears_down_what_was_made(tmp_path):
+    lustre = FakeLustre()
+    original = lustre.answer
+
+    def refuse_second_setup(argv):
+        if argv[-2:] == ['setup', OSTS[1]]:
+            return 22, '', 'error: setup: Invalid argument\n'
+        return original(argv)
+    lustre.answer = refuse_second_setup
+    survey, state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=1, tests=['write'])
+    assert list(survey.run()) == []
+    assert survey.aborted == 'setup failed'
+    assert "can't set up echo-client testfs-OST0001_ecc" in survey.errors[0]['message']
+    assert 'Invalid argument' in survey.errors[0]['message']
+    assert not any(device['type'] == 'echo_client' for device in lustre.devices)
+    assert state.read()['echo_clients'] == [] and ['rmmod', 'obdecho'] in lustre.commands
+
+
+# --------------------------------------------------------------------------
+# Helper processes
+
+
+def test_process_recording_runner_records_children_while_they_run(tmp_path):
+    state = NodeState(str(tmp_path))
+    runner = obdfilter.ProcessRecordingRunner(state, 'run-1')
+    script = 'import json, os; print(json.dumps([os.getpid(), json.load(open(%r))["processes"]]))' % state.path
+    # the state file exists once something is recorded, which the runner does before the child reads it
+    result = runner.run([sys.executable, '-c', script])
+    pid, processes = json.loads(result.stdout)
+    assert [(entry['pid'], entry['run_id'], entry['command'][0]) for entry in processes] == [
+        (pid, 'run-1', sys.executable)]
+    assert state.read()['processes'] == []
+
+
+# --------------------------------------------------------------------------
+# engine: iokit
+
+
+SCRIPT_SUMMARY = (
+    'Mon Nov 23 10:00:00 UTC 2026 Obdfilter-survey for case=disk from oss1\n'
+    'ost  2 sz    32768K rsz 1024K obj    2 thr    2 write   40.10 [  19.00,   21.00] read   41.00 [  20.00,   22.00] \n'
+    'ost  2 sz    32768K rsz 1024K obj    2 thr    4 write   39.00             ERROR read   40.00             SHORT \n')
+
+
+class ScriptRunner:
+    def __init__(self, summary=None, stdout='done!\n', rc=0, timed_out=False):
+        self.summary = summary
+        self.stdout = stdout
+        self.rc = rc
+        self.timed_out = timed_out
+        self.calls = []
+        self.stop_reason = 'timeout' if timed_out else None
+
+    def run(self, argv, env=None, cwd=None):
+        self.calls.append((list(argv), dict(env or {})))
+        if self.summary is not None:
+            with open(env['rslt'] + '.summary', 'w') as handle:
+                handle.write(self.summary)
+        return CommandResult(argv, self.rc, self.stdout, '', 1.0, self.timed_out)
+
+
+def iokit_parameters(**change):
+    parameters = dict(targets=list(OSTS), size_mib=16, rszlo=1024, rszhi=1024, nobjlo=1, nobjhi=1, thrlo=1,
+                      thrhi=2, tests=['write', 'read'], verify=False)
+    parameters.update(change)
+    return parameters
+
+
+def test_iokit_gets_the_same_parameters_through_its_environment(tmp_path):
+    runner = ScriptRunner(summary=SCRIPT_SUMMARY)
+    rslt = str(tmp_path / 'obdfilter_survey')
+    records, errors, unused = obdfilter.run_iokit(runner, '/usr/bin/obdfilter-survey', rslt, **iokit_parameters())
+    [(argv, env)] = runner.calls
+    assert argv == ['bash', '/usr/bin/obdfilter-survey']
+    assert env == {'case': 'disk', 'targets': 'testfs-OST0000 testfs-OST0001', 'size': '16', 'rszlo': '1024',
+                   'rszhi': '1024', 'nobjlo': '1', 'nobjhi': '1', 'thrlo': '1', 'thrhi': '2',
+                   'tests_str': 'write read', 'verify': '0', 'rslt': rslt}
+    assert [(r['thr'], r['tests']['write']['status'], r['tests']['read']['status']) for r in records] == [
+        (2, 'ok', 'ok'), (4, 'error', 'short')]
+    # SHORT is a finding, not an error; ERROR is
+    assert errors == [{'point': {'rsz_kib': 1024, 'obj': 2, 'thr': 4, 'test': 'write'},
+                       'message': 'write ERROR (see the .detail file)'}]
+
+
+def test_iokit_exit_status_zero_without_result_is_a_failure(tmp_path):
+    stdout = "Can't find any OSTs to test.  Please set targets=...\ndone!\n"
+    runner = ScriptRunner(stdout=stdout, rc=0)
+    records, errors, unused = obdfilter.run_iokit(runner, 'obdfilter-survey', str(tmp_path / 'r'),
+                                                  **iokit_parameters())
+    assert records == []
+    assert errors == [{'point': None, 'message': "obdfilter-survey produced no result: Can't find any OSTs to test."
+                                                 "  Please set targets=..."}]
+
+
+def test_iokit_non_contiguous_objects_are_an_error(tmp_path):
+    summary = ('ost  2 sz    32768K rsz 1024K obj    2 thr    2 '
+               'created object #s on localhost:testfs-OST0000_ecc not contiguous\n')
+    records, errors, unused = obdfilter.run_iokit(ScriptRunner(summary=summary), 'obdfilter-survey',
+                                                  str(tmp_path / 'r'), **iokit_parameters())
+    assert len(records) == 1 and 'not contiguous' in errors[0]['message']
+
+
+def test_iokit_stopped_by_the_deadline_says_so(tmp_path):
+    runner = ScriptRunner(summary=SCRIPT_SUMMARY.splitlines(True)[1], rc=-15, timed_out=True)
+    records, errors, unused = obdfilter.run_iokit(runner, 'obdfilter-survey', str(tmp_path / 'r'),
+                                                  **iokit_parameters())
+    assert len(records) == 1
+    assert errors[-1] == {'point': None, 'message': 'obdfilter-survey stopped: timeout'}
+
+
+def test_iokit_summary_missing_falls_back_to_stdout(tmp_path):
+    runner = ScriptRunner(stdout=SCRIPT_SUMMARY + 'done!\n')
+    records, unused_errors, unused = obdfilter.run_iokit(runner, 'obdfilter-survey', str(tmp_path / 'r'),
+                                                         **iokit_parameters())
+    assert len(records) == 2 and not os.path.exists(str(tmp_path / 'r.summary'))
