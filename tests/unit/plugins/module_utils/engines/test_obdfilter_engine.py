@@ -65,6 +65,7 @@ class FakeLustre:
         self.stop_after_batches = stop_after_batches
         self.node_state = node_state
         self.created_ids = created_ids
+        self.version = '2.15.5'
         self.brw = {}
         self.commands = []
         self.batches = []
@@ -122,7 +123,7 @@ class FakeLustre:
         if args == ['dl']:
             return 0, self.dl(), ''
         if args == ['get_param', '-n', 'version']:
-            return 0, '2.15.5\n', ''
+            return 0, self.version + '\n', ''
         if args[:2] == ['set_param', '-n']:
             return 0, '', ''
         if args[0] == 'attach':

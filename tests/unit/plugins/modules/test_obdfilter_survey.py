@@ -1,0 +1,172 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The obdfilter_survey module on a fake Lustre node: validation, version refusals, check-mode plan, envelope."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
+from ansible_collections.lustre.iokit.plugins.modules import obdfilter_survey
+from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines.test_obdfilter_engine import (
+    OSTS,
+    FakeLustre,
+)
+
+
+class Node:
+    """One fake Lustre node shared by every runner the module makes."""
+    lustre = None
+    runners = []
+
+
+class NodeRunner:
+    def __init__(self, *args, **kwargs):
+        self.deadline = kwargs.get('deadline')
+        self.stop_reason = None
+        Node.runners.append(self)
+
+    def install_sigterm_handler(self):
+        return None
+
+    def expired(self):
+        return False
+
+    def run(self, argv, env=None, cwd=None):
+        return self.run_many([argv], env=env)[0]
+
+    def run_many(self, argvs, env=None, cwd=None):
+        return Node.lustre.run_many(argvs, env=env)
+
+
+@pytest.fixture(autouse=True)
+def seams(monkeypatch):
+    Node.lustre = FakeLustre(seconds_per_batch=3.0)
+    Node.runners = []
+    monkeypatch.setattr(obdfilter_survey, 'Runner', NodeRunner)
+    monkeypatch.setattr(obdfilter, 'ProcessRecordingRunner', NodeRunner)
+
+
+def run_module(capsys, args, check_mode=False):
+    if check_mode:
+        args = dict(args, _ansible_check_mode=True)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            obdfilter_survey.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def base(tmp_path, **change):
+    args = {'size_mib': 16, 'nobjhi': 2, 'thrhi': 2, 'tests': ['write', 'read'], 'run_id': 'test-run',
+            'workdir': str(tmp_path / 'work')}
+    args.update(change)
+    return args
+
+
+def made_anything():
+    return [argv for argv in Node.lustre.commands
+            if argv not in (['lsmod'], ['lctl', 'dl'], ['lctl', 'get_param', '-n', 'version'])]
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'thrlo': 8, 'thrhi': 4}, 'thrlo: 8 is greater than thrhi (4)'),
+    ({'nobjlo': 4, 'nobjhi': 2}, 'nobjlo: 4 is greater than nobjhi (2)'),
+    ({'size_mib': 3, 'rszlo': 2048, 'rszhi': 2048}, 'size_mib: 3 MiB is not a multiple of the 2048 KiB record'),
+    ({'targets': ['testfs-OST0007']}, 'targets: testfs-OST0007 is not an obdfilter device on this node'),
+    ({'tests': ['read']}, "tests: the first test must be 'write'"),
+    ({'timeout': 0}, 'timeout: must be at least 1 second'),
+    ({'run_id': '../x'}, 'run_id must not contain ".."'),
+    ({'case': 'netdisk'}, 'case: netdisk is not implemented by this module; Lustre 2.15.5 still ships it'),
+    ({'case': 'network', 'targets': ['10.0.0.1']}, 'case: network on Lustre 2.15.5 runs only with engine: iokit'),
+    ({'case': 'network', 'targets': []}, 'targets: case=network takes exactly one server'),
+])
+def test_bad_parameters_fail_before_anything_is_made(capsys, tmp_path, change, message):
+    result = run_module(capsys, base(tmp_path, **change))
+    assert result['failed'] is True and message in result['msg'], result['msg']
+    assert made_anything() == []
+    assert not os.path.exists(str(tmp_path / 'work'))
+
+
+def test_a_target_that_is_not_up_fails_naming_targets(capsys, tmp_path):
+    Node.lustre.devices[3]['status'] = 'AT'
+    result = run_module(capsys, base(tmp_path, targets=list(OSTS)))
+    assert result['failed'] is True and result['msg'] == 'targets: testfs-OST0001 is in state AT, not UP'
+    assert made_anything() == []
+
+
+@pytest.mark.parametrize('case, version, message', [
+    ('network', '2.16.1', 'case: network cannot run on Lustre 2.16.1'),
+    ('netdisk', '2.15.6', 'case: netdisk was removed from obdfilter-survey in Lustre 2.15.6'),
+])
+def test_cases_newer_lustre_dropped_fail_naming_the_version(capsys, tmp_path, case, version, message):
+    Node.lustre.version = version
+    result = run_module(capsys, base(tmp_path, case=case, targets=['10.0.0.1'], engine='iokit'))
+    assert result['failed'] is True and result['msg'].startswith(message)
+    assert made_anything() == []
+
+
+def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path):
+    result = run_module(capsys, base(tmp_path), check_mode=True)
+    assert made_anything() == []
+    assert ['modprobe', 'obdecho'] not in Node.lustre.commands
+    assert not os.path.exists(str(tmp_path / 'work'))
+    assert result['status'] == 'skipped' and result['records'] == [] and result['changed'] is True
+    plan = result['plan']
+    assert [(p['nobj'], p['thr'], p['skip']) for p in plan['points']] == [
+        (1, 1, None), (1, 2, None), (2, 1, obdfilter.SKIP_THR_NOT_MULTIPLE), (2, 2, None)]
+    assert len(plan['skipped_points']) == 1
+    mib = 1024 * 1024
+    assert plan['per_ost'][OSTS[0]]['bytes_written'] == 3 * 16 * mib
+    assert plan['per_ost'][OSTS[1]]['objects_created'] == 4
+    assert results.validate_envelope(result['envelope']) == []
+    assert result['environment']['lustre_version'] == '2.15.5' and result['environment']['targets'] == list(OSTS)
+
+
+def test_run_returns_a_valid_envelope_with_per_ost_figures(capsys, tmp_path):
+    slow = OSTS[1]
+    Node.lustre.brw[slow] = lambda argv: (0, '1/1 Total: 5.000000/second\n1/1 Total: 6.000000/second\n', '')
+    result = run_module(capsys, base(tmp_path))
+    envelope = result['envelope']
+    assert results.validate_envelope(envelope) == []
+    assert (envelope['status'], envelope['survey'], envelope['engine']) == ('ok', 'obdfilter', 'native')
+    assert 'started' not in result and 'finished' not in result and result['changed'] is True
+    assert [(r['ost'], r['obj'], r['thr']) for r in result['records']] == [(2, 2, 2), (2, 2, 4), (2, 4, 4)]
+    for record in result['records']:
+        assert record['per_ost'][slow]['write']['max_mib_s'] == 6.0
+        assert record['per_ost'][OSTS[0]]['write']['min_mib_s'] == 100.0
+    summary = tmp_path / 'work' / 'test-run' / 'obdfilter_survey.summary'
+    assert result['raw_output'] == str(summary) and result['raw_files'][1].endswith('.detail')
+    assert 'Obdfilter-survey for case=disk' in summary.read_text()
+    state = json.loads((tmp_path / 'work' / 'node-state.json').read_text())
+    assert state['echo_clients'] == [] and state['modules'] == []
+    assert envelope['environment']['obdecho_loaded_by_us'] is True
+
+
+def test_timeout_sets_the_measuring_runners_deadline_only(capsys, tmp_path):
+    run_module(capsys, base(tmp_path, timeout=30))
+    deadlines = [runner.deadline for runner in Node.runners]
+    assert deadlines.count(None) == 1 and len(deadlines) == 2
+
+
+def test_nothing_measured_fails_with_the_envelope(capsys, tmp_path):
+    original = Node.lustre.answer
+
+    def refuse_setup(argv):
+        if 'setup' in argv:
+            return 22, '', 'error: setup: Invalid argument\n'
+        return original(argv)
+    Node.lustre.answer = refuse_setup
+    result = run_module(capsys, base(tmp_path))
+    assert result['failed'] is True and result['status'] == 'failed'
+    assert "can't set up echo-client testfs-OST0000_ecc" in result['msg']
+    assert results.validate_envelope(result['envelope']) == []
