@@ -47,6 +47,7 @@ import json
 import math
 import os
 import re
+import shutil
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import node_state as node_state_module
@@ -373,7 +374,7 @@ class OstSurvey:
         if result.rc != 0:
             raise EngineError('cannot set %s (rc %s): %s' % (self.cache_param, result.rc,
                                                             (result.stderr or result.stdout).strip()))
-        self.node_state.record('paths', self.run_id, path=self.directory)
+        self.node_state.record('paths', self.run_id, path=self.directory, mount_point=self.mount_point, survey='ost')
         self._directory_made = True
         if os.path.isdir(self.directory):
             # the same run id after an abort: the directory and its files are ours
@@ -427,7 +428,7 @@ class OstSurvey:
                 return False
             path = os.path.join(self.directory, 'file%d' % entry['ost'])
             if operation == 'write':
-                self.node_state.record('paths', self.run_id, path=path)
+                self.node_state.record('paths', self.run_id, path=path, mount_point=self.mount_point, survey='ost')
                 self._files.append(path)
                 result = self._run([self.lfs, 'setstripe', '-S', '0', '-i', str(entry['ost']), '-c', '1', path])
                 if result.rc != 0:
@@ -505,6 +506,53 @@ class OstSurvey:
 
 def iokit_argv(script, size_mib, mount_point):
     return ['perl', script, '-s', str(size_mib), mount_point]
+
+
+IOKIT_DIRECTORY = 'ost_survey_tmp'
+
+
+def run_iokit_guarded(survey, runner, control_runner, script, raw_path=None):
+    """Run the installed ``ost-survey`` on ``survey``'s mount (after ``inspect``), then undo what it left.
+
+    The script lowers max_cached_mb and uses ``<mount>/ost_survey_tmp``; both
+    are written to the node state first, and restored or removed afterwards
+    if its own end (which a ``die`` or a kill skips) did not.  An existing
+    ``ost_survey_tmp`` is not ours, so the survey refuses (the script would
+    delete it).  Returns ``(record or None, errors, result)``.
+    """
+    directory = os.path.join(survey.mount_point, IOKIT_DIRECTORY)
+    if os.path.lexists(directory):
+        raise EngineError('mount_point: %s exists and is not ours; ost-survey would delete it' % directory)
+    result = control_runner.run([survey.lctl, 'get_param', '-n', survey.cache_param])
+    old_value = parse_max_cached_mb(result.stdout) if result.rc == 0 else None
+    if old_value is not None:
+        survey._record_cache_change(old_value)
+    survey.node_state.record('paths', survey.run_id, path=directory, mount_point=survey.mount_point, survey='ost')
+    record, errors, result = run_iokit(runner, script, survey.size_mib, survey.mount_point, raw_path)
+    if old_value is not None:
+        current = control_runner.run([survey.lctl, 'get_param', '-n', survey.cache_param])
+        if parse_max_cached_mb(current.stdout) != old_value:
+            restore = control_runner.run([survey.lctl, 'set_param', '-n', '%s=%d' % (survey.cache_param, old_value)])
+            if restore.rc != 0:
+                errors.append({'point': None, 'message': 'cannot restore %s to %d after ost-survey: %s' % (
+                    survey.cache_param, old_value, (restore.stderr or restore.stdout).strip())})
+            else:
+                survey._forget_cache_change()
+                errors.append({'point': None, 'message': 'ost-survey left %s lowered; restored it to %d' % (
+                    survey.cache_param, old_value)})
+        else:
+            survey._forget_cache_change()
+    if os.path.lexists(directory):
+        try:
+            shutil.rmtree(directory)
+        except OSError as exc:
+            errors.append({'point': None, 'message': 'ost-survey left %s and it cannot be removed: %s' % (
+                directory, exc)})
+        else:
+            errors.append({'point': None, 'message': 'ost-survey left %s behind; removed it' % directory})
+    if not os.path.lexists(directory):
+        survey.node_state.forget('paths', directory)
+    return record, errors, result
 
 
 def run_iokit(runner, script, size_mib, mount_point, raw_path=None):

@@ -1,0 +1,438 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: mds_survey
+short_description: Measure MDT metadata rates through an echo client, as lustre-iokit's mds-survey does
+version_added: 0.1.0
+description:
+  - Runs the mds survey of the Lustre I/O kit on an MDS and returns one record per thread count in the result
+    envelope C(lustre.iokit/result/v1).
+  - An echo client C(<mdt>_ecc) is set up on the MDD layer of every target (an UP one left by an aborted run is
+    reused); per MDT the O(dir_count) test directories (C(/MDT0000-tests), C(/MDT0000-tests1), ...) are removed
+    if an earlier run left them, then created. The thread count doubles from O(thrlo) to O(thrhi); a thread
+    count below O(dir_count) is skipped; each thread handles O(file_count) / thread count files.
+  - For every thread count the O(tests) run in order on all MDTs at once with C(lctl --threads). Per MDT the
+    average is lctl's C(Total:) rate and min/max come from its per-second samples; the reported rate is the
+    mean of the per-MDT averages, as the I/O kit prints it, and every MDT's figures are in RV(records[].per_mdt).
+  - Everything created (the echo clients, the test directories, the file range of a C(create) not yet
+    destroyed, C(obdecho) when this module loads it) is written to the node state under O(workdir) before it
+    is created and removed at the end, after a timeout or a SIGTERM too.
+  - The data live in the MDT's hidden C(ROOT_ECHO) directory, not in the client namespace; the survey uses
+    inodes (O(file_count) per MDT at a time).
+author:
+  - lustre.iokit contributors
+requirements:
+  - A Lustre server with the MDTs set up (C(lctl dl) shows them C(UP)) and the C(obdecho) module available.
+  - For O(engine=iokit), the lustre-iokit package (C(mds-survey)) and gawk.
+extends_documentation_fragment:
+  - lustre.iokit.attributes
+  - lustre.iokit.survey_common
+options:
+  targets:
+    description:
+      - MDT names on this node, such as C(testfs-MDT0000). Empty means every C(UP) mdt device in C(lctl dl).
+      - An unknown name, a device that is not an mdt, or one that is not C(UP) fails before anything is created.
+    type: list
+    elements: str
+    default: []
+  thrlo:
+    description: Smallest thread count (the I/O kit's C(thrlo)); it doubles up to O(thrhi).
+    type: int
+    default: 4
+  thrhi:
+    description: Largest thread count (the I/O kit's C(thrhi)), at most 4096.
+    type: int
+    default: 32
+  file_count:
+    description:
+      - Files per MDT at every thread count (the I/O kit's C(file_count)); each thread gets O(file_count) /
+        thread count files, so it must be at least the largest thread count that runs.
+    type: int
+    default: 100000
+  dir_count:
+    description:
+      - Directories per MDT (the I/O kit's C(dir_count)). Thread counts below it are skipped.
+      - Default is O(thrlo), as in the I/O kit.
+    type: int
+  stripe_count:
+    description:
+      - OST objects per created file (the I/O kit's C(stripe_count)); above 0 it needs an C(UP) osc or osp
+        device on the node.
+    type: int
+    default: 0
+  tests:
+    description:
+      - Tests to run at every thread count, in this order; the first must be V(create) and the last V(destroy),
+        so that every file created is removed.
+    type: list
+    elements: str
+    choices: [create, lookup, md_getattr, setxattr, destroy]
+    default: [create, lookup, md_getattr, setxattr, destroy]
+  layer:
+    description:
+      - Layer the echo client is set up on. Only V(mdd) exists; the kernel's echo_client setup rejects any other
+        third word for an MDT with EINVAL, so the option is only there to mirror the I/O kit's C(layer).
+    type: str
+    choices: [mdd]
+    default: mdd
+  start_number:
+    description: First file number of each thread (the I/O kit's C(start_number), C(-b) of lctl).
+    type: int
+    default: 2
+  iokit_script:
+    description: The C(mds-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
+    type: str
+    default: mds-survey
+notes:
+  - O(engine=iokit) runs the installed script with the same parameters and parses its summary; its exit status
+    is ignored (it exits 0 on most failures), success is read from the summary. Echo clients the script leaves
+    behind are removed afterwards.
+  - A worker that exits non-zero or an output without lctl's C(Total:) line makes that MDT's test C(error);
+    the I/O kit would print an average of 0 in the second case.
+seealso:
+  - name: lustre-iokit mds-survey
+    description: The I/O kit script this module reproduces.
+    link: https://github.com/lustre/lustre-release/tree/master/lustre-iokit/mds-survey
+'''
+
+EXAMPLES = r'''
+- name: Survey every MDT of the node, 1 to 8 threads, stopping after 20 minutes
+  lustre.iokit.mds_survey:
+    thrlo: 1
+    thrhi: 8
+    dir_count: 1
+    file_count: 50000
+    timeout: 1200
+    run_id: "{{ iokit_run_id }}"
+  async: 1500
+  poll: 0
+  register: mds_job
+
+- name: Wait for the survey
+  ansible.builtin.async_status:
+    jid: "{{ mds_job.ansible_job_id }}"
+  register: mds_result
+  until: mds_result.finished
+  retries: 200
+  delay: 10
+
+- name: Show the plan only
+  lustre.iokit.mds_survey:
+    targets: [testfs-MDT0000]
+  check_mode: true
+  register: mds_plan
+'''
+
+RETURN = r'''
+schema:
+  description: Envelope schema identifier.
+  returned: always
+  type: str
+  sample: lustre.iokit/result/v1
+run_id:
+  description: The run identifier.
+  returned: always
+  type: str
+host:
+  description: Short host name of the node.
+  returned: always
+  type: str
+survey:
+  description: Always V(mds).
+  returned: always
+  type: str
+engine:
+  description: The engine that ran, V(native) or V(iokit).
+  returned: always
+  type: str
+status:
+  description:
+    - V(ok) every thread count measured without error; V(partial) some measured, then an ERROR, a timeout or a
+      signal; V(failed) nothing measured (the module then fails, still returning the envelope); V(skipped) in
+      check mode.
+  returned: always
+  type: str
+parameters:
+  description: The survey's options.
+  returned: always
+  type: dict
+envelope:
+  description:
+    - The complete result envelope C(lustre.iokit/result/v1), ready to store; the other keys repeat its fields at
+      the top level, except C(started) and C(finished), which Ansible reserves for async jobs.
+  returned: always
+  type: dict
+duration_s:
+  description: Seconds the module ran.
+  returned: always
+  type: float
+records:
+  description:
+    - One record per thread count, in the shape of the C(parse_mds_survey) filter - C(mdt) (number of MDTs),
+      C(file), C(dir), C(thr), C(host) and C(tests), where each test has C(ops_s) (mean of the per-MDT
+      averages), C(min_ops_s), C(max_ops_s) and C(status) (V(ok), V(error), or V(incomplete) when stopped).
+    - Added by this module - C(files_per_thread), C(stripe_count) and C(per_mdt), a list with each MDT's
+      C(target), C(index), C(echo_client) and C(tests) (C(ops_s), C(min_ops_s), C(max_ops_s), C(samples),
+      C(status), C(message)).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - mdt: 1
+      file: 100000
+      dir: 4
+      thr: 4
+      tests:
+        create: {ops_s: 5652.05, min_ops_s: 999.01, max_ops_s: 46940.48, status: ok}
+errors:
+  description: Errors, each with the C(point) (C(thr) and C(test)) it belongs to, or null, and a C(message).
+  returned: always
+  type: list
+  elements: dict
+environment:
+  description: Facts at run time - C(lustre_version), C(kernel), C(targets), C(obdecho_loaded_by_us).
+  returned: always
+  type: dict
+raw_output:
+  description: Path on the node of the summary file, in the I/O kit's format; the detail file is beside it.
+  returned: always
+  type: str
+raw_files:
+  description: Paths on the node of the raw output files.
+  returned: when the survey ran
+  type: list
+  elements: str
+plan:
+  description:
+    - The sweep - C(points) (C(thr), C(files_per_thread), C(skip)), C(targets), C(echo_clients),
+      C(directories) per MDT, C(files_per_mdt_per_point), C(tests) and C(estimated_duration_s) (null, a rate
+      cannot be known before measuring).
+  returned: always
+  type: dict
+'''
+
+import os
+import socket
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.obdfilter import ProcessRecordingRunner
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import survey_common_argument_spec
+
+SURVEY = 'mds'
+ASYNC_RESERVED_KEYS = ('started', 'finished')
+PARAMETER_NAMES = ('targets', 'thrlo', 'thrhi', 'file_count', 'dir_count', 'stripe_count', 'tests', 'layer',
+                   'start_number', 'engine', 'timeout')
+ECHO_MODULE = 'obdecho'
+
+
+def argument_spec():
+    spec = survey_common_argument_spec()
+    spec.update(
+        targets=dict(type='list', elements='str', default=[]),
+        thrlo=dict(type='int', default=4),
+        thrhi=dict(type='int', default=32),
+        file_count=dict(type='int', default=100000),
+        dir_count=dict(type='int'),
+        stripe_count=dict(type='int', default=0),
+        tests=dict(type='list', elements='str', choices=list(mds.TESTS), default=list(mds.TESTS)),
+        layer=dict(type='str', choices=list(mds.LAYERS), default='mdd'),
+        start_number=dict(type='int', default=mds.DEFAULT_START_NUMBER),
+        iokit_script=dict(type='str', default='mds-survey'),
+    )
+    return spec
+
+
+def option_problems(params):
+    """Invalid option values that need no look at the node, each message naming the option."""
+    problems = []
+    if params['timeout'] is not None and params['timeout'] < 1:
+        problems.append('timeout: must be at least 1 second, got %d' % params['timeout'])
+    if params['run_id'] is not None:
+        try:
+            results.validate_run_id(params['run_id'])
+        except ValueError as exc:
+            problems.append(str(exc))
+    dir_count = params['thrlo'] if params['dir_count'] is None else params['dir_count']
+    problems.extend(mds.option_problems(params['thrlo'], params['thrhi'], params['file_count'], dir_count,
+                                        params['stripe_count'], params['tests'], params['start_number'],
+                                        params['layer']))
+    return problems
+
+
+def module_result(envelope):
+    """The envelope under ``envelope`` and its keys at the top level, except Ansible's async keys."""
+    result = dict((key, value) for key, value in envelope.items() if key not in ASYNC_RESERVED_KEYS)
+    result['envelope'] = envelope
+    return result
+
+
+class RawOutput:
+    """The I/O kit's ``.summary`` and ``.detail`` files, written as the survey goes."""
+
+    def __init__(self, prefix):
+        self.summary_path = prefix + '.summary'
+        self.detail_path = prefix + '.detail'
+        self._summary = open(self.summary_path, 'w')
+        self._detail = open(self.detail_path, 'w')
+
+    def summary(self, text):
+        self._summary.write(text)
+        self._summary.flush()
+
+    def detail(self, text):
+        self._detail.write(text)
+        self._detail.flush()
+
+    def close(self):
+        self._summary.close()
+        self._detail.close()
+
+
+def run_native(survey, builder, lctl, run_dir):
+    raw = RawOutput(os.path.join(run_dir, 'mds_survey'))
+    survey.raw = raw
+    measured = False
+    try:
+        survey.setup()
+        for record in survey.run():
+            builder.add_record(record)
+            measured = True
+    except (mds.EngineError, lctl_utils.LctlError) as exc:
+        builder.add_error(str(exc))
+    finally:
+        for problem in survey.teardown(lctl):
+            builder.add_error('cleanup: %s' % problem)
+        raw.close()
+    for error in survey.errors:
+        builder.add_error(error['message'], error['point'])
+    if survey.aborted:
+        builder.mark_aborted('survey stopped: %s' % survey.aborted)
+    return measured, [raw.summary_path, raw.detail_path]
+
+
+def run_iokit(module, runner, node_state, run_id, builder, run_dir, targets, params, lctl):
+    """Run the installed mds-survey, then remove the echo clients it left (its own trap is not trusted)."""
+    script = params['iokit_script']
+    if os.sep not in script:
+        script = module.get_bin_path(script, required=True)
+    rslt = os.path.join(run_dir, 'mds_survey')
+    for target in targets:
+        node_state.record('echo_clients', run_id, name=target.echo_client, target=target.name, layer=params['layer'],
+                          directories=target.directories(params['dir_count']))
+    records, errors, unused_result = mds.run_iokit(
+        runner, script, rslt, targets=[target.name for target in targets], thrlo=params['thrlo'],
+        thrhi=params['thrhi'], file_count=params['file_count'], dir_count=params['dir_count'],
+        stripe_count=params['stripe_count'], tests=params['tests'], start_number=params['start_number'],
+        layer=params['layer'])
+    for record in records:
+        builder.add_record(record)
+    for error in errors:
+        builder.add_error(error['message'], error['point'])
+    if runner.stop_reason:
+        builder.mark_aborted('stopped: %s' % runner.stop_reason)
+    for target in targets:
+        try:
+            steps = lctl.teardown(target.echo_client)
+        except lctl_utils.LctlError as exc:
+            builder.add_error('mds-survey left echo_client %s and it could not be removed: %s'
+                              % (target.echo_client, exc))
+            continue
+        if steps:
+            builder.add_error('mds-survey left echo_client %s behind; removed it (%s)'
+                              % (target.echo_client, ', '.join(steps)))
+        node_state.forget('echo_clients', target.echo_client)
+    return bool(records), [rslt + '.summary', rslt + '.detail']
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    problems = option_problems(params)
+    if problems:
+        module.fail_json(msg='; '.join(problems))
+    if params['dir_count'] is None:
+        params['dir_count'] = params['thrlo']
+    run_id = params['run_id'] or results.new_run_id()
+    host = socket.gethostname().split('.')[0]
+    parameters = dict((name, params[name]) for name in PARAMETER_NAMES)
+    builder = results.EnvelopeBuilder(run_id, host, SURVEY, params['engine'], parameters,
+                                      check_mode=module.check_mode)
+    node_state = NodeState(params['workdir'])
+    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
+    runner = ProcessRecordingRunner(node_state, run_id, deadline=deadline)
+    runner.install_sigterm_handler()
+    # Short commands that make and undo things: no deadline, so that teardown runs after a timeout.
+    control_runner = Runner()
+    lctl = lctl_utils.Lctl(control_runner)
+
+    try:
+        devices = lctl.devices()
+    except lctl_utils.LctlError as exc:
+        module.fail_json(msg='cannot list the Lustre devices: %s' % exc)
+    try:
+        targets = mds.resolve_targets(devices, params['targets'])
+    except mds.EngineError as exc:
+        module.fail_json(msg=str(exc))
+    if params['stripe_count'] > 0 and not mds.has_osc_or_osp(devices):
+        module.fail_json(msg='stripe_count: %d needs an UP osc or osp device on this node (lctl dl shows none)'
+                         % params['stripe_count'])
+    builder.set_environment(lustre_version=lctl.version(), kernel=os.uname()[2],
+                            targets=[target.as_dict() for target in targets])
+    survey = mds.MdsSurvey(
+        runner, lctl, node_state, run_id, targets, thrlo=params['thrlo'], thrhi=params['thrhi'],
+        file_count=params['file_count'], dir_count=params['dir_count'], stripe_count=params['stripe_count'],
+        tests=params['tests'], start_number=params['start_number'], layer=params['layer'], host=host)
+    plan = survey.plan()
+    if module.check_mode:
+        module.exit_json(changed=True, plan=plan, **module_result(builder.finish()))
+
+    run_dir = os.path.join(params['workdir'], run_id)
+    try:
+        os.makedirs(run_dir, exist_ok=True)
+    except OSError as exc:
+        module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
+    try:
+        loaded = lctl_utils.load_module(control_runner, node_state, ECHO_MODULE, run_id)
+    except lctl_utils.LctlError as exc:
+        module.fail_json(msg='cannot load %s: %s' % (ECHO_MODULE, exc))
+    builder.set_environment(obdecho_loaded_by_us=loaded)
+    try:
+        if params['engine'] == 'iokit':
+            changed, raw_files = run_iokit(module, runner, node_state, run_id, builder, run_dir, targets, params,
+                                           lctl)
+        else:
+            changed, raw_files = run_native(survey, builder, lctl, run_dir)
+    finally:
+        try:
+            outcome = lctl_utils.unload_module_if_ours(control_runner, node_state, ECHO_MODULE)
+        except lctl_utils.LctlError as exc:
+            builder.add_error('unload %s: %s' % (ECHO_MODULE, exc))
+        else:
+            if outcome == 'in_use':
+                builder.add_error('%s is still in use; left loaded (recorded for the cleanup)' % ECHO_MODULE)
+    builder.set_raw_output(raw_files[0])
+    envelope = builder.finish()
+    if envelope['status'] == results.STATUS_FAILED:
+        module.fail_json(msg='mds survey measured nothing: %s' % '; '.join(
+            error['message'] for error in envelope['errors']), changed=changed, plan=plan, raw_files=raw_files,
+            **module_result(envelope))
+    module.exit_json(changed=changed, plan=plan, raw_files=raw_files, **module_result(envelope))
+
+
+if __name__ == '__main__':
+    main()
