@@ -38,6 +38,10 @@ LEFT, RIGHT, TOP, BOTTOM = 72, 150, 34, 52
 X_LABELS = {'thr': 'threads', 'tasks': 'MPI tasks', 'mode': 'mode'}
 
 
+def y_label(unit: str) -> str:
+    return 'bandwidth (%s)' % unit if unit == 'MiB/s' else 'rate (%s)' % unit
+
+
 def nice_ceiling(value: float) -> tuple[float, float]:
     """An axis maximum at or above ``value`` and a round tick step (1, 2, 2.5 or 5 times a power of ten)."""
     if value <= 0 or not math.isfinite(value):
@@ -97,7 +101,7 @@ def line_chart(chart_id: str, title: str, unit: str, curves: dict[str, list[tupl
                        'legend_y': plot['top'] + 14 * index + 6})
     return {'id': chart_id, 'kind': 'line', 'title': title, 'subtitle': subtitle, 'width': WIDTH, 'height': HEIGHT,
             'plot': plot, 'x_label': '%s (log2 scale)' % X_LABELS.get(x_key, x_key) if positive and len(xs) > 1
-            else X_LABELS.get(x_key, x_key), 'y_label': unit,
+            else X_LABELS.get(x_key, x_key), 'y_label': y_label(unit),
             'x_ticks': [{'x': x_scale(x), 'label': _tick_label(x)} for x in xs], 'y_ticks': y_ticks,
             'series': series, 'legend_x': plot['right'] + 12}
 
@@ -124,7 +128,7 @@ def bar_chart(chart_id: str, title: str, unit: str, bars: list[dict], subtitle: 
                       'title': '%s: %s %s%s' % (bar['label'], _value_text(bar['value']), unit,
                                                 ' - outlier (%s)' % bar['outlier'] if bar.get('outlier') else '')})
     return {'id': chart_id, 'kind': 'bar', 'title': title, 'subtitle': subtitle, 'width': WIDTH, 'height': HEIGHT,
-            'plot': plot, 'y_label': unit, 'y_ticks': y_ticks, 'bars': drawn,
+            'plot': plot, 'y_label': y_label(unit), 'y_ticks': y_ticks, 'bars': drawn,
             'show_labels': len(bars) <= 64, 'median_y': y_scale(median) if median is not None else None,
             'median_label': 'median %s %s' % (_value_text(median), unit) if median is not None else None}
 
