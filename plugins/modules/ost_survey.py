@@ -1,0 +1,323 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: ost_survey
+short_description: Measure per-OST write and read bandwidth from a Lustre client, as lustre-iokit's ost-survey does
+version_added: 0.1.0
+description:
+  - Runs the ost survey of the Lustre I/O kit on a client and returns the result envelope
+    C(lustre.iokit/result/v1) with one record, in the shape of the C(parse_ost_survey) filter.
+  - For every ACTIVE OST in turn a single-stripe file (C(lfs setstripe -S 0 -i <idx> -c 1)) is written with
+    C(dd) in 1 MiB blocks, then every file is read back. Each timing includes a C(sync) before and after, as
+    in the I/O kit; rates are MiB/s. Worst, best, average and population standard deviation are computed as the
+    I/O kit does, dividing by the total number of OSTs, inactive ones included.
+  - The client cache (C(llite.*.max_cached_mb)) is lowered to 256 pages during the survey and restored after.
+  - The survey refuses to start when O(mount_point) is not a Lustre client mount (C(lfs getname) fails) or when
+    an active OST has less free space (C(lfs df)) than O(size_mib) times O(min_free_factor).
+  - Everything changed (the old C(max_cached_mb), the scratch directory C(<mount_point>/ost_survey_<run_id>) and
+    each file) is written to the node state under O(workdir) first and undone at the end, after a timeout or a
+    SIGTERM too.
+author:
+  - lustre.iokit contributors
+requirements:
+  - A mounted Lustre client with C(lfs) and C(lctl); C(dd) and C(sync).
+  - For O(engine=iokit), the lustre-iokit package (C(ost-survey)) and perl with C(Time::HiRes).
+extends_documentation_fragment:
+  - lustre.iokit.attributes
+  - lustre.iokit.survey_common
+options:
+  mount_point:
+    description:
+      - The Lustre client mount to survey.
+      - It counts as Lustre when C(lfs getname) answers for it; the file-system type in C(/proc/self/mountinfo)
+        is only reported (RV(environment.mount_fstype)), so that a test client (the simulator's FUSE mount) is
+        accepted exactly when Lustre's own tool accepts it.
+    type: path
+    required: true
+  size_mib:
+    description:
+      - MiB written to and read from each OST (the I/O kit's C(-s)). The block size is fixed at 1 MiB, as in the
+        I/O kit. The I/O kit's default of 30 is dominated by C(sync) latency; use a few GiB on real hardware.
+    type: int
+    default: 30
+  min_free_factor:
+    description:
+      - Every active OST must have at least O(size_mib) times this much space available, else the survey
+        refuses to start.
+    type: float
+    default: 2.0
+  iokit_script:
+    description: The C(ost-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
+    type: str
+    default: ost-survey
+notes:
+  - Differences from the I/O kit, on purpose - the OST index printed by C(target_obd) is used (the I/O kit uses
+    the line position, which breaks on sparse indices); parameters are read for this mount's instance only (two
+    mounts of one file system do not confuse it); a C(dd) that fails leaves that OST's figures null and is
+    reported in RV(errors).
+  - O(engine=iokit) runs the installed script; it uses C(<mount_point>/ost_survey_tmp), so the module refuses when
+    that exists, and restores C(max_cached_mb) and removes the directory if the script did not.
+seealso:
+  - name: lustre-iokit ost-survey
+    description: The I/O kit script this module reproduces.
+    link: https://github.com/lustre/lustre-release/tree/master/lustre-iokit/ost-survey
+'''
+
+EXAMPLES = r'''
+- name: Survey every OST from one client, 4 GiB each, stopping after 30 minutes
+  lustre.iokit.ost_survey:
+    mount_point: /mnt/testfs
+    size_mib: 4096
+    timeout: 1800
+    run_id: "{{ iokit_run_id }}"
+  async: 2100
+  poll: 0
+  register: ost_job
+
+- name: Wait for the survey
+  ansible.builtin.async_status:
+    jid: "{{ ost_job.ansible_job_id }}"
+  register: ost_result
+  until: ost_result.finished
+  retries: 300
+  delay: 10
+
+- name: Show the plan only
+  lustre.iokit.ost_survey:
+    mount_point: /mnt/testfs
+  check_mode: true
+  register: ost_plan
+'''
+
+RETURN = r'''
+schema:
+  description: Envelope schema identifier.
+  returned: always
+  type: str
+  sample: lustre.iokit/result/v1
+run_id:
+  description: The run identifier.
+  returned: always
+  type: str
+host:
+  description: Short host name of the node.
+  returned: always
+  type: str
+survey:
+  description: Always V(ost).
+  returned: always
+  type: str
+engine:
+  description: The engine that ran, V(native) or V(iokit).
+  returned: always
+  type: str
+status:
+  description:
+    - V(ok) every active OST written and read; V(partial) some measured, then an error, a timeout or a signal;
+      V(failed) nothing measured (the module then fails, still returning the envelope); V(skipped) in check mode.
+  returned: always
+  type: str
+parameters:
+  description: The survey's options.
+  returned: always
+  type: dict
+envelope:
+  description:
+    - The complete result envelope C(lustre.iokit/result/v1), ready to store; the other keys repeat its fields at
+      the top level, except C(started) and C(finished), which Ansible reserves for async jobs.
+  returned: always
+  type: dict
+duration_s:
+  description: Seconds the module ran.
+  returned: always
+  type: float
+records:
+  description:
+    - Exactly one record, the object C(parse_ost_survey) returns - C(active_osts), C(inactive_osts),
+      C(mount_point), C(client_nid), C(date), C(no_active_osts), C(read) and C(write) (each with C(worst) and
+      C(best) as C(ost) and C(mib_s), C(avg_mib_s), C(stddev_mib_s)) and C(osts), the per-OST table (C(ost),
+      C(read_mib_s), C(write_mib_s), C(read_time_s), C(write_time_s), C(active)).
+    - Added by this module - C(fsname), C(host), C(size_mib), C(complete) (false when stopped early; the
+      statistics of a pass that did not finish are null) and C(uuid) in every C(osts) entry.
+  returned: when something was measured
+  type: list
+  elements: dict
+errors:
+  description: Errors, each with the C(point) (C(ost) and C(operation)) it belongs to, or null, and a C(message).
+  returned: always
+  type: list
+  elements: dict
+environment:
+  description: Facts at run time - C(lustre_version), C(kernel), C(fsname), C(mount_fstype), C(client_nid).
+  returned: always
+  type: dict
+raw_output:
+  description: Path on the node of the survey's text, in the I/O kit's format.
+  returned: always
+  type: str
+plan:
+  description:
+    - C(mount_point), C(fsname), C(directory), C(osts) (each with C(ost), C(uuid), C(active), C(file) and
+      C(available_kib)), C(bytes_written_per_ost), C(bytes_read_per_ost), C(max_cached_mb) (the value set during
+      the survey) and C(estimated_duration_s) (null, a rate cannot be known before measuring).
+  returned: always
+  type: dict
+'''
+
+import os
+import socket
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.obdfilter import ProcessRecordingRunner
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import survey_common_argument_spec
+
+SURVEY = 'ost'
+ASYNC_RESERVED_KEYS = ('started', 'finished')
+PARAMETER_NAMES = ('mount_point', 'size_mib', 'min_free_factor', 'engine', 'timeout')
+
+
+def argument_spec():
+    spec = survey_common_argument_spec()
+    spec.update(
+        mount_point=dict(type='path', required=True),
+        size_mib=dict(type='int', default=ost.DEFAULT_SIZE_MIB),
+        min_free_factor=dict(type='float', default=ost.DEFAULT_MIN_FREE_FACTOR),
+        iokit_script=dict(type='str', default='ost-survey'),
+    )
+    return spec
+
+
+def option_problems(params):
+    """Invalid option values that need no look at the node, each message naming the option."""
+    problems = []
+    if params['size_mib'] < 1:
+        problems.append('size_mib: must be at least 1, got %d' % params['size_mib'])
+    if params['min_free_factor'] < 1:
+        problems.append('min_free_factor: must be at least 1 (the file itself), got %g' % params['min_free_factor'])
+    if params['timeout'] is not None and params['timeout'] < 1:
+        problems.append('timeout: must be at least 1 second, got %d' % params['timeout'])
+    if params['run_id'] is not None:
+        try:
+            results.validate_run_id(params['run_id'])
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def module_result(envelope):
+    """The envelope under ``envelope`` and its keys at the top level, except Ansible's async keys."""
+    result = dict((key, value) for key, value in envelope.items() if key not in ASYNC_RESERVED_KEYS)
+    result['envelope'] = envelope
+    return result
+
+
+def run_native(survey, builder, control_runner, raw_path):
+    record = None
+    try:
+        survey.setup()
+        record = survey.run()
+    except (ost.EngineError, OSError) as exc:
+        builder.add_error(str(exc))
+    finally:
+        for problem in survey.teardown(control_runner):
+            builder.add_error('cleanup: %s' % problem)
+    measured = record is not None and any(
+        entry['write_mib_s'] is not None for entry in record['osts'])
+    if measured:
+        builder.add_record(record)
+        with open(raw_path, 'w') as handle:
+            handle.write(ost.report_text(record))
+    for error in survey.errors:
+        builder.add_error(error['message'], error['point'])
+    if survey.aborted:
+        builder.mark_aborted('survey stopped: %s' % survey.aborted)
+    return measured
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    problems = option_problems(params)
+    if problems:
+        module.fail_json(msg='; '.join(problems))
+    run_id = params['run_id'] or results.new_run_id()
+    host = socket.gethostname().split('.')[0]
+    parameters = dict((name, params[name]) for name in PARAMETER_NAMES)
+    builder = results.EnvelopeBuilder(run_id, host, SURVEY, params['engine'], parameters,
+                                      check_mode=module.check_mode)
+    node_state = NodeState(params['workdir'])
+    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
+    runner = ProcessRecordingRunner(node_state, run_id, deadline=deadline)
+    runner.install_sigterm_handler()
+    # Checks, the cache change and its undoing: no deadline, so that the restore runs after a timeout.
+    control_runner = Runner()
+
+    survey = ost.OstSurvey(control_runner, node_state, run_id, params['mount_point'], size_mib=params['size_mib'],
+                           min_free_factor=params['min_free_factor'], workdir=params['workdir'], host=host)
+    try:
+        survey.inspect()
+    except ost.EngineError as exc:
+        module.fail_json(msg=str(exc))
+    problems = survey.space_problems()
+    if problems:
+        module.fail_json(msg='; '.join(problems))
+    builder.set_environment(lustre_version=lctl_utils.Lctl(control_runner).version(), kernel=os.uname()[2],
+                            fsname=survey.fsname, mount_fstype=survey.fstype, client_nid=survey.client_nid)
+    plan = survey.plan()
+    if not survey.active_osts():
+        builder.add_error("no active OST in lctl get_param -n %s" % survey.lov_param)
+    if module.check_mode:
+        module.exit_json(changed=bool(survey.active_osts()), plan=plan, **module_result(builder.finish()))
+
+    run_dir = os.path.join(params['workdir'], run_id)
+    try:
+        os.makedirs(run_dir, exist_ok=True)
+    except OSError as exc:
+        module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
+    raw_path = os.path.join(run_dir, 'ost_survey.out')
+    if not survey.active_osts():
+        changed = False
+    elif params['engine'] == 'iokit':
+        script = params['iokit_script']
+        if os.sep not in script:
+            script = module.get_bin_path(script, required=True)
+        try:
+            record, errors, unused_result = ost.run_iokit_guarded(survey, runner, control_runner, script, raw_path)
+        except ost.EngineError as exc:
+            module.fail_json(msg=str(exc))
+        if record is not None:
+            builder.add_record(record)
+        for error in errors:
+            builder.add_error(error['message'], error['point'])
+        if runner.stop_reason:
+            builder.mark_aborted('stopped: %s' % runner.stop_reason)
+        changed = record is not None
+    else:
+        # measurements (sync, dd, setstripe) run under the deadline; the rest on the control runner
+        survey.runner = runner
+        changed = run_native(survey, builder, control_runner, raw_path)
+    builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
+    envelope = builder.finish()
+    if envelope['status'] == results.STATUS_FAILED:
+        module.fail_json(msg='ost survey measured nothing: %s' % '; '.join(
+            error['message'] for error in envelope['errors']), changed=changed, plan=plan, **module_result(envelope))
+    module.exit_json(changed=changed, plan=plan, **module_result(envelope))
+
+
+if __name__ == '__main__':
+    main()
