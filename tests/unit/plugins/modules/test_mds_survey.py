@@ -1,0 +1,123 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The mds_survey module on a fake MDS: validation before anything is made, check-mode plan, envelope, cleanup."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey import parse_mds_survey
+from ansible_collections.lustre.iokit.plugins.modules import mds_survey
+from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines.test_mds_engine import FakeRunner
+
+READ_ONLY = (['lctl', 'dl'], ['lctl', 'get_param', '-n', 'version'], ['lctl', 'lustre_build_version'])
+
+
+class Node:
+    fake = None
+
+
+class NodeRunner:
+    def __init__(self, *args, **kwargs):
+        self.stop_reason = None
+
+    def install_sigterm_handler(self):
+        return None
+
+    def expired(self):
+        return Node.fake.expired()
+
+    def run(self, argv, env=None, cwd=None):
+        return self.run_many([argv], env=env)[0]
+
+    def run_many(self, argvs, env=None, cwd=None):
+        results_ = Node.fake.run_many(argvs, env=env)
+        self.stop_reason = Node.fake.stop_reason
+        return results_
+
+
+@pytest.fixture(autouse=True)
+def seams(monkeypatch):
+    Node.fake = FakeRunner()
+    monkeypatch.setattr(mds_survey, 'Runner', NodeRunner)
+    monkeypatch.setattr(mds_survey, 'ProcessRecordingRunner', NodeRunner)
+
+
+def run_module(capsys, args, check_mode=False):
+    if check_mode:
+        args = dict(args, _ansible_check_mode=True)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            mds_survey.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def base(tmp_path, **change):
+    args = {'thrlo': 1, 'thrhi': 2, 'file_count': 100, 'dir_count': 1, 'run_id': 'test-run',
+            'workdir': str(tmp_path / 'work')}
+    args.update(change)
+    return args
+
+
+def made_anything():
+    return [argv for argv in Node.fake.calls if argv not in [list(argv_) for argv_ in READ_ONLY]]
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'thrlo': 8, 'thrhi': 4}, 'thrlo: 8 is greater than thrhi (4)'),
+    ({'file_count': 1}, 'file_count: 1 is less than 2 threads'),
+    ({'tests': ['lookup', 'destroy']}, "tests: the first test must be 'create'"),
+    ({'targets': ['testfs-MDT0007']}, 'targets: testfs-MDT0007 is not a device on this node'),
+    ({'targets': ['testfs-MDT0002']}, 'targets: testfs-MDT0002 is AT, not UP'),
+    ({'timeout': 0}, 'timeout: must be at least 1 second'),
+    ({'dir_count': 4}, 'dir_count: 4 is greater than every thread count'),
+])
+def test_bad_parameters_fail_before_anything_is_made(capsys, tmp_path, change, message):
+    result = run_module(capsys, base(tmp_path, **change))
+    assert result['failed'] is True and message in result['msg'], result['msg']
+    assert made_anything() == []
+    assert not os.path.exists(str(tmp_path / 'work' / 'test-run'))
+
+
+def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path):
+    result = run_module(capsys, base(tmp_path, thrlo=1, thrhi=4, dir_count=2), check_mode=True)
+    assert made_anything() == []
+    assert result['status'] == 'skipped' and result['records'] == []
+    assert [point['thr'] for point in result['plan']['points'] if point['skip'] is None] == [2, 4]
+    assert result['plan']['echo_clients'] == ['testfs-MDT0000_ecc', 'testfs-MDT0001_ecc']
+    assert NodeState(str(tmp_path / 'work')).read()['echo_clients'] == []
+
+
+def test_a_run_returns_a_valid_envelope_and_leaves_nothing(capsys, tmp_path):
+    result = run_module(capsys, base(tmp_path))
+    envelope = result['envelope']
+    assert results.validate_envelope(envelope) == []
+    assert envelope['status'] == 'ok' and envelope['survey'] == 'mds'
+    assert [record['thr'] for record in envelope['records']] == [1, 2]
+    assert result['changed'] is True and 'started' not in result
+    with open(envelope['raw_output']) as handle:
+        parsed = parse_mds_survey(handle.read())
+    assert [record['tests']['create']['ops_s'] for record in parsed] == [1000.0, 1000.0]
+    state = NodeState(str(tmp_path / 'work')).read()
+    assert state['echo_clients'] == [] and state['modules'] == []
+    assert Node.fake.echo == {}
+    assert ['modprobe', 'obdecho'] in Node.fake.calls
+
+
+def test_an_error_on_one_test_gives_a_partial_result(capsys, tmp_path):
+    Node.fake.failures = {(27, 'lookup'): 'error: test_lookup-1: Input/output error\n'}
+    result = run_module(capsys, base(tmp_path, thrlo=2))
+    assert result['status'] == 'partial'
+    assert result['records'][0]['tests']['lookup']['status'] == 'error'
+    assert result['errors'][0]['point'] == {'thr': 2, 'test': 'lookup'}

@@ -1,0 +1,134 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The ost_survey module on a fake client: refusals, check-mode plan, envelope, cache restored, files removed."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
+from ansible_collections.lustre.iokit.plugins.modules import ost_survey
+from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines.test_ost_engine import (
+    INSTANCE,
+    FakeClock,
+    FakeRunner,
+)
+
+
+class Node:
+    fake = None
+
+
+class NodeRunner:
+    def __init__(self, *args, **kwargs):
+        self.stop_reason = None
+
+    def install_sigterm_handler(self):
+        return None
+
+    def expired(self):
+        return Node.fake.expired()
+
+    def run(self, argv, env=None, cwd=None):
+        result = Node.fake.run(argv, env=env)
+        self.stop_reason = Node.fake.stop_reason
+        return result
+
+
+@pytest.fixture
+def mount(tmp_path, monkeypatch):
+    path = tmp_path / 'mnt'
+    path.mkdir()
+    Node.fake = FakeRunner(FakeClock(), str(path))
+    monkeypatch.setattr(ost_survey, 'Runner', NodeRunner)
+    monkeypatch.setattr(ost_survey, 'ProcessRecordingRunner', NodeRunner)
+    return str(path)
+
+
+def run_module(capsys, args, check_mode=False):
+    if check_mode:
+        args = dict(args, _ansible_check_mode=True)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            ost_survey.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def base(tmp_path, mount, **change):
+    args = {'mount_point': mount, 'size_mib': 4, 'run_id': 'test-run', 'workdir': str(tmp_path / 'work')}
+    args.update(change)
+    return args
+
+
+def changes():
+    return [argv for argv in Node.fake.calls
+            if argv[0] in ('dd', 'sync') or argv[:2] in (['lctl', 'set_param'], ['lfs', 'setstripe'])]
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'size_mib': 0}, 'size_mib: must be at least 1'),
+    ({'min_free_factor': 0.5}, 'min_free_factor: must be at least 1'),
+    ({'timeout': 0}, 'timeout: must be at least 1 second'),
+])
+def test_bad_parameters_fail_before_anything_is_made(capsys, tmp_path, mount, change, message):
+    result = run_module(capsys, base(tmp_path, mount, **change))
+    assert result['failed'] is True and message in result['msg']
+    assert Node.fake.calls == []
+
+
+def test_a_mount_that_is_not_lustre_is_refused(capsys, tmp_path, mount):
+    Node.fake.getname_rc = 19
+    result = run_module(capsys, base(tmp_path, mount))
+    assert result['failed'] is True
+    assert result['msg'].startswith('mount_point: %s is not a Lustre client mount' % mount)
+    assert changes() == []
+
+
+def test_short_free_space_is_refused(capsys, tmp_path, mount):
+    Node.fake.available = {0: 100, 1: None, 2: 10 ** 6, 3: 10 ** 6}
+    result = run_module(capsys, base(tmp_path, mount))
+    assert result['failed'] is True and result['msg'].startswith('size_mib: OST index 0 (testfs-OST0000_UUID) has 100 KiB')
+    assert changes() == []
+
+
+def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path, mount):
+    result = run_module(capsys, base(tmp_path, mount), check_mode=True)
+    assert changes() == [] and os.listdir(mount) == []
+    assert result['status'] == 'skipped'
+    assert result['plan']['bytes_written_per_ost'] == 4 * 1024 * 1024
+    assert [entry['active'] for entry in result['plan']['osts']] == [True, False, True, True]
+
+
+def test_a_run_returns_one_record_restores_the_cache_and_removes_the_files(capsys, tmp_path, mount):
+    result = run_module(capsys, base(tmp_path, mount))
+    envelope = result['envelope']
+    assert results.validate_envelope(envelope) == []
+    assert envelope['status'] == 'ok' and len(envelope['records']) == 1
+    record = envelope['records'][0]
+    assert (record['active_osts'], record['inactive_osts'], record['complete']) == (3, 1, True)
+    assert Node.fake.calls[-1] == ['lctl', 'set_param', '-n', 'llite.%s.max_cached_mb=12051' % INSTANCE]
+    assert os.listdir(mount) == []
+    assert NodeState(str(tmp_path / 'work')).read()['paths'] == []
+    with open(envelope['raw_output']) as handle:
+        assert parse_ost_survey(handle.read())['active_osts'] == 3
+
+
+def test_timeout_gives_a_partial_result_and_cleans_up(capsys, tmp_path, mount):
+    Node.fake.stop_at = ('read', 0)
+    result = run_module(capsys, base(tmp_path, mount))
+    assert result['status'] == 'partial'
+    assert result['records'][0]['complete'] is False
+    assert result['records'][0]['read']['avg_mib_s'] is None
+    assert Node.fake.calls[-1] == ['lctl', 'set_param', '-n', 'llite.%s.max_cached_mb=12051' % INSTANCE]
+    assert os.listdir(mount) == []
