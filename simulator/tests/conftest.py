@@ -1,5 +1,6 @@
 """Fixtures: a fresh simulated node per test and a runner for its shims."""
 
+import importlib
 import os
 import subprocess
 import sys
@@ -69,6 +70,32 @@ def node_from_config(path, config_text):
         handle.write(config_text)
     assert main(["init", "--root", str(path), "--config", config_file, "--no-mount"]) == 0
     return SimNode(path, Node(str(path)))
+
+
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PARSERS = os.path.join(CHECKOUT, "plugins", "module_utils", "parsers")
+
+
+@pytest.fixture(scope="session")
+def parse(tmp_path_factory):
+    """parse(format, text) with the collection's ``parse_<format>``; they import themselves
+    as ``ansible_collections.lustre.iokit...``, so a temporary directory with that path
+    (a symlink to the checkout) goes on sys.path."""
+    if not (os.path.isfile(os.path.join(PARSERS, "lctl_dl.py"))
+            and os.path.isfile(os.path.join(CHECKOUT, "galaxy.yml"))):
+        pytest.skip("the lustre.iokit checkout is not beside the simulator (%s)" % PARSERS)
+    base = tmp_path_factory.mktemp("collections")
+    os.makedirs(str(base / "ansible_collections" / "lustre"))
+    os.symlink(CHECKOUT, str(base / "ansible_collections" / "lustre" / "iokit"))
+    sys.path.insert(0, str(base))
+    try:
+        def parse_as(output_format, text):
+            module = importlib.import_module(
+                "ansible_collections.lustre.iokit.plugins.module_utils.parsers." + output_format)
+            return getattr(module, "parse_" + output_format)(text)
+        yield parse_as
+    finally:
+        sys.path.remove(str(base))
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ import errno
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 
 import pytest
@@ -14,7 +13,6 @@ from lustre_sim.node import pid_alive
 
 FUSE = os.geteuid() == 0 and client_mount.fuse_possible()
 needs_fuse = pytest.mark.skipif(not FUSE, reason="needs root and /dev/fuse")
-OST_SURVEY = os.environ.get("LUSTRE_SIM_OST_SURVEY")
 
 
 @pytest.fixture
@@ -160,24 +158,3 @@ def test_symlink_fallback_and_layout_math(node_factory, tmp_path):
                                                                 (2, 8928)]
     assert client_mount.unmount(sim.node) == "symlink"
     assert not os.path.lexists(str(tmp_path / "link"))
-
-
-@needs_fuse
-@pytest.mark.skipif(not OST_SURVEY, reason="set LUSTRE_SIM_OST_SURVEY to an ost-survey script")
-def test_unmodified_ost_survey(node_factory):
-    # ost-survey takes the fsname as everything before the last '-' of "<instance> <mount>",
-    # so the mount path must not contain a '-' (true of the real script too).
-    mount_dir = tempfile.mkdtemp(prefix="lsim")
-    sim = node_factory("survey", client_mount=mount_dir, osts=[{"mib_s": 20}, {}])
-    client_mount.mount(sim.node, mode="fuse")
-    try:
-        result = sim.run("perl", OST_SURVEY, "-s", "2", mount_dir, timeout=120)
-    finally:
-        client_mount.unmount(sim.node)
-        os.rmdir(mount_dir)
-    assert result.returncode == 0, result.stdout + result.stderr
-    lines = result.stdout.splitlines()
-    assert "Number of Active OST devices : 2" in lines
-    table = lines[lines.index("Ost#  Read(MB/s)  Write(MB/s)  Read-time  Write-time") + 2:]
-    speeds = {int(row.split()[0]): float(row.split()[2]) for row in table}
-    assert speeds[0] < 21 and speeds[1] > speeds[0]  # OST0000 is throttled to 20 MiB/s

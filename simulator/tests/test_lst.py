@@ -189,21 +189,3 @@ def test_model_pairing_and_loop_duration():
     assert single == pytest.approx(1 / (2 * 50e-6 + 1 / 5.0))
     assert lnet_model.expand_nids("10.0.[1-2].[5,7]@tcp") == [
         "10.0.1.5@tcp", "10.0.1.7@tcp", "10.0.2.5@tcp", "10.0.2.7@tcp"]
-
-
-LST_SH = os.environ.get("LUSTRE_SIM_LST_SH")
-
-
-@pytest.mark.skipif(not LST_SH, reason="set LUSTRE_SIM_LST_SH to a lustre-iokit lst.sh (2.16+)")
-def test_unmodified_lst_sh(console):
-    env = console.env()
-    env.pop("LST_SESSION", None)
-    result = subprocess.run(["bash", LST_SH, "-f", "10.0.0.[1-2]@tcp", "-t", "10.0.0.3@tcp",
-                             "-m", "write", "-s", "1m", "-n", "1", "-D", "1", "-e"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            universal_newlines=True, timeout=60)
-    assert result.returncode == 0, result.stdout
-    text = result.stdout
-    assert "[LNet Bandwidth of servers]" in text and "Total 0 error nodes in clients" in text
-    assert text.rstrip().endswith("session is ended")
-    assert console.node.read_state("lst").get("session") is None

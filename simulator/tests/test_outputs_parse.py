@@ -1,42 +1,15 @@
 """The simulator's outputs, read by the collection's own parsers, say what the simulator did.
 
 The parsers live in the lustre.iokit checkout that holds this simulator
-(``plugins/module_utils/parsers``); they import themselves as
-``ansible_collections.lustre.iokit...``, so a temporary directory with that
-path (a symlink to the checkout) goes on sys.path.
+(``plugins/module_utils/parsers``); the ``parse`` fixture (conftest) imports them.
 """
 
-import importlib
 import os
 import subprocess
-import sys
 
 import pytest
 
 from conftest import node_from_config
-
-CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PARSERS = os.path.join(CHECKOUT, "plugins", "module_utils", "parsers")
-
-
-@pytest.fixture(scope="module")
-def parse(tmp_path_factory):
-    if not (os.path.isfile(os.path.join(PARSERS, "lctl_dl.py"))
-            and os.path.isfile(os.path.join(CHECKOUT, "galaxy.yml"))):
-        pytest.skip("the lustre.iokit checkout is not beside the simulator (%s)" % PARSERS)
-    base = tmp_path_factory.mktemp("collections")
-    os.makedirs(str(base / "ansible_collections" / "lustre"))
-    os.symlink(CHECKOUT, str(base / "ansible_collections" / "lustre" / "iokit"))
-    sys.path.insert(0, str(base))
-    try:
-        def parse_as(output_format, text):
-            module = importlib.import_module(
-                "ansible_collections.lustre.iokit.plugins.module_utils.parsers." + output_format)
-            return getattr(module, "parse_" + output_format)(text)
-        yield parse_as
-    finally:
-        sys.path.remove(str(base))
-
 
 def tool(sim, name, *args, **kwargs):
     result = sim.run(os.path.join(sim.root, "bin", name), *args, **kwargs)
