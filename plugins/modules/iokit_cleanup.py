@@ -30,7 +30,7 @@ description:
   - Kernel modules are unloaded only when this collection loaded them (C(obdecho), for instance) and nothing uses
     them any more; a module still in use is kept (RV(kept)) and stays recorded for a later cleanup.
   - Whatever is already gone is crossed off the node state and listed in RV(forgotten); it never fails the task.
-    A second run therefore reports RV(changed=false).
+    A second run therefore reports C(changed=false).
 author:
   - lustre.iokit contributors (@lustre)
 requirements:

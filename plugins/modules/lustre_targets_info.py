@@ -14,7 +14,7 @@ short_description: Lustre version, targets, echo clients and echo modules of a n
 version_added: 0.1.0
 description:
   - Reads C(lctl dl), C(lctl get_param -n version) and C(lsmod) and returns what the surveys need to know about
-    the node: its Lustre version, its OSTs and MDTs with their status, the echo clients that exist (ours, from
+    the node - its Lustre version, its OSTs and MDTs with their status, the echo clients that exist (ours, from
     the node state, and I/O-kit leftovers) and whether the echo module is loaded, and by whom.
   - Never changes anything, in check mode or not.
 author:
@@ -68,7 +68,7 @@ lctl_found:
   returned: always
   type: bool
 lustre_version:
-  description: The Lustre version, from C(lctl get_param -n version) (C(2.15.5) or C(lustre: 2.15.5) forms).
+  description: The Lustre version, from C(lctl get_param -n version) (the bare C(2.15.5) and the C(lustre:) prefixed forms).
   returned: always
   type: str
   sample: 2.15.5

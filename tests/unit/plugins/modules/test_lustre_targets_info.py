@@ -58,7 +58,7 @@ def run_module(workdir, check_mode=False, path=None):
         env['PATH'] = path
     completed = subprocess.run(
         [sys.executable, '-m', 'ansible_collections.lustre.iokit.plugins.modules.lustre_targets_info', args_file],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env, check=False)
     return json.loads(completed.stdout)
 
 
@@ -93,7 +93,7 @@ def test_ours_and_leftovers_are_told_apart_and_nothing_changes(sim, tmp_path):
     subprocess.run([LUSTRE_SIM, 'fault', '--root', sim, 'add', 'leftover_echo_client', '--target', 'demo-OST0002'],
                    check=True, stdout=subprocess.DEVNULL)
     subprocess.run(['lctl', 'attach', 'echo_client', 'demo-OST0001_ecc', 'demo-OST0001_ecc_UUID'], check=True)
-    before = subprocess.run(['lctl', 'dl'], stdout=subprocess.PIPE, universal_newlines=True).stdout
+    before = subprocess.run(['lctl', 'dl'], stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
     for check_mode in (True, False):
         result = run_module(workdir, check_mode=check_mode)
         assert result['changed'] is False
@@ -104,7 +104,7 @@ def test_ours_and_leftovers_are_told_apart_and_nothing_changes(sim, tmp_path):
         assert sorted(e['name'] for e in result['leftovers']) == ['demo-OST0001_ecc', 'demo-OST0002_ecc']
         assert result['modules'][0]['loaded'] and result['modules'][0]['ours']
         assert result['modules'][0]['use_count'] == 3
-    assert subprocess.run(['lctl', 'dl'], stdout=subprocess.PIPE, universal_newlines=True).stdout == before
+    assert subprocess.run(['lctl', 'dl'], stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout == before
 
 
 @needs_sim
