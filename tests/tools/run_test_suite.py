@@ -12,6 +12,7 @@ stages by name for a quicker local loop.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import glob
 import os
 import re
@@ -77,6 +78,13 @@ def stage_sanity() -> int:
 def stage_units() -> int:
     stage_copy()
     return run([tool('ansible-test'), 'units', '--venv', '--python', CONTROLLER_PYTHON, '--color', 'no'], cwd=STAGED)
+
+
+def stage_integration() -> int:
+    """Every ansible-test integration target, on this machine (root, loop devices, the simulator)."""
+    stage_copy()
+    return run([tool('ansible-test'), 'integration', '--local', '--python', CONTROLLER_PYTHON, '--allow-destructive',
+                '--color', 'no'], cwd=STAGED)
 
 
 def _pyenv_python(version: str) -> str | None:
@@ -164,6 +172,7 @@ STAGES = {
     'sanity': stage_sanity,
     'units': stage_units,
     'target-pythons': stage_target_pythons,
+    'integration': stage_integration,
     'simulator': stage_simulator,
     'changelog': stage_changelog,
     'docs': stage_docs,
@@ -177,6 +186,14 @@ def main() -> int:
     parser.add_argument('--skip', nargs='*', choices=sorted(STAGES), default=[])
     args = parser.parse_args()
     selected = [s for s in STAGES if (args.only is None or s in args.only) and s not in args.skip]
+    # Two runs at once would rebuild the same staged copy under each other: the second waits.
+    os.makedirs(BUILD, exist_ok=True)
+    lock = open(os.path.join(BUILD, 'suite.lock'), 'w', encoding='utf-8')  # pylint: disable=consider-using-with
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        print('another test suite run holds %s; waiting for it' % lock.name, flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
     results = []
     for name in selected:
         print('\n==== stage %s ====' % name, flush=True)
