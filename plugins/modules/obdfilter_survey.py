@@ -95,7 +95,7 @@ notes:
   - The I/O kit's exit status is not trusted with O(engine=iokit) (it exits 0 after most failures); the result
     is judged from its summary.
   - The data written goes to new echo objects, never to existing file objects, but it needs free space on the
-    OSTs (RV(plan.per_ost)); the Lustre documentation still calls the test potentially destructive and
+    OSTs (C(per_ost) in RV(plan)); the Lustre documentation still calls the test potentially destructive and
     advises running it before the file system holds production data.
 seealso:
   - name: lustre-iokit obdfilter-survey

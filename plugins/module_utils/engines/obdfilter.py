@@ -392,9 +392,9 @@ class ObdfilterSurvey:
         if problems:
             return problems
         for low, high in (('rszlo', 'rszhi'), ('nobjlo', 'nobjhi'), ('thrlo', 'thrhi')):
-            if getattr(self, low) > getattr(self, high):
-                problems.append('%s: %d is greater than %s (%d)' % (low, getattr(self, low), high,
-                                                                     getattr(self, high)))
+            low_value, high_value = getattr(self, low), getattr(self, high)
+            if low_value > high_value:
+                problems.append('%s: %d is greater than %s (%d)' % (low, low_value, high, high_value))
         if self.rszhi > RSZMAX_KIB:
             problems.append('rszhi: %d KiB is above the %d KiB the disk case supports' % (self.rszhi, RSZMAX_KIB))
         if self.thrhi > MAX_THREADS:
@@ -409,9 +409,9 @@ class ObdfilterSurvey:
         if problems:
             return problems
         for name in ('rszlo', 'rszhi'):
-            if getattr(self, name) % self.page_kib:
-                problems.append('%s: %d KiB is not a whole number of %d KiB pages' % (name, getattr(self, name),
-                                                                                    self.page_kib))
+            value = getattr(self, name)
+            if value % self.page_kib:
+                problems.append('%s: %d KiB is not a whole number of %d KiB pages' % (name, value, self.page_kib))
         for rsz in doubling(self.rszlo, self.rszhi):
             actual = point_arithmetic(self.size_mib, rsz, 1, self.page_kib)['actual_rsz_kib']
             if (self.size_mib * KIB) % actual:
