@@ -11,8 +11,8 @@ author: lustre.iokit contributors
 version_added: 1.0.0
 short_description: Find subjects that stand out from their peers at the same sweep point
 description:
-  - Groups the samples by survey, metric and sweep point; within each group (the peers: every host, OST or
-    LUN measured at that point) computes the median and the median absolute deviation (MAD).
+  - Groups the samples by survey, metric and sweep point. Within each group (the peers, every host, OST or
+    LUN measured at that point) it computes the median and the median absolute deviation (MAD).
   - A value is an outlier when its robust z-score C((value - median\) / (1.4826 x MAD\)) exceeds O(threshold) in
     absolute value and it is at least O(min_deviation_pct) percent away from the median. When more than half of
     the peers share one value (MAD 0), any value that far from the median is an outlier.

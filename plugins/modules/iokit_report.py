@@ -69,8 +69,8 @@ options:
     type: str
   expected:
     description:
-      - Hosts expected per survey, such as C({obdfilter: [oss1, oss2]}). An expected host without a usable
-        result is reported as missing and fails the verdict.
+      - Hosts expected per survey, a mapping from a survey name to a list of host names. An expected host
+        without a usable result is reported as missing and fails the verdict.
     type: dict
     default: {}
   make_baseline:
