@@ -190,3 +190,26 @@ def test_status_counts_a_session_past_its_timeout_as_expired(tmp_path):
     assert lst_state["session"] is None
     assert lst_state["expired"] == [{"name": "old", "key": 5, "expired_at": 110.0,
                                      "reason": "timeout"}]
+
+
+def test_destroying_one_node_leaves_another_running(tmp_path):
+    roots = [str(tmp_path / name) for name in ("a", "b")]
+    for number, root in enumerate(roots):
+        assert cli("init", "--root", root, "--osts", "1", "--fsname", "fs%d" % number,
+                   "--client-mount", str(tmp_path / ("mnt%d" % number)))[0] == 0
+    survivor = sleeper()
+    try:
+        Node(roots[1]).register_helper(survivor.pid, "sleep 60 (node b)")
+        before = status(roots[1])
+        assert cli("destroy", "--root", roots[0])[0] == 0
+        after = status(roots[1])
+        assert after["client"]["kind"] == before["client"]["kind"] is not None
+        assert after["helpers"] == before["helpers"] and survivor.poll() is None
+        with open(os.path.join(str(tmp_path / "mnt1"), "still-there"), "w") as handle:
+            handle.write("b's mount works")
+    finally:
+        cli("destroy", "--root", roots[1])
+        if survivor.poll() is None:
+            survivor.kill()
+        survivor.wait()
+    assert not os.path.exists(roots[1])
