@@ -21,14 +21,14 @@ description:
     count below O(dir_count) is skipped; each thread handles O(file_count) / thread count files.
   - For every thread count the O(tests) run in order on all MDTs at once with C(lctl --threads). Per MDT the
     average is lctl's C(Total:) rate and min/max come from its per-second samples; the reported rate is the
-    mean of the per-MDT averages, as the I/O kit prints it, and every MDT's figures are in RV(records[].per_mdt).
+    mean of the per-MDT averages, as the I/O kit prints it, and every MDT's figures are in C(per_mdt) of each record.
   - Everything created (the echo clients, the test directories, the file range of a C(create) not yet
     destroyed, C(obdecho) when this module loads it) is written to the node state under O(workdir) before it
     is created and removed at the end, after a timeout or a SIGTERM too.
   - The data live in the MDT's hidden C(ROOT_ECHO) directory, not in the client namespace; the survey uses
     inodes (O(file_count) per MDT at a time).
 author:
-  - lustre.iokit contributors
+  - lustre.iokit contributors (@lustre)
 requirements:
   - A Lustre server with the MDTs set up (C(lctl dl) shows them C(UP)) and the C(obdecho) module available.
   - For O(engine=iokit), the lustre-iokit package (C(mds-survey)) and gawk.

@@ -26,7 +26,7 @@ description:
     each file) is written to the node state under O(workdir) first and undone at the end, after a timeout or a
     SIGTERM too.
 author:
-  - lustre.iokit contributors
+  - lustre.iokit contributors (@lustre)
 requirements:
   - A mounted Lustre client with C(lfs) and C(lctl); C(dd) and C(sync).
   - For O(engine=iokit), the lustre-iokit package (C(ost-survey)) and perl with C(Time::HiRes).
@@ -38,7 +38,7 @@ options:
     description:
       - The Lustre client mount to survey.
       - It counts as Lustre when C(lfs getname) answers for it; the file-system type in C(/proc/self/mountinfo)
-        is only reported (RV(environment.mount_fstype)), so that a test client (the simulator's FUSE mount) is
+        is only reported (C(mount_fstype) in RV(environment)), so that a test client (the simulator's FUSE mount) is
         accepted exactly when Lustre's own tool accepts it.
     type: path
     required: true

@@ -369,8 +369,8 @@ class MdsSurvey:
             self.lctl.attach_echo_client(target.echo_client, target.name, layer=self.layer)
             self.devnos[target.name] = self.lctl.devno(target.echo_client)
         for target in self.targets:
-            self._raw('detail', '=======> Create %d directories on %s:%s\n' % (self.dir_count, self.host or 'localhost',
-                                                                            target.name))
+            where = '%s:%s' % (self.host or 'localhost', target.name)
+            self._raw('detail', '=======> Create %d directories on %s\n' % (self.dir_count, where))
             if leftover_files.get(target.echo_client):
                 self._destroy_files(target, leftover_files[target.echo_client])
             directories = target.directories(self.dir_count)
@@ -386,8 +386,7 @@ class MdsSurvey:
                 result = self.runner.run(argv)
                 self._raw('detail', result.stdout + result.stderr)
                 if result.rc != 0 or 'error' in result.stdout + result.stderr or result.timed_out:
-                    self._raw('summary', 'created directories on %s:%s failed\n' % (self.host or 'localhost',
-                                                                                   target.name))
+                    self._raw('summary', 'created directories on %s failed\n' % where)
                     raise EngineError('test_mkdir %s on %s failed (rc %s): %s' % (
                         directory, target.name, result.rc, (result.stderr or result.stdout).strip()))
 
@@ -456,8 +455,8 @@ class MdsSurvey:
         interrupted = any(result.timed_out for result in results)
         per_mdt = []
         for target, result, entry in zip(self.targets, results, record['per_mdt']):
-            self._raw('detail', '=============> %s %s:%s\n%s%s' % (test, self.host or 'localhost', target.name,
-                                                                    result.stdout, result.stderr))
+            where = '%s:%s' % (self.host or 'localhost', target.name)
+            self._raw('detail', '=============> %s %s\n%s%s' % (test, where, result.stdout, result.stderr))
             stats = threads_stats(result.stdout, result.stderr, result.rc)
             if result.timed_out:
                 stats = {'samples': None, 'ops_s': None, 'min_ops_s': None, 'max_ops_s': None,
@@ -507,8 +506,8 @@ class MdsSurvey:
             if entry.get('files'):
                 self._destroy_files(target, entry['files'])
                 self._remember(target, files=None)
-            self._raw('detail', '====> Destroy %d directories on %s:%s\n' % (len(entry['directories']),
-                                                                           self.host or 'localhost', target.name))
+            where = '%s:%s' % (self.host or 'localhost', target.name)
+            self._raw('detail', '====> Destroy %d directories on %s\n' % (len(entry['directories']), where))
             for directory in entry['directories']:
                 result = self.runner.run([self.lctl.lctl, '--device', str(devno), 'test_rmdir', directory])
                 self._raw('detail', result.stdout + result.stderr)

@@ -176,8 +176,9 @@ def operation_statistics(osts, operation, total_osts):
 
 def report_text(record, program='ost-survey', date_text=None):
     """The survey as ost-survey prints it (what ``parse_ost_survey`` reads back)."""
-    lines = ['%s: %s OST speed survey on %s from %s' % (program, date_text or time.strftime('%m/%d/%y'),
-                                                       record['mount_point'], record['client_nid'] or 'unknown'),
+    date_text = date_text or time.strftime('%m/%d/%y')
+    lines = ['%s: %s OST speed survey on %s from %s' % (program, date_text, record['mount_point'],
+                                                       record['client_nid'] or 'unknown'),
              'Number of Active OST devices : %d' % record['active_osts']]
     if record['inactive_osts']:
         lines.append('Number of non active ots(s): %d' % record['inactive_osts'])
@@ -372,8 +373,8 @@ class OstSurvey:
         self._saved_cache = old_value
         result = self._run([self.lctl, 'set_param', '-n', '%s=%d' % (self.cache_param, cache_limit_mb(self.page_size))])
         if result.rc != 0:
-            raise EngineError('cannot set %s (rc %s): %s' % (self.cache_param, result.rc,
-                                                            (result.stderr or result.stdout).strip()))
+            detail = (result.stderr or result.stdout).strip()
+            raise EngineError('cannot set %s (rc %s): %s' % (self.cache_param, result.rc, detail))
         self.node_state.record('paths', self.run_id, path=self.directory, mount_point=self.mount_point, survey='ost')
         self._directory_made = True
         if os.path.isdir(self.directory):
