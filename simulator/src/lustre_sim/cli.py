@@ -76,8 +76,9 @@ def build_parser():
         shims.add_argument("--system-module-tools", action="store_true",
                            help="divert the system's modprobe/rmmod/lsmod to the shims")
         shims.add_argument("--system-dir", action="append", dest="system_dirs", metavar="DIR",
-                           help="where the system's module tools are (repeatable; default "
-                                "/usr/sbin, and /sbin when it is not the same directory)")
+                           help="where the system's module tools are (repeatable, implies "
+                                "--system-module-tools; default /usr/sbin, and /sbin when it "
+                                "is not the same directory)")
 
     fault = commands.add_parser("fault", help="add or clear faults at run time")
     fault.add_argument("--root", required=True)
@@ -147,8 +148,9 @@ def command_destroy(args):
 def command_shims(args):
     node = Node(args.root)
     action = host.install_shims if args.command == "install-shims" else host.uninstall_shims
-    for path in action(node, args.bindir, args.sbindir, args.system_module_tools,
-                       args.system_dirs):
+    # Naming a system directory means diverting the module tools there.
+    divert = args.system_module_tools or bool(args.system_dirs)
+    for path in action(node, args.bindir, args.sbindir, divert, args.system_dirs):
         print(path)
     return 0
 
