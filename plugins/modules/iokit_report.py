@@ -8,7 +8,8 @@ from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: iokit_report
-author: lustre.iokit contributors
+author:
+  - lustre.iokit contributors (@lustre)
 version_added: 1.0.0
 short_description: Write the report, verdict and baseline of a run from its stored results
 description:

@@ -42,6 +42,7 @@ class Browser:
         # Above 9, so that moving them onto 3 and 4 in the child can never overwrite one with the other.
         to_browser_read, from_browser_write = (self._high_fd(to_browser_read), self._high_fd(from_browser_write))
         # The child sees our pipe ends as fds 3 (commands in) and 4 (replies out).
+
         def child_fds():
             os.dup2(to_browser_read, 3)
             os.dup2(from_browser_write, 4)

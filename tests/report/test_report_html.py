@@ -27,8 +27,9 @@ from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.hel
 CHROMIUM = find_chromium()
 OUTPUT = os.path.join(ROOT, 'tests', 'output', 'report')
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason='chromium is not installed (Debian: apt-get install -y chromium '
-                                                          'chromium-driver); the HTML report is not checked in a browser')
+SKIP_REASON = ('chromium is not installed (Debian: apt-get install -y chromium chromium-driver); '
+               'the HTML report is not checked in a browser')
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)
 
 
 @pytest.fixture(scope='module')

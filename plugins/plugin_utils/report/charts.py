@@ -114,19 +114,19 @@ def bar_chart(chart_id: str, title: str, unit: str, bars: list[dict], subtitle: 
               median: float | None = None) -> dict:
     """A bar chart model; ``bars`` are ``{label, value, outlier}`` in drawing order."""
     plot = {'left': LEFT, 'right': WIDTH - 20, 'top': TOP, 'bottom': HEIGHT - 90}
-    top_value = max((bar['value'] for bar in bars), default=1.0)
+    top_value = max((entry['value'] for entry in bars), default=1.0)
     y_scale, y_ticks = _y_axis(top_value, plot['top'], plot['bottom'])
     slot = (plot['right'] - plot['left']) / max(len(bars), 1)
     width = max(round(slot * 0.8, 1), 1.0)
     drawn = []
-    for index, bar in enumerate(bars):
+    for index, entry in enumerate(bars):
         x = round(plot['left'] + slot * index + (slot - width) / 2, 1)
-        y = y_scale(bar['value'])
+        y = y_scale(entry['value'])
         drawn.append({'x': x, 'y': y, 'width': width, 'height': round(plot['bottom'] - y, 1),
-                      'color': OUTLIER_COLOR if bar.get('outlier') else BAR_COLOR, 'outlier': bool(bar.get('outlier')),
-                      'label': bar['label'], 'label_x': round(x + width / 2, 1), 'label_y': plot['bottom'] + 8,
-                      'title': '%s: %s %s%s' % (bar['label'], _value_text(bar['value']), unit,
-                                                ' - outlier (%s)' % bar['outlier'] if bar.get('outlier') else '')})
+                      'color': OUTLIER_COLOR if entry.get('outlier') else BAR_COLOR, 'outlier': bool(entry.get('outlier')),
+                      'label': entry['label'], 'label_x': round(x + width / 2, 1), 'label_y': plot['bottom'] + 8,
+                      'title': '%s: %s %s%s' % (entry['label'], _value_text(entry['value']), unit,
+                                                ' - outlier (%s)' % entry['outlier'] if entry.get('outlier') else '')})
     return {'id': chart_id, 'kind': 'bar', 'title': title, 'subtitle': subtitle, 'width': WIDTH, 'height': HEIGHT,
             'plot': plot, 'y_label': y_label(unit), 'y_ticks': y_ticks, 'bars': drawn,
             'show_labels': len(bars) <= 64, 'median_y': y_scale(median) if median is not None else None,
@@ -217,12 +217,12 @@ def subject_bar_charts(table: analysis.PointTable, outliers: list[dict], max_bar
                              outlier['direction'], outlier['deviation_pct'] or 0.0)})
         total = len(bars)
         if total > max_bars:
-            marked = sorted((bar for bar in bars if bar['outlier']), key=lambda bar: bar['value'])[:max_bars]
-            lowest = [bar for bar in sorted(bars, key=lambda bar: bar['value']) if not bar['outlier']]
-            bars = sorted(marked + lowest[:max_bars - len(marked)], key=lambda bar: bar['value'])
+            marked = sorted((entry for entry in bars if entry['outlier']), key=lambda entry: entry['value'])[:max_bars]
+            lowest = [entry for entry in sorted(bars, key=lambda entry: entry['value']) if not entry['outlier']]
+            bars = sorted(marked + lowest[:max_bars - len(marked)], key=lambda entry: entry['value'])
             subtitle = 'at %s: the %d lowest of %d subjects and the outliers' % (label, len(bars), total)
         else:
-            bars.sort(key=lambda bar: bar['label'])
+            bars.sort(key=lambda entry: entry['label'])
             subtitle = 'at %s, %d subjects' % (label, total)
         charts.append(bar_chart('bars-%s' % metric, '%s - %s per subject' % (survey, metric), table.units[metric],
                                 bars, subtitle, statistics.median(peers.values())))

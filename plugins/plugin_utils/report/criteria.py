@@ -140,9 +140,8 @@ def _check_ratios(entry: dict, index: int, table: analysis.PointTable, context: 
             continue
         if host not in upper or host not in lower:
             absent = numerator if host not in upper else denominator
-            cases.append(_case('ratios', name, host, numerator, False, None, entry['min'], '',
-                               '%s / %s on %s: %s was not measured (%s)' % (numerator, denominator, host, absent,
-                                                                           _runs(context))))
+            message = '%s / %s on %s: %s was not measured (%s)' % (numerator, denominator, host, absent, _runs(context))
+            cases.append(_case('ratios', name, host, numerator, False, None, entry['min'], '', message))
             continue
         ratio = upper[host][0] / lower[host][0] if lower[host][0] else None
         passed = ratio is not None and ratio >= entry['min'] and (entry.get('max') is None or ratio <= entry['max'])

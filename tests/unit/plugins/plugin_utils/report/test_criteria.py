@@ -133,8 +133,8 @@ def test_junit_xml_is_standard_and_carries_the_reasons(fleet_envelopes):
     assert int(root.get('tests')) == verdict['counts']['tests'] == len(root.findall('./testsuite/testcase'))
     assert int(root.get('failures')) == verdict['counts']['failed'] == len(root.findall('.//failure'))
     assert len(root.findall('.//skipped')) == 1
-    assert {suite.get('name') for suite in root.findall('testsuite')} == {'lustre.iokit acceptance.floors',
-                                                                         'lustre.iokit acceptance.outliers'}
+    suites = {suite.get('name') for suite in root.findall('testsuite')}
+    assert suites == {'lustre.iokit acceptance.floors', 'lustre.iokit acceptance.outliers'}
     failure = root.find(".//testcase[@name='floor obdfilter_write_mib_s >= 900 [oss3]']/failure")
     assert 'oss3' in failure.get('message') and '500.00 MiB/s' in failure.get('message') and RUN_ID in failure.text
     assert root.find(".//property[@name='run_id']").get('value') == RUN_ID

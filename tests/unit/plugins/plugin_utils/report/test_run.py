@@ -144,5 +144,5 @@ def test_large_fleets_keep_the_charts_aggregate(tmp_path):
     assert all(len(chart['series']) == 3 for chart in model['charts']['fleet'])  # obj 1, 2, 4
     bars = model['charts']['bars'][0]
     assert len(bars['bars']) == 10 and 'the 10 lowest of 24 subjects' in bars['subtitle']
-    values = [bar['height'] for bar in bars['bars']]
+    values = [entry['height'] for entry in bars['bars']]
     assert values == sorted(values)

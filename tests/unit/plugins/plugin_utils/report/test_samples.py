@@ -33,7 +33,7 @@ def test_every_usable_value_of_every_fixture_becomes_one_sample(output_format):
             (test, result[unit_field]) for record in records if not record.get('skipped') and not record.get('enomem')
             for test, result in record['tests'].items()
             if isinstance(result.get(unit_field), (int, float)) and result.get('status', 'ok') in ('ok', 'short'))
-        samples, _problems = envelope_samples(envelope('oss1', survey, records or [{}]))
+        samples = envelope_samples(envelope('oss1', survey, records or [{}]))[0]
         assert sorted((s.test, s.value) for s in samples) == expected, name
         assert all(s.metric == '%s_%s_%s' % (survey, s.test, unit_field) for s in samples)
         assert all(s.unit == ('MiB/s' if unit_field == 'mib_s' else 'ops/s') for s in samples)
@@ -57,7 +57,7 @@ def test_error_and_failed_tests_are_reported_with_their_point():
 
 def test_ost_survey_gives_one_subject_per_ost_named_like_lustre():
     result = parsed('ost_survey', 'manual_current')
-    samples, _ = envelope_samples(envelope('client1', 'ost', [result], parameters={'fsname': 'testfs'}))
+    samples = envelope_samples(envelope('client1', 'ost', [result], parameters={'fsname': 'testfs'}))[0]
     assert sorted({s.target for s in samples}) == ['testfs-OST0000', 'testfs-OST0001', 'testfs-OST0002', 'testfs-OST0003']
     write = {s.target: s.value for s in samples if s.metric == 'ost_write_mib_s'}
     assert write['testfs-OST0003'] == 17.706
@@ -73,7 +73,7 @@ def test_inactive_osts_are_problems():
 
 def test_repeated_points_are_numbered_as_iterations():
     records = parsed('obdfilter_survey', 'manual_example_output') * 3
-    samples, _ = envelope_samples(envelope('oss1', 'obdfilter', records))
+    samples = envelope_samples(envelope('oss1', 'obdfilter', records))[0]
     writes = [s for s in samples if s.test == 'write']
     assert [s.iteration for s in writes] == [1, 2, 3]
 
@@ -81,7 +81,7 @@ def test_repeated_points_are_numbered_as_iterations():
 def test_explicit_iteration_field_wins():
     records = parsed('obdfilter_survey', 'manual_example_output')
     records[0]['iteration'] = 7
-    samples, _ = envelope_samples(envelope('oss1', 'obdfilter', records))
+    samples = envelope_samples(envelope('oss1', 'obdfilter', records))[0]
     assert {s.iteration for s in samples} == {7}
 
 
