@@ -83,7 +83,7 @@ class FakeRunner:
                 self.stop_reason = 'timeout'
                 return CommandResult(argv, -15, threads_output(thr, test, 1.0)[:60], '', 1.0, timed_out=True)
             if (devno, test) in self.failures:
-                return CommandResult(argv, 1, threads_output(thr, test, 1.0).split('Total', 1)[0],
+                return CommandResult(argv, 1, threads_output(thr, test, 1.0).partition('Total')[0],
                                      self.failures[(devno, test)], 0.1)
             rate, samples = self.rates.get((devno, test), (1000.0, ()))
             return CommandResult(argv, 0, threads_output(thr, test, rate, samples, devno), '', 0.5)
