@@ -2,7 +2,6 @@
 
 import ctypes
 import math
-import multiprocessing
 import os
 import sys
 import time
@@ -14,6 +13,9 @@ class ThreadShared:
     """State shared between the parent and its forked workers (counters, barriers, offsets)."""
 
     def __init__(self, threads):
+        # Imported here: every lctl call loads this module, few use --threads (startup time).
+        import multiprocessing
+
         context = multiprocessing.get_context("fork")
         self.threads = threads
         self.lock = context.Lock()
