@@ -177,9 +177,9 @@ def operation_statistics(osts, operation, total_osts):
 def report_text(record, program='ost-survey', date_text=None):
     """The survey as ost-survey prints it (what ``parse_ost_survey`` reads back)."""
     date_text = date_text or time.strftime('%m/%d/%y')
-    lines = ['%s: %s OST speed survey on %s from %s' % (program, date_text, record['mount_point'],
-                                                       record['client_nid'] or 'unknown'),
-             'Number of Active OST devices : %d' % record['active_osts']]
+    header = '%s: %s OST speed survey on %s from %s' % (program, date_text, record['mount_point'],
+                                                        record['client_nid'] or 'unknown')
+    lines = [header, 'Number of Active OST devices : %d' % record['active_osts']]
     if record['inactive_osts']:
         lines.append('Number of non active ots(s): %d' % record['inactive_osts'])
     if not record['active_osts']:
