@@ -14,7 +14,9 @@ Controller-side code, no Ansible imports.
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import statistics
 import typing as t
 
@@ -85,15 +87,12 @@ def peaks(samples: t.Any) -> list[dict]:
     for key in sorted(table.values, key=_sort_key):
         survey, metric, host, target = key
         means = table.means(key)
-        point, value = max(means.items(), key=lambda item: (item[1], [-_num(v) for _k, v in item[0]]))
+        # The first point reaching the best value (sweeps are stored in ascending order).
+        point, value = max(means.items(), key=operator.itemgetter(1))
         rows.append({'survey': survey, 'metric': metric, 'unit': table.units[metric], 'host': host, 'target': target,
                      'subject': subject_label(host, target), 'value': value, 'point': dict(point),
                      'point_label': point_label(point), 'points': len(means)})
     return rows
-
-
-def _num(value: t.Any) -> float:
-    return value if isinstance(value, (int, float)) else 0
 
 
 def _sort_key(key: SubjectKey) -> tuple:
@@ -147,9 +146,15 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
+@functools.lru_cache(maxsize=65536)
+def split_point(point: tuple, x_key: str = 'thr') -> tuple[tuple, t.Any]:
+    """``(series key, x)``: the sweep point without its x coordinate, and the x coordinate (None if absent)."""
+    return tuple(item for item in point if item[0] != x_key), next((v for k, v in point if k == x_key), None)
+
+
 def series_key(point: tuple, x_key: str = 'thr') -> tuple:
     """The sweep point without its x coordinate: what one curve of an I/O-kit plot holds constant."""
-    return tuple(item for item in point if item[0] != x_key)
+    return split_point(point, x_key)[0]
 
 
 def saturation(samples: t.Any, share: float = DEFAULT_SATURATION_SHARE, x_key: str = 'thr') -> list[dict]:
@@ -167,9 +172,9 @@ def saturation(samples: t.Any, share: float = DEFAULT_SATURATION_SHARE, x_key: s
         survey, metric, host, target = key
         curves: dict[tuple, list[tuple[float, float]]] = {}
         for point, value in table.means(key).items():
-            x = dict(point).get(x_key)
+            curve, x = split_point(point, x_key)
             if isinstance(x, (int, float)):
-                curves.setdefault(series_key(point, x_key), []).append((x, value))
+                curves.setdefault(curve, []).append((x, value))
         for curve, xy in sorted(curves.items(), key=lambda item: point_label(item[0])):
             xy.sort()
             peak_x, peak = max(xy, key=lambda item: (item[1], -item[0]))

@@ -144,12 +144,12 @@ def fleet_line_charts(table: analysis.PointTable, x_key: str = 'thr') -> list[di
         curves: dict[str, list] = {}
         subjects = set()
         for point, peers in by_point.items():
-            x = dict(point).get(x_key)
+            curve, x = analysis.split_point(point, x_key)
             if not isinstance(x, (int, float)):
                 continue
             values = list(peers.values())
             subjects.update(peers)
-            curves.setdefault(_curve_label(analysis.series_key(point, x_key)), []).append(
+            curves.setdefault(_curve_label(curve), []).append(
                 (x, statistics.median(values), min(values), max(values)))
         if curves:
             label = '%d subject%s' % (len(subjects), '' if len(subjects) == 1 else 's')
@@ -182,7 +182,7 @@ def host_line_charts(table: analysis.PointTable, max_hosts: int, x_key: str = 't
     for key in table.values:
         survey, metric, host, _target = key
         for point, value in table.means(key).items():
-            x = dict(point).get(x_key)
+            x = analysis.split_point(point, x_key)[1]
             if isinstance(x, (int, float)):
                 slot = totals.setdefault((survey, metric, host), {})
                 slot[point] = slot.get(point, 0.0) + value

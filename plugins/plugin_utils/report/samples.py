@@ -123,9 +123,22 @@ class Problem(t.NamedTuple):
 _USABLE_STATUSES = frozenset(('ok', 'short'))
 
 
+_FIELDS_POINT_CACHE: dict = {}
+
+
+def _record_point(record: dict, point_fields: tuple) -> tuple:
+    # Records of a sweep share few distinct points: look them up by their raw values, sort only once each.
+    values = tuple(record.get(key) for key in point_fields)
+    cache_key = (point_fields, values)
+    point = _FIELDS_POINT_CACHE.get(cache_key)
+    if point is None:
+        point = _FIELDS_POINT_CACHE[cache_key] = make_point(dict(zip(point_fields, values)))
+    return point
+
+
 def _tests_samples(record: dict, unit_field: str, unit: str, point_fields: tuple, target_keys: tuple,
                    ctx: dict) -> t.Iterator[tuple]:
-    point = make_point({key: record.get(key) for key in point_fields})
+    point = _record_point(record, point_fields)
     target = _single_name(record, *target_keys)
     tests = record.get('tests') if isinstance(record.get('tests'), dict) else {}
     for test, result in tests.items():
