@@ -192,7 +192,8 @@ records:
       (V(ok), V(short), V(error), or V(incomplete) when stopped) and C(elapsed_s).
     - Under C(per_ost), each OST name maps each test to its own C(mib_s) (its data over its own wall-clock
       time), C(lctl_mib_s) (lctl's final rate), C(min_mib_s), C(max_mib_s), C(samples), C(status),
-      C(elapsed_s) and C(error) (the first error line). Not given by O(engine=iokit).
+      C(elapsed_s) and C(error) (the first error line). With O(engine=iokit) they are read from the script's
+      C(.detail) file, without C(mib_s) and C(elapsed_s) (the script times all OSTs together).
   returned: always
   type: list
   elements: dict

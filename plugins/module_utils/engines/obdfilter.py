@@ -746,6 +746,59 @@ def iokit_errors(records, output):
     return errors
 
 
+_DETAIL_POINT_RE = re.compile(r'^=+> ost\s+(\d+)\s+sz\s+(\d+)K\s+rsz\s+(\d+)K\s+obj\s+(\d+)\s+thr\s+(\d+)')
+_DETAIL_TEST_RE = re.compile(r'^=+> (?P<test>\w+) (?:[^:\s]+:)?(?P<client>\S+)\s*$')
+
+
+def _per_ost_figures(text, rsz_kib):
+    judged = parse_thread_samples(text)
+    rsz_mib = rsz_kib / KIB
+    figures = {'mib_s': None, 'min_mib_s': None, 'max_mib_s': None, 'samples': len(judged['rates']),
+               'lctl_mib_s': judged['total_rate'] * rsz_mib if judged['total_rate'] is not None else None,
+               'error': judged['error_line']}
+    if judged['count'] < 0:
+        figures['status'] = STATUS_ERROR
+    elif judged['count'] == 0:
+        figures['status'] = STATUS_SHORT
+    else:
+        figures.update(status=STATUS_OK, min_mib_s=min(judged['rates']) * rsz_mib,
+                       max_mib_s=max(judged['rates']) * rsz_mib)
+    return figures
+
+
+def parse_iokit_detail(text):
+    """Every OST's figures from obdfilter-survey's ``.detail`` file, judged as the native engine judges them.
+
+    Returns ``{(ost, size_kib, rsz_kib, obj, thr): {<ost name>: {<test>: figures}}}``; ``mib_s`` is null
+    (the script times only all OSTs together).
+    """
+    points = {}
+    key = None
+    section = None
+    lines = []
+
+    def close():
+        if key is not None and section is not None:
+            test, ost = section
+            points[key].setdefault(ost, {})[test] = _per_ost_figures('\n'.join(lines), key[2])
+
+    for line in (text or '').splitlines():
+        point = _DETAIL_POINT_RE.match(line)
+        header = None if point else _DETAIL_TEST_RE.match(line)
+        if point or (header is not None) or line.startswith('====='):
+            close()
+            section, lines = None, []
+        if point:
+            key = tuple(int(value) for value in point.groups())
+            points.setdefault(key, {})
+        elif header is not None and header.group('client').endswith('_ecc') and key is not None:
+            section = (header.group('test'), header.group('client')[:-len('_ecc')])
+        elif section is not None:
+            lines.append(line)
+    close()
+    return points
+
+
 def run_iokit(runner, script, rslt, **parameters):
     """Run the node's ``obdfilter-survey`` and parse its summary: ``(records, errors, result)``."""
     env = iokit_environment(rslt=rslt, **parameters)
@@ -756,6 +809,15 @@ def run_iokit(runner, script, rslt, **parameters):
     except (IOError, OSError):
         summary = result.stdout
     records = parse_obdfilter_survey(summary)
+    try:
+        with open(rslt + '.detail') as handle:
+            per_point = parse_iokit_detail(handle.read())
+    except (IOError, OSError):
+        per_point = {}
+    for record in records:
+        per_ost = per_point.get((record['ost'], record['size_kib'], record['rsz_kib'], record['obj'], record['thr']))
+        if per_ost is not None:
+            record['per_ost'] = per_ost
     errors = iokit_errors(records, result.stdout + result.stderr)
     if result.timed_out:
         errors.append({'point': None, 'message': 'obdfilter-survey stopped: %s' % (runner.stop_reason or 'timeout')})

@@ -716,3 +716,45 @@ def test_iokit_summary_missing_falls_back_to_stdout(tmp_path):
     records, unused_errors, unused = obdfilter.run_iokit(runner, 'obdfilter-survey', str(tmp_path / 'r'),
                                                          **iokit_parameters())
     assert len(records) == 2 and not os.path.exists(str(tmp_path / 'r.summary'))
+
+
+SCRIPT_DETAIL = (
+    '=======================> ost  2 sz    32768K rsz 1024K obj    2 thr    2 \n'
+    '=============> Create 1 on localhost:testfs-OST0000_ecc\n'
+    'create: 1 objects\ncreate: #1 is object id 0x2\n'
+    '=============> write localhost:testfs-OST0000_ecc\n'
+    + samples_output(1, [19.0, 21.0], total=20.0) +
+    '=============> write localhost:testfs-OST0001_ecc\n'
+    + samples_output(1, [5.0, 4.0, 4.5]) +
+    '=============> write global\n2 19.000000 21.000000\n3 4.000000 5.000000\n'
+    '=============> read localhost:testfs-OST0000_ecc\n'
+    + samples_output(1, []) +
+    '=============> read localhost:testfs-OST0001_ecc\n'
+    'error: test_brw-1: #1 - Input/output error on read\n'
+    '=============> Destroy 1 on localhost:testfs-OST0000_ecc\n'
+    'destroy: 1 objects\n')
+
+
+def test_iokit_detail_gives_every_osts_figures():
+    points = obdfilter.parse_iokit_detail(SCRIPT_DETAIL)
+    assert list(points) == [(2, 32768, 1024, 2, 2)]
+    per_ost = points[(2, 32768, 1024, 2, 2)]
+    assert per_ost['testfs-OST0000']['write'] == {
+        'mib_s': None, 'min_mib_s': 19.0, 'max_mib_s': 21.0, 'samples': 2, 'lctl_mib_s': 20.0, 'error': None,
+        'status': 'ok'}
+    assert (per_ost['testfs-OST0001']['write']['min_mib_s'], per_ost['testfs-OST0001']['write']['max_mib_s']) == \
+        (4.0, 5.0)
+    assert per_ost['testfs-OST0000']['read']['status'] == 'short'
+    assert per_ost['testfs-OST0001']['read']['status'] == 'error'
+    assert per_ost['testfs-OST0001']['read']['error'] == 'error: test_brw-1: #1 - Input/output error on read'
+
+
+def test_iokit_records_get_per_ost_figures_from_the_detail_file(tmp_path):
+    rslt = str(tmp_path / 'r')
+    with open(rslt + '.detail', 'w') as handle:
+        handle.write(SCRIPT_DETAIL)
+    records, unused_errors, unused = obdfilter.run_iokit(ScriptRunner(summary=SCRIPT_SUMMARY), 'obdfilter-survey',
+                                                         rslt, **iokit_parameters())
+    assert records[0]['per_ost']['testfs-OST0001']['write']['max_mib_s'] == 5.0
+    # the second point has no section in this detail file: no per_ost rather than a wrong one
+    assert 'per_ost' not in records[1]
