@@ -340,11 +340,8 @@ def run_native(survey, builder, run_dir):
     return wrote, [raw.summary_path, raw.detail_path]
 
 
-def run_iokit(module, runner, control_runner, node_state, run_id, builder, run_dir, targets, params, lctl):
+def run_iokit(script, runner, control_runner, node_state, run_id, builder, run_dir, targets, params, lctl):
     """Run the installed obdfilter-survey, then undo whatever it left (its own trap is not trusted)."""
-    script = params['iokit_script']
-    if os.sep not in script:
-        script = module.get_bin_path(script, required=True)
     rslt = os.path.join(run_dir, 'obdfilter_survey')
     echo_module = lctl_utils.canonical_module(obdfilter.ECHO_MODULE)
     if echo_module not in lctl_utils.loaded_modules(control_runner):
@@ -421,10 +418,17 @@ def main():
         runner, targets, params['size_mib'], rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'],
         nobjhi=params['nobjhi'], thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'],
         verify=params['verify'], page_kib=page_kib(), control_runner=control_runner, node_state=node_state,
-        run_id=run_id, host=host)
+        run_id=run_id, host=host, case=params['case'])
     problems = survey.problems()
     if problems:
         module.fail_json(msg='; '.join(problems))
+    script = None
+    if params['engine'] == 'iokit':
+        script = params['iokit_script']
+        if os.sep not in script:
+            script = module.get_bin_path(script, required=True)
+        elif not os.access(script, os.R_OK):
+            module.fail_json(msg='iokit_script: %s does not exist or cannot be read' % script)
     points = survey.plan()
     plan = {
         'points': points,
@@ -441,7 +445,7 @@ def main():
     except OSError as exc:
         module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
     if params['engine'] == 'iokit':
-        changed, raw_files = run_iokit(module, runner, control_runner, node_state, run_id, builder, run_dir,
+        changed, raw_files = run_iokit(script, runner, control_runner, node_state, run_id, builder, run_dir,
                                        targets, params, lctl)
     else:
         changed, raw_files = run_native(survey, builder, run_dir)

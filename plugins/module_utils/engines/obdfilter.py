@@ -357,8 +357,9 @@ class ObdfilterSurvey:
 
     def __init__(self, runner, targets, size_mib, rszlo=1024, rszhi=1024, nobjlo=1, nobjhi=16, thrlo=1, thrhi=16,
                  tests=DEFAULT_TESTS, verify=False, page_kib=DEFAULT_PAGE_KIB, control_runner=None,
-                 node_state=None, run_id=None, raw=None, clock=time.monotonic, host=None):
+                 node_state=None, run_id=None, raw=None, clock=time.monotonic, host=None, case=CASE_DISK):
         self.runner = runner
+        self.case = case
         self.control_runner = control_runner or runner
         self.lctl = lctl_utils.Lctl(self.control_runner)
         self.targets = list(targets)
@@ -395,7 +396,7 @@ class ObdfilterSurvey:
             low_value, high_value = getattr(self, low), getattr(self, high)
             if low_value > high_value:
                 problems.append('%s: %d is greater than %s (%d)' % (low, low_value, high, high_value))
-        if self.rszhi > RSZMAX_KIB:
+        if self.case == CASE_DISK and self.rszhi > RSZMAX_KIB:
             problems.append('rszhi: %d KiB is above the %d KiB the disk case supports' % (self.rszhi, RSZMAX_KIB))
         if self.thrhi > MAX_THREADS:
             problems.append('thrhi: %d is above lctl\'s limit of %d threads' % (self.thrhi, MAX_THREADS))

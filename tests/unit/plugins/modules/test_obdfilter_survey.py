@@ -89,6 +89,8 @@ def made_anything():
     ({'case': 'netdisk'}, 'case: netdisk is not implemented by this module; Lustre 2.15.5 still ships it'),
     ({'case': 'network', 'targets': ['10.0.0.1']}, 'case: network on Lustre 2.15.5 runs only with engine: iokit'),
     ({'case': 'network', 'targets': []}, 'targets: case=network takes exactly one server'),
+    ({'engine': 'iokit', 'iokit_script': '/nonexistent/obdfilter-survey'},
+     'iokit_script: /nonexistent/obdfilter-survey does not exist'),
 ])
 def test_bad_parameters_fail_before_anything_is_made(capsys, tmp_path, change, message):
     result = run_module(capsys, base(tmp_path, **change))
@@ -170,3 +172,28 @@ def test_nothing_measured_fails_with_the_envelope(capsys, tmp_path):
     assert result['failed'] is True and result['status'] == 'failed'
     assert "can't set up echo-client testfs-OST0000_ecc" in result['msg']
     assert results.validate_envelope(result['envelope']) == []
+
+
+def test_iokit_engine_runs_the_script_and_undoes_its_leftovers(capsys, tmp_path):
+    script = tmp_path / 'obdfilter-survey'
+    script.write_text('# stands in for the installed script\n')
+    lustre = Node.lustre
+    original = lustre.answer
+
+    def script_leaves_an_echo_client(argv):
+        if argv[0] == 'bash':
+            lustre.devices.append({'index': 40, 'status': 'UP', 'type': 'echo_client', 'name': OSTS[1] + '_ecc',
+                                   'uuid': OSTS[1] + '_ecc_UUID'})
+            with open(str(tmp_path / 'work' / 'test-run' / 'obdfilter_survey.summary'), 'w') as handle:
+                handle.write('ost  2 sz    32768K rsz 1024K obj    2 thr    2 write   40.10 [  19.00,   21.00] \n')
+            return 0, 'done!\n', ''
+        return original(argv)
+    lustre.answer = script_leaves_an_echo_client
+    result = run_module(capsys, base(tmp_path, engine='iokit', iokit_script=str(script), tests=['write']))
+    assert [argv for argv in lustre.commands if argv[0] == 'bash'] == [['bash', str(script)]]
+    assert result['status'] == 'partial' and len(result['records']) == 1
+    assert result['errors'] == [{'point': None, 'message': 'obdfilter-survey left echo_client testfs-OST0001_ecc '
+                                                           'behind; removed it (cleanup, detach)'}]
+    assert not any(device['type'] == 'echo_client' for device in lustre.devices)
+    state = json.loads((tmp_path / 'work' / 'node-state.json').read_text())
+    assert state['echo_clients'] == [] and state['modules'] == []
