@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 module: store_result
 author:
   - lustre.iokit contributors (@lustre)
-version_added: 1.0.0
+version_added: 0.1.0
 short_description: Store a survey's result envelope in the controller's results store
 description:
   - Validates one result envelope (schema C(lustre.iokit/result/v1)) and writes it on the controller as

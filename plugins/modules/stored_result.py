@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 module: stored_result
 author:
   - lustre.iokit contributors (@lustre)
-version_added: 1.0.0
+version_added: 0.1.0
 short_description: Read survey results from the controller's results store
 description:
   - Answers whether a host's survey is already stored as C(ok) in a run, so that a rerun with the same run id
