@@ -39,7 +39,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     process_start_time,
 )
 
-REMOVED_KINDS = ('processes', 'echo_clients', 'lst_sessions', 'paths', 'modules')
+REMOVED_KINDS = ('processes', 'echo_clients', 'lst_sessions', 'params', 'paths', 'modules')
 _POLL_INTERVAL_S = 0.05
 # osc and obdecho leftovers of the network case are set up under their echo client: remove them last.
 _LEFTOVER_TYPE_ORDER = {'echo_client': 0, 'osc': 1, 'obdecho': 2}
@@ -164,6 +164,7 @@ class Cleanup:
         if self.include_iokit_leftovers:
             self.remove_leftover_devices(handled)
         self.end_lst_sessions()
+        self.restore_params()
         self.remove_paths()
         if self.unload_modules:
             self.unload_our_modules()
@@ -332,17 +333,45 @@ class Cleanup:
 
     # -- paths ------------------------------------------------------------------------------------
 
+    def restore_params(self):
+        """Set every tunable a survey changed (ost-survey's max_cached_mb) back to its recorded value."""
+        for entry in self._entries('params'):
+            name, old_value = entry['name'], entry.get('old_value')
+            if old_value is None:
+                self._forget('params', name, 'no old value was recorded')
+                continue
+            summary = {'name': name, 'value': old_value, 'run_id': entry.get('run_id')}
+            if not self.check_mode:
+                restored = self.runner.run([self.lctl.lctl, 'set_param', '-n', '%s=%s' % (name, old_value)])
+                if restored.rc != 0:
+                    self._error('params', name, lctl_utils.LctlError(restored.argv, restored.stderr, restored.rc))
+                    continue
+                self.node_state.forget('params', name)
+            self.removed['params'].append(summary)
+
+    def _removable_path(self, entry, absolute, protected):
+        """Where a recorded path may be removed from: our workdir, or the survey's own directory on the
+        Lustre mount it recorded (ost-survey writes its files there); never through a symlink leading out."""
+        roots = [self.node_state.workdir]
+        if entry.get('survey') == 'ost' and entry.get('mount_point'):
+            roots.append(entry['mount_point'])
+        real_parent = os.path.realpath(os.path.dirname(absolute))
+        for root in roots:
+            real_root = os.path.realpath(root)
+            if (_is_under(absolute, root) and absolute not in protected
+                    and (real_parent == real_root or _is_under(real_parent, real_root))):
+                return True
+        return False
+
     def remove_paths(self):
         workdir = self.node_state.workdir
         protected = set(os.path.abspath(os.path.join(workdir, name)) for name in (STATE_FILE, STATE_FILE + '.lock'))
         for entry in self._entries('paths'):
             path = entry['path']
             absolute = os.path.abspath(path)
-            # Lexically under the workdir, and its parent really is inside it (no symlinked parent leading out).
-            real_parent = os.path.realpath(os.path.dirname(absolute))
-            if (not _is_under(absolute, workdir) or absolute in protected
-                    or not (real_parent == os.path.realpath(workdir) or _is_under(real_parent, os.path.realpath(workdir)))):
-                self._keep('paths', path, 'not under the workdir %s; never removed' % workdir)
+            if not self._removable_path(entry, absolute, protected):
+                self._keep('paths', path, 'not under the workdir %s nor a survey directory on a Lustre mount; '
+                           'never removed' % workdir)
                 continue
             if not os.path.lexists(absolute):
                 self._forget('paths', path, 'already gone')

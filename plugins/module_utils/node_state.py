@@ -40,6 +40,7 @@ KINDS = {
     'processes': 'pid',       # helper processes we started (samplers, sgp_dd, lctl --threads)
     'paths': 'path',          # scratch files and directories we created
     'lst_sessions': 'name',   # LNet self-test sessions we opened
+    'params': 'name',         # tunables we changed (with old_value), e.g. llite.*.max_cached_mb
 }
 
 

@@ -142,6 +142,12 @@ removed:
       description: LNet self-test sessions ended, each with C(name), C(key) and C(run_id).
       type: list
       elements: dict
+    params:
+      description:
+        - Tunables a survey changed and this cleanup set back, each with C(name) (for example
+          C(llite.testfs-ffff8881.max_cached_mb)), C(value) (the value restored) and C(run_id).
+      type: list
+      elements: dict
 forgotten:
   description:
     - Records crossed off because the thing was already gone (C(kind), C(id), C(reason)), such as a process

@@ -43,14 +43,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import math
 import os
 import re
 import shutil
 import time
 
-from ansible_collections.lustre.iokit.plugins.module_utils import node_state as node_state_module
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB, MIB
 
@@ -327,38 +325,11 @@ class OstSurvey:
     # -- node state ------------------------------------------------------------------------
 
     def _record_cache_change(self, old_value):
-        """Write the old max_cached_mb down before changing it.
-
-        The node state has no kind for a tunable yet; until it does, the old
-        value goes into a file under the workdir, recorded as a path with
-        the parameter and the value as details, so that a cleanup (or a
-        person) can restore it after a kill.
-        """
-        if 'params' in node_state_module.KINDS:
-            self.node_state.record('params', self.run_id, name=self.cache_param, old_value=str(old_value))
-            return
-        saved = self._cache_file()
-        directory = os.path.dirname(saved)
-        if not os.path.isdir(directory):
-            os.makedirs(directory)
-        with open(saved, 'w') as handle:
-            json.dump({'param': self.cache_param, 'old_value': str(old_value),
-                       'restore': [self.lctl, 'set_param', '-n', '%s=%s' % (self.cache_param, old_value)]}, handle)
-        self.node_state.record('paths', self.run_id, path=saved, param=self.cache_param, old_value=str(old_value))
+        """Write the old max_cached_mb down before changing it, so a cleanup after a kill restores it."""
+        self.node_state.record('params', self.run_id, name=self.cache_param, old_value=str(old_value))
 
     def _forget_cache_change(self):
-        if 'params' in node_state_module.KINDS:
-            self.node_state.forget('params', self.cache_param)
-            return
-        saved = self._cache_file()
-        try:
-            os.unlink(saved)
-        except OSError:
-            pass
-        self.node_state.forget('paths', saved)
-
-    def _cache_file(self):
-        return os.path.join(self.workdir, self.run_id, 'ost_survey.max_cached_mb.json')
+        self.node_state.forget('params', self.cache_param)
 
     # -- running ---------------------------------------------------------------------------
 

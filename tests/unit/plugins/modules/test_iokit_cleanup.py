@@ -340,6 +340,37 @@ def test_paths_only_under_the_workdir(sim, state, tmp_path):
     assert report['forgotten'][0]['id'].endswith('never-made')
 
 
+def test_ost_survey_directory_on_the_lustre_mount_is_removed_but_nothing_else_there(sim, state, tmp_path):
+    mount = tmp_path / 'mnt'
+    scratch = mount / 'ost_survey_run-1'
+    scratch.mkdir(parents=True)
+    (scratch / 'file0').write_text('x')
+    user_file = mount / 'user-data'
+    user_file.write_text('keep me')
+    state.record('paths', RUN, path=str(scratch), mount_point=str(mount), survey='ost')
+    state.record('paths', RUN, path=str(user_file), mount_point=str(mount))
+    report = cleanup(state)
+    assert names(report, 'paths') == [str(scratch)] and not scratch.exists()
+    assert [item['id'] for item in report['kept']] == [str(user_file)]
+    assert user_file.read_text() == 'keep me'
+
+
+def test_a_tunable_a_survey_changed_is_set_back(sim, state):
+    param = 'obdfilter.testfs-OST0000.sync_journal'
+    before = sim.lctl('get_param', '-n', param).stdout.strip()
+    changed = '0' if before != '0' else '1'
+    state.record('params', RUN, name=param, old_value=before)
+    sim.lctl('set_param', '-n', '%s=%s' % (param, changed))
+    check = cleanup(state, check_mode=True)
+    assert check['removed']['params'] == [{'name': param, 'value': before, 'run_id': RUN}]
+    assert sim.lctl('get_param', '-n', param).stdout.strip() == changed
+    report = cleanup(state)
+    assert report['removed']['params'] == [{'name': param, 'value': before, 'run_id': RUN}]
+    assert sim.lctl('get_param', '-n', param).stdout.strip() == before
+    assert state.entries('params') == []
+    assert cleanup(state)['changed'] is False
+
+
 def test_lst_session_we_opened_is_ended(sim, state):
     subprocess.run(['modprobe', 'lnet_selftest'], check=True)
     env = dict(os.environ, LST_SESSION='4242')
@@ -411,7 +442,7 @@ def test_module_end_to_end_is_idempotent_and_check_mode_safe(sim, state):
     assert not any(name.endswith('_ecc') for name in sim.device_names())
     second = run_module(args)
     assert second['changed'] is False and second['removed'] == {
-        'processes': [], 'echo_clients': [], 'lst_sessions': [], 'paths': [], 'modules': []}
+        'processes': [], 'echo_clients': [], 'lst_sessions': [], 'params': [], 'paths': [], 'modules': []}
 
 
 def test_module_fails_naming_what_is_left_unless_told_not_to(sim, state):

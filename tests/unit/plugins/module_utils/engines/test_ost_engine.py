@@ -269,7 +269,7 @@ def test_node_state_records_changes_before_they_are_made(tmp_path):
 
     def watch(argv, env=None, cwd=None):
         if argv[:2] == ['lctl', 'set_param'] and 'set' not in snapshots:
-            snapshots['set'] = [entry.get('param') for entry in state.entries('paths')]
+            snapshots['set'] = [(entry['name'], entry['old_value']) for entry in state.entries('params')]
         if argv[:2] == ['lfs', 'setstripe']:
             snapshots.setdefault('setstripe', [entry['path'] for entry in state.entries('paths')])
         return original(argv, env=env)
@@ -277,11 +277,12 @@ def test_node_state_records_changes_before_they_are_made(tmp_path):
     runner.run = watch
     survey.setup()
     survey.run()
-    assert snapshots['set'] == ['llite.%s.max_cached_mb' % INSTANCE]
+    assert [name for name, unused_old in snapshots['set']] == ['llite.%s.max_cached_mb' % INSTANCE]
     assert survey.directory in snapshots['setstripe']
     assert '%s/file0' % survey.directory in snapshots['setstripe']
     assert survey.teardown(runner) == []
     assert state.entries('paths') == []
+    assert state.entries('params') == []
 
 
 def test_timeout_during_the_read_pass_keeps_the_write_statistics_and_cleans_up(tmp_path):
