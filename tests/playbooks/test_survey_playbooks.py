@@ -1,0 +1,193 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The obdfilter, mds and ost survey playbooks, run for real on this machine against a simulated Lustre node.
+
+    .venv/bin/python -m pytest tests/playbooks -q -p no:cacheprovider
+
+localhost is in every group; the simulator's shims come first on the PATH that ansible-playbook (local
+connection) hands to the modules.  OST0001 is throttled to a quarter of the others' bandwidth.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+
+VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
+LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
+ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
+RUN_ID = 'pbtest-1'
+SLOW_OST = 'testfs-OST0001'
+SURVEYS = ('obdfilter', 'mds', 'ost')
+
+pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
+                                reason='needs the checkout venv (make setup) with lustre-sim')
+
+INVENTORY = '''
+all:
+  hosts:
+    localhost:
+      ansible_connection: local
+      ansible_python_interpreter: {python}
+  children:
+    mgs: {{hosts: {{localhost: }}}}
+    mds: {{hosts: {{localhost: }}}}
+    oss: {{hosts: {{localhost: }}}}
+    clients: {{hosts: {{localhost: }}}}
+'''
+
+# The smallest sweeps that still measure every test: one point each, a few MiB per OST.
+SURVEY_VARS = {
+    'iokit_timeout_s': 120,
+    'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1, 'obdfilter_tests': ['write', 'read'],
+    'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30,
+    'mds_survey_thrlo': 1, 'mds_survey_thrhi': 1, 'mds_survey_file_count': 100,
+    'mds_survey_poll_interval_s': 1, 'mds_survey_async_margin_s': 30,
+    'ost_survey_size_mib': 4, 'ost_survey_poll_interval_s': 1, 'ost_survey_async_margin_s': 30,
+}
+
+
+class Cluster:
+    def __init__(self, base):
+        self.base = base
+        self.root = os.path.join(base, 'node')
+        self.mount = os.path.join(base, 'mnt')
+        self.results = os.path.join(base, 'results')
+        self.workdir = os.path.join(base, 'work')
+        self.inventory = os.path.join(base, 'inventory.yml')
+        self.extra_vars = os.path.join(base, 'vars.json')
+
+    def sim(self, *args):
+        return subprocess.run([LUSTRE_SIM] + list(args), check=True, stdout=subprocess.PIPE,
+                              universal_newlines=True).stdout
+
+    def status(self):
+        return json.loads(self.sim('status', '--root', self.root))
+
+    def playbook(self, *playbooks, extra=None):
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
+                   ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
+                   PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
+        argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars]
+        for key, value in (extra or {}).items():
+            argv += ['-e', '%s=%s' % (key, value)]
+        argv += [os.path.join(ROOT, 'playbooks', name) for name in playbooks]
+        return subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, check=False)
+
+    def envelope(self, survey):
+        return read_envelope(envelope_path(self.results, RUN_ID, 'localhost', survey))
+
+    def summary(self, survey):
+        with open(os.path.join(self.results, RUN_ID, 'summary-%s.md' % survey), encoding='utf-8') as handle:
+            return handle.read()
+
+
+@pytest.fixture(scope='module')
+def cluster(tmp_path_factory):
+    made = Cluster(str(tmp_path_factory.mktemp('survey-playbooks')))
+    made.sim('init', '--root', made.root, '--osts', '3', '--mdts', '1', '--ost-size-mib', '64',
+             '--ost-mib-s', '24', '--ost-mib-s-override', SLOW_OST.split('-')[1] + '=6',
+             '--client-mount', made.mount, '--force')
+    try:
+        with open(made.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(INVENTORY.format(python=sys.executable))
+        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
+                           iokit_run_id=RUN_ID, ost_survey_mount_point=made.mount), handle)
+        # One ansible-playbook run for the three surveys: the playbooks are what the fleet runs, unchanged.
+        made.first_run = made.playbook('survey-obdfilter.yml', 'survey-mds.yml', 'survey-ost.yml')
+        yield made
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+
+
+def test_the_surveys_ran_and_every_envelope_is_stored_and_valid(cluster):
+    assert cluster.first_run.returncode == 0, cluster.first_run.stdout[-6000:]
+    for survey in SURVEYS:
+        envelope = cluster.envelope(survey)
+        assert (envelope['survey'], envelope['run_id'], envelope['host'], envelope['status']) == (
+            survey, RUN_ID, 'localhost', 'ok')
+        assert envelope['records'] and envelope['errors'] == []
+        raw = os.listdir(os.path.join(cluster.results, RUN_ID, 'localhost'))
+        assert any(name.startswith(survey) and not name.endswith('.json') for name in raw), raw
+
+
+def test_the_throttled_ost_is_slower_in_the_per_ost_figures(cluster):
+    obdfilter = cluster.envelope('obdfilter')
+    for record in obdfilter['records']:
+        for test in ('write', 'read'):
+            rates = dict((ost, figures[test]['mib_s']) for ost, figures in record['per_ost'].items())
+            others = [rate for ost, rate in rates.items() if ost != SLOW_OST]
+            assert len(others) == 2 and rates[SLOW_OST] < 0.7 * min(others), (test, rates)
+
+    ost = cluster.envelope('ost')['records'][0]
+    assert ost['write']['worst']['ost'] == 1 and ost['read']['worst']['ost'] == 1
+    rates = dict((row['ost'], row['write_mib_s']) for row in ost['osts'])
+    assert rates[1] < 0.7 * min(rates[0], rates[2]), rates
+
+
+def test_the_summaries_are_rendered(cluster):
+    obdfilter = cluster.summary('obdfilter')
+    assert '## localhost — ok' in obdfilter and '### localhost per OST' in obdfilter
+    assert '## Fleet total per sweep point' in obdfilter
+    slowest = obdfilter.split('## Slowest OSTs', 1)[1]
+    first_write_row = [line for line in slowest.splitlines() if line.startswith('| write |')][0]
+    assert '`%s`' % SLOW_OST in first_write_row and '**slow**' in first_write_row
+    # The host table follows obdfilter-survey's column order.
+    assert '| ost | sz (KiB) | rsz (KiB) | obj | thr | write | write [min, max] | read | read [min, max] |' in obdfilter
+
+    mds = cluster.summary('mds')
+    assert '## localhost — ok' in mds and '`testfs-MDT0000`' in mds and '## Fleet total per thread count' in mds
+    assert '| mdt | file | dir | thr | create |' in mds
+
+    ost = cluster.summary('ost')
+    assert '| Ost# | Read (MiB/s) | Write (MiB/s) | Read-time | Write-time |' in ost
+    slow_rows = [line for line in ost.split('## Slowest OSTs', 1)[1].splitlines() if line.endswith('**slow** |')]
+    assert slow_rows and all('`%s`' % SLOW_OST in line for line in slow_rows)
+
+
+def test_nothing_is_left_on_the_node(cluster):
+    status = cluster.status()
+    assert [device['name'] for device in status['devices'] if device['type'] == 'echo_client'] == []
+    assert 'obdecho' not in status['modules']
+    assert [helper['command'] for helper in status['helpers']] == ['lustre-sim client mount %s' % cluster.mount]
+    assert not os.path.exists(os.path.join(cluster.workdir, 'state.json'))
+    node_state = os.path.join(cluster.workdir, 'node-state.json')
+    if os.path.exists(node_state):
+        with open(node_state, encoding='utf-8') as handle:
+            state = json.load(handle)
+        assert all(state[kind] == [] for kind in ('modules', 'echo_clients', 'processes', 'paths')), state
+    assert [name for name in os.listdir(cluster.mount) if name.startswith('ost_survey')] == []
+
+
+def test_a_rerun_with_the_same_run_id_skips_the_hosts_already_ok(cluster):
+    before = dict((survey, cluster.envelope(survey)) for survey in SURVEYS)
+    rerun = cluster.playbook('survey-obdfilter.yml', 'survey-mds.yml', 'survey-ost.yml')
+    assert rerun.returncode == 0, rerun.stdout[-6000:]
+    for survey in SURVEYS:
+        assert '%s on localhost is already ok in run %s' % (survey, RUN_ID) in rerun.stdout
+        assert cluster.envelope(survey) == before[survey]
+    assert 'Run the obdfilter survey on every host at once' not in rerun.stdout
+
+
+@pytest.mark.xfail(strict=True, reason='roles/cleanup (not this part) does not call lustre.iokit.iokit_cleanup yet, '
+                                       'so playbooks/cleanup.yml does not remove echo devices; remove this marker '
+                                       'once it does')
+def test_the_cleanup_playbook_removes_a_leftover_echo_client(cluster):
+    cluster.sim('fault', '--root', cluster.root, 'add', 'leftover_echo_client', '--target', 'testfs-OST0002')
+    assert 'testfs-OST0002_ecc' in [device['name'] for device in cluster.status()['devices']]
+    cleanup = cluster.playbook('cleanup.yml')
+    assert cleanup.returncode == 0, cleanup.stdout[-6000:]
+    assert [device['name'] for device in cluster.status()['devices'] if device['type'] == 'echo_client'] == []
