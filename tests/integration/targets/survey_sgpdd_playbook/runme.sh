@@ -6,7 +6,12 @@
 set -eu -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-playbooks=$(cd "$here/../../../../playbooks" && pwd)
+# The checkout's playbooks when run from it, else those of the collection ansible-test installed.
+playbooks=
+for candidate in "$here/../../../../playbooks" $(echo "${ANSIBLE_COLLECTIONS_PATH:-}" | tr ':' ' ' | sed 's|\([^ ]*\)|\1/ansible_collections/lustre/iokit/playbooks|g'); do
+    if [ -f "$candidate/survey-sgpdd.yml" ]; then playbooks=$(cd "$candidate" && pwd); break; fi
+done
+[ -n "$playbooks" ] || { echo "FAIL: cannot find the collection's playbooks" >&2; exit 1; }
 work=$(mktemp -d /tmp/lustre-iokit-sgpdd-test.XXXXXX)
 loops=()
 finish() {
