@@ -120,6 +120,11 @@ def stage_simulator() -> int:
     return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], cwd=os.path.join(ROOT, 'simulator'))
 
 
+def stage_report_html() -> int:
+    """The HTML report opened in a real headless Chromium (console errors, charts, units, sorting)."""
+    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/report'])
+
+
 def stage_changelog() -> int:
     return run([tool('antsibull-changelog'), 'lint'])
 
@@ -174,6 +179,7 @@ STAGES = {
     'target-pythons': stage_target_pythons,
     'integration': stage_integration,
     'simulator': stage_simulator,
+    'report-html': stage_report_html,
     'changelog': stage_changelog,
     'docs': stage_docs,
     'build': stage_build,

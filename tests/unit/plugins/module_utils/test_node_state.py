@@ -59,7 +59,8 @@ def test_a_process_is_ours_only_with_the_same_start_time(tmp_path):
     try:
         state = NodeState(str(tmp_path))
         entry = state.record('processes', 'run-1', pid=child.pid, argv=['sleep'])
-        assert entry['start_time'] == process_start_time(child.pid) is not None
+        assert entry['start_time'] is not None
+        assert entry['start_time'] == process_start_time(child.pid)
         assert is_same_process(entry)
         assert not is_same_process(dict(entry, start_time=entry['start_time'] - 1))
     finally:
