@@ -161,6 +161,12 @@ class Runner:
                 results[index] = self._collect(child)
         return results
 
+    def on_start(self, pid, argv):
+        """Called right after a child is started (before anything waits on it); override to track it."""
+
+    def on_exit(self, pid):
+        """Called once a child has been reaped and its output read."""
+
     def _start(self, argv, env, cwd):
         stdout_file = tempfile.TemporaryFile()
         stderr_file = tempfile.TemporaryFile()
@@ -178,6 +184,7 @@ class Runner:
             return CommandResult(argv, None, '', 'cannot run %s: %s' % (argv[0], exc), 0.0)
         child = _Child(argv, process, stdout_file, stderr_file, started)
         self._running.append(child)
+        self.on_start(process.pid, argv)
         return child
 
     def _wait(self, children):
@@ -221,8 +228,30 @@ class Runner:
             child.finished = self.clock()
         stdout = _read_and_close(child.stdout_file)
         stderr = _read_and_close(child.stderr_file)
+        self.on_exit(child.process.pid)
         return CommandResult(child.argv, child.process.returncode, stdout, stderr,
                              round(child.finished - child.started, 6), child.timed_out)
+
+
+class ProcessRecordingRunner(Runner):
+    """A Runner that writes every child it starts into the node state and crosses it off once reaped.
+
+    A pid cannot be known before the process exists, so the entry is written
+    right after the fork, before anything waits on the child; the cleanup
+    module stops the child's whole process group (``lctl --threads`` forks
+    one worker per thread into it), so a SIGKILLed survey leaves nothing running.
+    """
+
+    def __init__(self, node_state, run_id, **kwargs):
+        super(ProcessRecordingRunner, self).__init__(**kwargs)
+        self.node_state = node_state
+        self.run_id = run_id
+
+    def on_start(self, pid, argv):
+        self.node_state.record('processes', self.run_id, pid=pid, command=list(argv), group=True)
+
+    def on_exit(self, pid):
+        self.node_state.forget('processes', pid)
 
 
 def _signal_group(pid, signum):

@@ -239,7 +239,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_u
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
-from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
     survey_common_argument_spec,
     sweep_argument_spec,
@@ -389,7 +389,7 @@ def main():
                                       check_mode=module.check_mode)
     node_state = NodeState(params['workdir'])
     deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
-    runner = obdfilter.ProcessRecordingRunner(node_state, run_id, deadline=deadline)
+    runner = ProcessRecordingRunner(node_state, run_id, deadline=deadline)
     runner.install_sigterm_handler()
     # Short commands that make and undo things: no deadline, so that teardown runs after a timeout.
     control_runner = Runner()

@@ -181,7 +181,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
-from ansible_collections.lustre.iokit.plugins.module_utils.engines.obdfilter import ProcessRecordingRunner
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import survey_common_argument_spec

@@ -50,7 +50,6 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
-from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB
 
 CASE_DISK = 'disk'
@@ -315,33 +314,6 @@ def _point_key(entry, test=None):
     if test:
         point['test'] = test
     return point
-
-
-class ProcessRecordingRunner(Runner):
-    """A Runner that writes every child it starts into the node state and crosses it off once reaped.
-
-    A pid cannot be known before the process exists, so the entry is written
-    right after the fork, before anything waits on the child; the cleanup
-    module stops the child's whole process group (``lctl --threads`` forks
-    one worker per thread into it).
-    """
-
-    def __init__(self, node_state, run_id, **kwargs):
-        super(ProcessRecordingRunner, self).__init__(**kwargs)
-        self.node_state = node_state
-        self.run_id = run_id
-
-    def _start(self, argv, env, cwd):
-        child = super(ProcessRecordingRunner, self)._start(argv, env, cwd)
-        process = getattr(child, 'process', None)
-        if process is not None:
-            self.node_state.record('processes', self.run_id, pid=process.pid, command=list(argv), group=True)
-        return child
-
-    def _collect(self, child):
-        result = super(ProcessRecordingRunner, self)._collect(child)
-        self.node_state.forget('processes', child.process.pid)
-        return result
 
 
 class ObdfilterSurvey:

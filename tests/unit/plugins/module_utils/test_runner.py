@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 import signal
 import sys
@@ -15,7 +16,8 @@ import time
 
 import pytest
 
-from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner, child_environment
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner, child_environment
 
 PY = sys.executable
 
@@ -110,3 +112,15 @@ def test_remaining_without_and_with_deadline():
     assert runner.remaining_s() == 2.0
     clock[0] = 13.0
     assert runner.remaining_s() == 0.0 and runner.expired()
+
+
+def test_process_recording_runner_records_children_while_they_run(tmp_path):
+    state = NodeState(str(tmp_path))
+    runner = ProcessRecordingRunner(state, 'run-1')
+    script = 'import json, os; print(json.dumps([os.getpid(), json.load(open(%r))["processes"]]))' % state.path
+    # the state file exists once something is recorded, which the runner does before the child reads it
+    result = runner.run([sys.executable, '-c', script])
+    pid, processes = json.loads(result.stdout)
+    assert [(entry['pid'], entry['run_id'], entry['command'][0]) for entry in processes] == [
+        (pid, 'run-1', sys.executable)]
+    assert state.read()['processes'] == []

@@ -54,7 +54,7 @@ def seams(monkeypatch):
     Node.lustre = FakeLustre(seconds_per_batch=3.0)
     Node.runners = []
     monkeypatch.setattr(obdfilter_survey, 'Runner', NodeRunner)
-    monkeypatch.setattr(obdfilter, 'ProcessRecordingRunner', NodeRunner)
+    monkeypatch.setattr(obdfilter_survey, 'ProcessRecordingRunner', NodeRunner)
 
 
 def run_module(capsys, args, check_mode=False):

@@ -8,9 +8,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
-import sys
 
 import pytest
 
@@ -617,22 +615,6 @@ def test_failed_setup_reports_and_tears_down_what_was_made(tmp_path):
     assert 'Invalid argument' in survey.errors[0]['message']
     assert not any(device['type'] == 'echo_client' for device in lustre.devices)
     assert state.read()['echo_clients'] == [] and ['rmmod', 'obdecho'] in lustre.commands
-
-
-# --------------------------------------------------------------------------
-# Helper processes
-
-
-def test_process_recording_runner_records_children_while_they_run(tmp_path):
-    state = NodeState(str(tmp_path))
-    runner = obdfilter.ProcessRecordingRunner(state, 'run-1')
-    script = 'import json, os; print(json.dumps([os.getpid(), json.load(open(%r))["processes"]]))' % state.path
-    # the state file exists once something is recorded, which the runner does before the child reads it
-    result = runner.run([sys.executable, '-c', script])
-    pid, processes = json.loads(result.stdout)
-    assert [(entry['pid'], entry['run_id'], entry['command'][0]) for entry in processes] == [
-        (pid, 'run-1', sys.executable)]
-    assert state.read()['processes'] == []
 
 
 # --------------------------------------------------------------------------
