@@ -232,9 +232,9 @@ from ansible_collections.lustre.iokit.plugins.module_utils.runner import Process
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import survey_common_argument_spec
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import RawOutput, module_result
 
 SURVEY = 'mds'
-ASYNC_RESERVED_KEYS = ('started', 'finished')
 PARAMETER_NAMES = ('targets', 'thrlo', 'thrhi', 'file_count', 'dir_count', 'stripe_count', 'tests', 'layer',
                    'start_number', 'engine', 'timeout')
 ECHO_MODULE = 'obdecho'
@@ -272,35 +272,6 @@ def option_problems(params):
                                         params['stripe_count'], params['tests'], params['start_number'],
                                         params['layer']))
     return problems
-
-
-def module_result(envelope):
-    """The envelope under ``envelope`` and its keys at the top level, except Ansible's async keys."""
-    result = dict((key, value) for key, value in envelope.items() if key not in ASYNC_RESERVED_KEYS)
-    result['envelope'] = envelope
-    return result
-
-
-class RawOutput:
-    """The I/O kit's ``.summary`` and ``.detail`` files, written as the survey goes."""
-
-    def __init__(self, prefix):
-        self.summary_path = prefix + '.summary'
-        self.detail_path = prefix + '.detail'
-        self._summary = open(self.summary_path, 'w')
-        self._detail = open(self.detail_path, 'w')
-
-    def summary(self, text):
-        self._summary.write(text)
-        self._summary.flush()
-
-    def detail(self, text):
-        self._detail.write(text)
-        self._detail.flush()
-
-    def close(self):
-        self._summary.close()
-        self._detail.close()
 
 
 def run_native(survey, builder, lctl, run_dir):

@@ -244,9 +244,9 @@ from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
     survey_common_argument_spec,
     sweep_argument_spec,
 )
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import RawOutput, module_result
 
 SURVEY = 'obdfilter'
-ASYNC_RESERVED_KEYS = ('started', 'finished')
 PARAMETER_NAMES = ('targets', 'case', 'size_mib', 'rszlo', 'rszhi', 'nobjlo', 'nobjhi', 'thrlo', 'thrhi', 'tests',
                    'verify', 'engine', 'timeout')
 TEST_CHOICES = ['write', 'rewrite', 'read', 'reread', 'rewrite_again']
@@ -283,35 +283,6 @@ def option_problems(params):
         problems.append('targets: case=network takes exactly one server (host name or IP address), got %d'
                         % len(params['targets']))
     return problems
-
-
-def module_result(envelope):
-    """The envelope under ``envelope`` and its keys at the top level, except Ansible's async keys."""
-    result = dict((key, value) for key, value in envelope.items() if key not in ASYNC_RESERVED_KEYS)
-    result['envelope'] = envelope
-    return result
-
-
-class RawOutput:
-    """The I/O kit's ``.summary`` and ``.detail`` files, written as the survey goes."""
-
-    def __init__(self, prefix):
-        self.summary_path = prefix + '.summary'
-        self.detail_path = prefix + '.detail'
-        self._summary = open(self.summary_path, 'w')
-        self._detail = open(self.detail_path, 'w')
-
-    def summary(self, text):
-        self._summary.write(text)
-        self._summary.flush()
-
-    def detail(self, text):
-        self._detail.write(text)
-        self._detail.flush()
-
-    def close(self):
-        self._summary.close()
-        self._detail.close()
 
 
 def page_kib():

@@ -185,9 +185,9 @@ from ansible_collections.lustre.iokit.plugins.module_utils.runner import Process
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import survey_common_argument_spec
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import module_result
 
 SURVEY = 'ost'
-ASYNC_RESERVED_KEYS = ('started', 'finished')
 PARAMETER_NAMES = ('mount_point', 'size_mib', 'min_free_factor', 'engine', 'timeout')
 
 
@@ -217,13 +217,6 @@ def option_problems(params):
         except ValueError as exc:
             problems.append(str(exc))
     return problems
-
-
-def module_result(envelope):
-    """The envelope under ``envelope`` and its keys at the top level, except Ansible's async keys."""
-    result = dict((key, value) for key, value in envelope.items() if key not in ASYNC_RESERVED_KEYS)
-    result['envelope'] = envelope
-    return result
 
 
 def run_native(survey, builder, control_runner, raw_path):

@@ -243,9 +243,9 @@ from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
     survey_common_argument_spec,
     sweep_argument_spec,
 )
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import RawOutput, module_result
 
 SURVEY = 'sgpdd'
-ASYNC_RESERVED_KEYS = ('started', 'finished')
 PARAMETER_NAMES = ('devices', 'size_mib', 'crglo', 'crghi', 'thrlo', 'thrhi', 'rszlo', 'rszhi', 'actions',
                    'boundary', 'max_threads_per_region', 'destroy_data', 'allow_signatures', 'engine', 'timeout')
 
@@ -297,39 +297,6 @@ def option_problems(params):
         except ValueError as exc:
             problems.append(str(exc))
     return problems
-
-
-def module_result(envelope):
-    """The envelope under ``envelope`` and its keys at the top level, except ``started`` and ``finished``.
-
-    Those two are Ansible's own async keys (``async_status`` reads ``finished``
-    to know whether the job ended), so they appear only inside ``envelope``.
-    """
-    result = dict((key, value) for key, value in envelope.items() if key not in ASYNC_RESERVED_KEYS)
-    result['envelope'] = envelope
-    return result
-
-
-class RawOutput:
-    """The I/O kit's ``.summary`` and ``.detail`` files, written as the survey goes."""
-
-    def __init__(self, prefix):
-        self.summary_path = prefix + '.summary'
-        self.detail_path = prefix + '.detail'
-        self._summary = open(self.summary_path, 'w')
-        self._detail = open(self.detail_path, 'w')
-
-    def summary(self, text):
-        self._summary.write(text)
-        self._summary.flush()
-
-    def detail(self, text):
-        self._detail.write(text)
-        self._detail.flush()
-
-    def close(self):
-        self._summary.close()
-        self._detail.close()
 
 
 def main():
