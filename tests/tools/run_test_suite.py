@@ -35,7 +35,7 @@ TARGET_PYTHONS = ('3.6', '3.7', '3.8', '3.9', '3.10', '3.11', '3.12', '3.13')
 # The filter names fixed by shared/reference/parsed-results.md.
 CONTRACT_FILTERS = ('parse_sgpdd_survey', 'parse_obdfilter_survey', 'parse_mds_survey', 'parse_ost_survey', 'parse_lst_survey',
                     'parse_lst_stat', 'parse_lctl_dl', 'parse_brw_stats', 'parse_sgp_dd', 'parse_mdtest')
-NOT_IN_TARBALL = ('tests/unit/', 'tests/integration/', 'simulator/', 'bench/', '.venv/', '.build/', '.ci/', 'molecule/')
+NOT_IN_TARBALL = ('tests/unit/', 'tests/integration/', 'tests/report/', 'tests/playbooks/', 'roles/lustre_sim/', 'simulator/', 'bench/', '.venv/', '.build/', '.ci/', 'molecule/')
 
 
 def tool(name: str) -> str:
@@ -125,6 +125,21 @@ def stage_report_html() -> int:
     return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/report'])
 
 
+def stage_playbooks() -> int:
+    """The survey playbooks end to end on localhost against the simulator (results store, summaries, rerun, cleanup)."""
+    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/playbooks'])
+
+
+def stage_fleet() -> int:
+    """molecule/fleet: four podman hosts reached over real SSH, each running the simulator; the survey
+    playbooks run across them and testinfra checks that nothing is left behind."""
+    if run([sys.executable, os.path.join(ROOT, 'tests', 'tools', 'fleet_images.py')]) != 0:
+        return 1
+    env = {'CONTAINERS_CONF': os.path.join(ROOT, 'molecule', 'containers.conf'),
+           'ANSIBLE_COLLECTIONS_PATH': os.path.join(ROOT, '.venv', 'collections')}
+    return run([tool('molecule'), 'test', '-s', 'fleet'], env=env)
+
+
 def stage_changelog() -> int:
     return run([tool('antsibull-changelog'), 'lint'])
 
@@ -180,6 +195,8 @@ STAGES = {
     'integration': stage_integration,
     'simulator': stage_simulator,
     'report-html': stage_report_html,
+    'playbooks': stage_playbooks,
+    'fleet': stage_fleet,
     'changelog': stage_changelog,
     'docs': stage_docs,
     'build': stage_build,
