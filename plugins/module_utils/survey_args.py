@@ -15,7 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.lustre.iokit.plugins.module_utils.results import ENGINES
+from ansible_collections.lustre.iokit.plugins.module_utils.results import ENGINES, validate_run_id
 
 DEFAULT_WORKDIR = '/tmp/lustre-iokit'
 
@@ -37,3 +37,16 @@ def sweep_argument_spec():
         rszhi=dict(type='int', default=1024),
         thrlo=dict(type='int', default=1),
     )
+
+
+def common_option_problems(params):
+    """Invalid values of the survey_common options, each message naming the option."""
+    problems = []
+    if params['timeout'] is not None and params['timeout'] < 1:
+        problems.append('timeout: must be at least 1 second, got %d' % params['timeout'])
+    if params['run_id'] is not None:
+        try:
+            validate_run_id(params['run_id'])
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems

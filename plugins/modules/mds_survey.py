@@ -231,7 +231,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import survey_common_argument_spec
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import RawOutput, module_result
 
 SURVEY = 'mds'
@@ -260,13 +260,7 @@ def argument_spec():
 def option_problems(params):
     """Invalid option values that need no look at the node, each message naming the option."""
     problems = []
-    if params['timeout'] is not None and params['timeout'] < 1:
-        problems.append('timeout: must be at least 1 second, got %d' % params['timeout'])
-    if params['run_id'] is not None:
-        try:
-            results.validate_run_id(params['run_id'])
-        except ValueError as exc:
-            problems.append(str(exc))
+    problems.extend(common_option_problems(params))
     dir_count = params['thrlo'] if params['dir_count'] is None else params['dir_count']
     problems.extend(mds.option_problems(params['thrlo'], params['thrhi'], params['file_count'], dir_count,
                                         params['stripe_count'], params['tests'], params['start_number'],

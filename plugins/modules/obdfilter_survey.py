@@ -241,6 +241,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfil
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
+    common_option_problems,
     survey_common_argument_spec,
     sweep_argument_spec,
 )
@@ -272,13 +273,7 @@ def argument_spec():
 def option_problems(params):
     """Invalid option values that need no look at the node, each message naming the option."""
     problems = []
-    if params['timeout'] is not None and params['timeout'] < 1:
-        problems.append('timeout: must be at least 1 second, got %d' % params['timeout'])
-    if params['run_id'] is not None:
-        try:
-            results.validate_run_id(params['run_id'])
-        except ValueError as exc:
-            problems.append(str(exc))
+    problems.extend(common_option_problems(params))
     if params['case'] == obdfilter.CASE_NETWORK and len(params['targets']) != 1:
         problems.append('targets: case=network takes exactly one server (host name or IP address), got %d'
                         % len(params['targets']))

@@ -184,7 +184,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import survey_common_argument_spec
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import module_result
 
 SURVEY = 'ost'
@@ -209,13 +209,7 @@ def option_problems(params):
         problems.append('size_mib: must be at least 1, got %d' % params['size_mib'])
     if params['min_free_factor'] < 1:
         problems.append('min_free_factor: must be at least 1 (the file itself), got %g' % params['min_free_factor'])
-    if params['timeout'] is not None and params['timeout'] < 1:
-        problems.append('timeout: must be at least 1 second, got %d' % params['timeout'])
-    if params['run_id'] is not None:
-        try:
-            results.validate_run_id(params['run_id'])
-        except ValueError as exc:
-            problems.append(str(exc))
+    problems.extend(common_option_problems(params))
     return problems
 
 

@@ -240,6 +240,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.safety import DeviceRefused, DeviceSafety
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
+    common_option_problems,
     survey_common_argument_spec,
     sweep_argument_spec,
 )
@@ -279,8 +280,7 @@ def option_problems(params):
             problems.append('%s: must be at least 1, got %d' % (name, params[name]))
     if params['boundary'] < 0:
         problems.append('boundary: must not be negative, got %d' % params['boundary'])
-    if params['timeout'] is not None and params['timeout'] < 1:
-        problems.append('timeout: must be at least 1 second, got %d' % params['timeout'])
+    problems.extend(common_option_problems(params))
     for low, high in (('crglo', 'crghi'), ('thrlo', 'thrhi'), ('rszlo', 'rszhi')):
         if params[low] > params[high]:
             problems.append('%s: %d is greater than %s (%d)' % (low, params[low], high, params[high]))
@@ -291,11 +291,6 @@ def option_problems(params):
     if 'write' in params['actions'] and not params['destroy_data']:
         problems.append('destroy_data: must be true to run the write action, which overwrites the data on %s'
                         % ', '.join(params['devices']))
-    if params['run_id'] is not None:
-        try:
-            results.validate_run_id(params['run_id'])
-        except ValueError as exc:
-            problems.append(str(exc))
     return problems
 
 

@@ -35,7 +35,8 @@ TARGET_PYTHONS = ('3.6', '3.7', '3.8', '3.9', '3.10', '3.11', '3.12', '3.13')
 # The filter names fixed by shared/reference/parsed-results.md.
 CONTRACT_FILTERS = ('parse_sgpdd_survey', 'parse_obdfilter_survey', 'parse_mds_survey', 'parse_ost_survey', 'parse_lst_survey',
                     'parse_lst_stat', 'parse_lctl_dl', 'parse_brw_stats', 'parse_sgp_dd', 'parse_mdtest')
-NOT_IN_TARBALL = ('tests/unit/', 'tests/integration/', 'tests/report/', 'tests/playbooks/', 'roles/lustre_sim/', 'simulator/', 'bench/', '.venv/', '.build/', '.ci/', 'molecule/')
+NOT_IN_TARBALL = ('tests/unit/', 'tests/integration/', 'tests/report/', 'tests/playbooks/', 'roles/lustre_sim/',
+                  'simulator/', 'bench/', '.venv/', '.build/', '.ci/', 'molecule/')
 
 
 def tool(name: str) -> str:
