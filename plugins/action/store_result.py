@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import tempfile
 
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
@@ -27,6 +26,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.results import (
     envelope_path,
     validate_host,
     validate_path_component,
+    write_bytes_atomic,
     write_json_atomic,
 )
 
@@ -51,27 +51,6 @@ def raw_file_name(node_path):
     """
     name = validate_path_component(os.path.basename(node_path), 'raw output file name')
     return name + '.raw' if name.endswith('.json') else name
-
-
-def write_bytes_atomic(path, data):
-    """Write ``data`` to ``path`` through a temp file in the same directory and a rename."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, temp_path = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path), suffix='.tmp')
-    try:
-        with os.fdopen(fd, 'wb') as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-            os.fchmod(handle.fileno(), 0o644)
-        os.replace(temp_path, path)
-    except BaseException:
-        try:
-            os.unlink(temp_path)
-        except OSError:
-            pass
-        raise
-    return path
 
 
 def _same_file_content(path, data):

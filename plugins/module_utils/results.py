@@ -475,12 +475,21 @@ def write_json_atomic(path, data):
     file is mode 0644.  On any failure the temp file is removed.
     """
     text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + '\n'
+    return write_bytes_atomic(path, text.encode('utf-8'))
+
+
+def write_bytes_atomic(path, data):
+    """Write the bytes ``data`` to ``path`` atomically (temp file in the same directory, fsync, rename, mode 0644).
+
+    Missing directories are created; on any failure the temp file is removed
+    and ``path`` keeps its old content.
+    """
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, temp_path = tempfile.mkstemp(dir=directory, prefix='.%s.' % os.path.basename(path), suffix='.tmp')
     try:
-        with os.fdopen(fd, 'w', encoding='utf-8') as handle:
-            handle.write(text)
+        with os.fdopen(fd, 'wb') as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
             os.fchmod(handle.fileno(), 0o644)
