@@ -129,3 +129,30 @@ def test_uninstall_leaves_another_nodes_shims(prefix, tmp_path):
     assert main(["uninstall-shims", "--root", prefix["root"], "--bindir", prefix["bin"],
                  "--sbindir", prefix["sbin"]]) == 0
     assert shim_root(os.path.join(prefix["bin"], "lctl")) == other
+
+
+def test_second_install_writes_nothing_and_repairs_only_what_differs(prefix, capsys):
+    assert shims(prefix, "install-shims") == 0
+    first = capsys.readouterr().out.split()
+    assert len(first) == len(SHIM_TOOLS) + 2 * len(MODULE_SHIMS)
+    written = {path: os.stat(path) for path in first}
+
+    assert shims(prefix, "install-shims") == 0
+    assert capsys.readouterr().out == ""
+    for path, info in written.items():
+        again = os.stat(path)
+        assert (again.st_ino, again.st_mtime_ns) == (info.st_ino, info.st_mtime_ns), path
+    assert len(Node(prefix["root"]).read_state("shims")["installs"]) == 1
+
+    # A shim edited by hand, one with a wrong mode and one deleted are put back; the rest is left alone.
+    lctl, lfs, lsmod = (os.path.join(prefix["bin"], "lctl"), os.path.join(prefix["bin"], "lfs"),
+                        os.path.join(prefix["sbin"], "lsmod"))
+    with open(lctl, "ab") as handle:
+        handle.write(b"# edited\n")
+    os.chmod(lfs, 0o700)
+    os.unlink(lsmod)
+    assert shims(prefix, "install-shims") == 0
+    assert sorted(capsys.readouterr().out.split()) == sorted([lctl, lfs, lsmod])
+    with open(lctl, "rb") as handle, open(os.path.join(Node(prefix["root"]).bin_dir, "lctl"), "rb") as shim:
+        assert handle.read() == shim.read()
+    assert stat.S_IMODE(os.stat(lfs).st_mode) == 0o755

@@ -12,11 +12,13 @@ the real file is renamed to ``TOOL.lustre-sim-orig`` beside it and the shim
 takes its place. The module shims hand every non-Lustre module to that
 renamed binary. ``uninstall_shims`` removes only shims of this node and
 renames the diverted binaries back, so the system ends exactly as before.
-Both are idempotent; what was installed is recorded in ``state/shims.json``
+Both are idempotent and write only what differs (a second install changes
+no file and prints nothing); what was installed is recorded in ``state/shims.json``
 so that ``lustre-sim destroy`` can undo it.
 """
 
 import os
+import stat
 
 from .node import MODULE_SHIMS, SHIM_TOOLS, SimError
 
@@ -50,14 +52,34 @@ def shim_root(path):
     return ""
 
 
+def _same_shim(destination, text):
+    """True when ``destination`` already is this shim: a regular file with that content, mode 0755."""
+    try:
+        info = os.lstat(destination)
+        if not stat.S_ISREG(info.st_mode) or stat.S_IMODE(info.st_mode) != 0o755:
+            return False
+        with open(destination, "rb") as handle:
+            return handle.read() == text
+    except OSError:
+        return False
+
+
 def _copy_shim(node, tool, destination):
+    """Write the shim unless it is already there as it would be written; True when written.
+
+    Rewriting an unchanged shim would change its mtime and report a change, so that a
+    configuration run (the lustre_sim role) could never be idempotent.
+    """
     with open(os.path.join(node.bin_dir, tool), "rb") as handle:
         text = handle.read()
+    if _same_shim(destination, text):
+        return False
     temporary = destination + ".lustre-sim-new"
     with open(temporary, "wb") as handle:
         handle.write(text)
     os.chmod(temporary, 0o755)
     os.replace(temporary, destination)
+    return True
 
 
 def _place(node, tool, directory, changes):
@@ -65,8 +87,8 @@ def _place(node, tool, directory, changes):
     owner = shim_root(destination) if os.path.lexists(destination) else None
     if os.path.lexists(destination) and owner is None:
         raise SimError("%s exists and is not a lustre-sim shim; not replacing it" % destination)
-    _copy_shim(node, tool, destination)
-    changes.append(destination)
+    if _copy_shim(node, tool, destination):
+        changes.append(destination)
 
 
 def _divert(node, tool, directory, changes):
@@ -77,8 +99,8 @@ def _divert(node, tool, directory, changes):
             raise SimError("%s and %s both exist; restore one of them by hand" % (path, aside))
         # A rename keeps the file exactly: a symlink (to kmod) stays a symlink, owner and mode stay.
         os.rename(path, aside)
-    _copy_shim(node, tool, path)
-    changes.append(path)
+    if _copy_shim(node, tool, path):
+        changes.append(path)
 
 
 def install_shims(node, bindir=DEFAULT_BINDIR, sbindir=DEFAULT_SBINDIR,
@@ -98,11 +120,11 @@ def install_shims(node, bindir=DEFAULT_BINDIR, sbindir=DEFAULT_SBINDIR,
     for directory in system_dirs:
         for tool in MODULE_SHIMS:
             _divert(node, tool, directory, changes)
-    with node.state("shims") as state:
-        record = {"bindir": os.path.abspath(bindir), "sbindir": os.path.abspath(sbindir),
-                  "system_dirs": [os.path.abspath(d) for d in system_dirs]}
-        installs = [i for i in state.get("installs", []) if i != record]
-        state["installs"] = installs + [record]
+    record = {"bindir": os.path.abspath(bindir), "sbindir": os.path.abspath(sbindir),
+              "system_dirs": [os.path.abspath(d) for d in system_dirs]}
+    if record not in node.read_state("shims").get("installs", []):
+        with node.state("shims") as state:
+            state["installs"] = [i for i in state.get("installs", []) if i != record] + [record]
     return changes
 
 
