@@ -1,0 +1,461 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: mdtest
+short_description: Measure metadata rates through the Lustre client with mdtest under MPI, as a sweep
+version_added: 0.1.0
+description:
+  - Launches C(mpirun mdtest) from this client (the launcher) over the client nodes named in O(hosts) and returns the
+    result envelope C(lustre.iokit/result/v1) with one record per sweep point, each in the shape of the
+    C(parse_mdtest) filter plus the sweep point.
+  - "The sweep changes one factor at a time, as the metadata best practice asks: first the tasks per node
+    (O(tasks_per_node), such as 1, 2, 4, 8) on one node, then the nodes (O(nodes), by default 1, 2, 4, ... up to
+    the number of O(hosts)) at the tasks per node that gave the best mean rate of O(best_by). The one-node point
+    of the second step is the best point of the first, not run again."
+  - Every point runs C(mdtest -i) O(iterations); its summary gives max, min, mean and standard deviation over the
+    iterations. With O(drop_caches) each phase runs as its own mdtest invocation, with the client caches dropped on
+    every node of the point before each phase after create, and the statistics over the iterations are computed
+    by the module (sample standard deviation).
+  - For a point of N nodes and P tasks per node, C(mpirun) gets a hostfile of the first N O(hosts) with C(slots=P)
+    and C(-np N*P), so that by-slot placement puts P tasks on each node.
+  - The test tree is C(<mount_point>/<directory>/mdtest_<run_id>), one directory per point
+    (C(nodes<N>-ppn<P>)), made with C(lfs mkdir -c/-i) when O(mdt_count) or O(mdt_index) is set, with a default
+    file layout from C(lfs setstripe -c) when O(stripe_count) is set. The tree carries the marker file
+    C(.lustre-iokit-mdtest) naming the run, is written to the node state under O(workdir) before it is created,
+    and is removed at the end, after a failure, a timeout or a SIGTERM too. M(lustre.iokit.iokit_cleanup) removes
+    a tree that a killed run left, only while the marker names the recorded run.
+  - Refuses a O(mount_point) that is not a Lustre client mount (C(lfs getname) fails), and an existing tree of
+    this O(run_id) that does not carry its marker.
+author:
+  - lustre.iokit contributors (@lustre)
+requirements:
+  - A mounted Lustre client with C(lfs); MPI (C(mpirun), Open MPI 4 command line) and C(mdtest) from hpc/ior
+    (3.3 or 4.0) on every node in O(hosts), the same path on each; the launcher able to start tasks on them.
+extends_documentation_fragment:
+  - lustre.iokit.attributes
+  - lustre.iokit.survey_common
+options:
+  mount_point:
+    description: The Lustre client mount, the same path on every node in O(hosts).
+    type: path
+    required: true
+  directory:
+    description:
+      - An existing directory below O(mount_point), relative to it, in which the test tree is made. Default the
+        mount's root.
+    type: str
+  hosts:
+    description:
+      - The client nodes' names as MPI reaches them, in order; a point of N nodes uses the first N. The launcher
+        should be one of them.
+    type: list
+    elements: str
+    default: [localhost]
+  tasks_per_node:
+    description: The tasks per node of the first step, on one node, in increasing order.
+    type: list
+    elements: int
+    default: [1, 2, 4, 8]
+  nodes:
+    description:
+      - The node counts of the second step, in increasing order, at most the number of O(hosts). Default 1, 2, 4, ...
+        below the number of O(hosts), then that number.
+    type: list
+    elements: int
+  best_by:
+    description: The operation whose mean rate chooses the tasks per node of the second step.
+    type: str
+    default: file creation
+    choices: [directory creation, directory stat, directory rename, directory removal, file creation, file stat,
+              file read, file removal, tree creation, tree removal]
+  items:
+    description:
+      - Files and/or directories per task (mdtest C(-n)); 1000 when neither this nor O(items_per_dir) is set.
+        Cannot be set together with O(items_per_dir).
+    type: int
+  items_per_dir:
+    description: Items per directory of the tree instead of per task (mdtest C(-I)); replaces O(items).
+    type: int
+  depth:
+    description: Depth of the directory tree below each task's top directory (mdtest C(-z)).
+    type: int
+    default: 0
+  branching:
+    description: Subdirectories per directory of the tree (mdtest C(-b)).
+    type: int
+    default: 1
+  unique_dir_per_task:
+    description: A directory tree per task (mdtest C(-u)) instead of one shared tree.
+    type: bool
+    default: true
+  files_only:
+    description: Only files (mdtest C(-F)); excludes O(dirs_only).
+    type: bool
+    default: false
+  dirs_only:
+    description: Only directories (mdtest C(-D)); excludes O(files_only).
+    type: bool
+    default: false
+  leaf_only:
+    description: Items only in the leaf directories of the tree (mdtest C(-L)).
+    type: bool
+    default: false
+  write_bytes:
+    description: Bytes written to each file after it is created (mdtest C(-w)).
+    type: int
+    default: 0
+  read_bytes:
+    description: Bytes read from each file in the read phase (mdtest C(-e)), at most O(write_bytes).
+    type: int
+    default: 0
+  phases:
+    description:
+      - The phases to run (mdtest C(-C), C(-T), C(-E), C(-r)); all four by default (no flag passed). Must include
+        V(create), since every point starts from an empty directory. Without V(remove) the items stay until the
+        tree is removed at the end.
+    type: list
+    elements: str
+    choices: [create, stat, read, remove]
+    default: [create, stat, read, remove]
+  stride:
+    description:
+      - Rank stride for stat, read and remove (mdtest C(-N)), so that a task works on another node's items; set it
+        to the tasks per node to defeat the client cache. 0 disables it.
+    type: int
+    default: 0
+  iterations:
+    description: Iterations of each point (mdtest C(-i)); mean and standard deviation are over them.
+    type: int
+    default: 3
+  stonewall_s:
+    description:
+      - Stonewall timer in seconds (mdtest C(-W)) - creation stops after this time and every task then catches up to
+        the largest count. Only with O(branching=1). 0 disables it.
+    type: int
+    default: 0
+  stripe_count:
+    description: The default file stripe count set on each point's directory (C(lfs setstripe -c)); -1 every OST.
+    type: int
+  mdt_count:
+    description: Make each point's directory striped over this many MDTs (C(lfs mkdir -c)); -1 every MDT.
+    type: int
+  mdt_index:
+    description: The MDT index of each point's directory (C(lfs mkdir -i)), or the first of its stripes.
+    type: int
+  drop_caches:
+    description: Run each phase alone and drop the client caches on every node of the point before each phase after create.
+    type: bool
+    default: false
+  drop_caches_command:
+    description:
+      - The command, run once per node with C(mpirun), that drops the caches. The default clears the Lustre client's
+        lock LRU, which drops its cached inodes, attributes and pages.
+    type: list
+    elements: str
+    default: [lctl, set_param, -n, ldlm.namespaces.*.lru_size=clear]
+  mpirun:
+    description: The MPI launcher; a name is looked up in C(PATH).
+    type: str
+    default: mpirun
+  mdtest_path:
+    description: mdtest; a name is looked up in C(PATH) on the launcher and the path found is used on every node.
+    type: str
+    default: mdtest
+  mpirun_extra_args:
+    description: Arguments added to C(mpirun) before the program, such as C(--mca btl ^openib) or C(--oversubscribe).
+    type: list
+    elements: str
+    default: []
+  allow_run_as_root:
+    description:
+      - Pass C(--allow-run-as-root) to C(mpirun). Open MPI refuses to run as root without it; the module fails early
+        when it runs as root and this is not set.
+    type: bool
+    default: false
+notes:
+  - There is no O(engine=iokit) for this survey - lustre-iokit has no mdtest script, mdtest is the tool itself.
+    O(engine=iokit) is refused; only V(native) runs.
+  - mdtest's own output of every invocation is kept in RV(raw_output), each preceded by the command line.
+  - The directories below mdtest's C(test-dir) follow the file system's default directory layout (C(lfs
+    setdirstripe -D)); O(mdt_count) stripes each point's directory itself.
+seealso:
+  - name: mdtest (hpc/ior)
+    description: The benchmark this module runs.
+    link: https://github.com/hpc/ior
+'''
+
+EXAMPLES = r'''
+- name: Sweep 1-8 tasks on one client, then 1, 2, 4 clients at the best count
+  lustre.iokit.mdtest:
+    mount_point: /mnt/testfs
+    hosts: [client1, client2, client3, client4]
+    items: 2000
+    iterations: 3
+    stride: 8
+    timeout: 3600
+    run_id: "{{ iokit_run_id }}"
+  async: 3900
+  poll: 0
+  register: mdtest_job
+
+- name: Files only, 4 KiB written and read back, a directory per point striped over every MDT
+  lustre.iokit.mdtest:
+    mount_point: /mnt/testfs
+    directory: scratch
+    files_only: true
+    write_bytes: 4096
+    read_bytes: 4096
+    mdt_count: -1
+    drop_caches: true
+    allow_run_as_root: true
+
+- name: Show the plan only
+  lustre.iokit.mdtest:
+    mount_point: /mnt/testfs
+    hosts: [client1, client2]
+  check_mode: true
+  register: mdtest_plan
+'''
+
+RETURN = r'''
+schema:
+  description: Envelope schema identifier.
+  returned: always
+  type: str
+  sample: lustre.iokit/result/v1
+run_id:
+  description: The run identifier.
+  returned: always
+  type: str
+host:
+  description: Short host name of the launcher.
+  returned: always
+  type: str
+survey:
+  description: Always V(mdtest).
+  returned: always
+  type: str
+engine:
+  description: Always V(native).
+  returned: always
+  type: str
+status:
+  description:
+    - V(ok) every point measured; V(partial) some measured, then an error, a timeout or a signal; V(failed) nothing
+      measured (the module then fails, still returning the envelope); V(skipped) in check mode.
+  returned: always
+  type: str
+parameters:
+  description: The survey's options.
+  returned: always
+  type: dict
+envelope:
+  description:
+    - The complete result envelope C(lustre.iokit/result/v1), ready to store; the other keys repeat its fields at
+      the top level, except C(started) and C(finished), which Ansible reserves for async jobs.
+  returned: always
+  type: dict
+duration_s:
+  description: Seconds the module ran.
+  returned: always
+  type: float
+records:
+  description:
+    - One record per measured point, in sweep order - the object C(parse_mdtest) returns (C(version), C(iterations),
+      C(summary) with C(max), C(min), C(mean), C(stddev) per operation, C(unit) ops/sec, C(summary_time) where
+      printed) with C(tasks) and C(nodes) set to the sweep point.
+    - Added by this module - C(step) (V(tasks_per_node) or V(nodes)), C(tasks_per_node), C(hosts), C(directory),
+      C(caches_dropped), C(best_tasks_per_node) (true on the point that chose the second step's tasks per node),
+      C(mdtest_tasks) and C(mdtest_nodes) (what mdtest itself printed).
+  returned: when something was measured
+  type: list
+  elements: dict
+errors:
+  description: Errors, each with the C(point) (C(nodes), C(tasks_per_node)) it belongs to, or null, and a C(message).
+  returned: always
+  type: list
+  elements: dict
+environment:
+  description: Facts at run time - C(lustre_version), C(kernel), C(fsname), C(mount_fstype), C(mpirun), C(mdtest).
+  returned: always
+  type: dict
+raw_output:
+  description: Path on the launcher of mdtest's output of every invocation.
+  returned: always
+  type: str
+plan:
+  description:
+    - C(mount_point), C(fsname), C(tree), C(marker), C(hosts), C(points) (each with C(step), C(nodes),
+      C(tasks_per_node) and C(tasks), null for the second step until the first has chosen, and C(hosts)),
+      C(best_by), C(mdtest_invocations_per_point), C(first_command) (the first point's C(mpirun) argument list),
+      C(layout) and C(estimated_duration_s) (null).
+  returned: always
+  type: dict
+'''
+
+import os
+import socket
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import mdtest
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import module_result
+
+SURVEY = 'mdtest'
+# the options that shape what mdtest measures (the envelope's parameters)
+SWEEP_OPTIONS = ('items', 'items_per_dir', 'depth', 'branching', 'unique_dir_per_task', 'files_only', 'dirs_only',
+                 'leaf_only', 'write_bytes', 'read_bytes', 'phases', 'stride', 'iterations', 'stonewall_s',
+                 'tasks_per_node', 'nodes', 'best_by', 'stripe_count', 'mdt_count', 'mdt_index', 'drop_caches',
+                 'drop_caches_command')
+PARAMETER_NAMES = ('mount_point', 'directory', 'hosts') + SWEEP_OPTIONS + ('engine', 'timeout')
+
+
+def argument_spec():
+    spec = survey_common_argument_spec()
+    spec.update(
+        mount_point=dict(type='path', required=True),
+        directory=dict(type='str'),
+        hosts=dict(type='list', elements='str', default=['localhost']),
+        tasks_per_node=dict(type='list', elements='int', default=list(mdtest.DEFAULT_TASKS_PER_NODE)),
+        nodes=dict(type='list', elements='int'),
+        best_by=dict(type='str', default=mdtest.DEFAULT_BEST_BY, choices=list(mdtest.OPERATIONS)),
+        items=dict(type='int'),
+        items_per_dir=dict(type='int'),
+        depth=dict(type='int', default=0),
+        branching=dict(type='int', default=1),
+        unique_dir_per_task=dict(type='bool', default=True),
+        files_only=dict(type='bool', default=False),
+        dirs_only=dict(type='bool', default=False),
+        leaf_only=dict(type='bool', default=False),
+        write_bytes=dict(type='int', default=0),
+        read_bytes=dict(type='int', default=0),
+        phases=dict(type='list', elements='str', choices=list(mdtest.PHASES), default=list(mdtest.PHASES)),
+        stride=dict(type='int', default=0),
+        iterations=dict(type='int', default=mdtest.DEFAULTS['iterations']),
+        stonewall_s=dict(type='int', default=0),
+        stripe_count=dict(type='int'),
+        mdt_count=dict(type='int'),
+        mdt_index=dict(type='int'),
+        drop_caches=dict(type='bool', default=False),
+        drop_caches_command=dict(type='list', elements='str', default=list(mdtest.DEFAULT_DROP_CACHES_COMMAND)),
+        mpirun=dict(type='str', default='mpirun'),
+        mdtest_path=dict(type='str', default='mdtest'),
+        mpirun_extra_args=dict(type='list', elements='str', default=[]),
+        allow_run_as_root=dict(type='bool', default=False),
+    )
+    return spec
+
+
+def engine_options(params):
+    return dict((name, params[name]) for name in SWEEP_OPTIONS)
+
+
+def option_problems(params, euid=None):
+    """Invalid option values that need no look at the node, each message naming the option."""
+    problems = []
+    if params['engine'] == 'iokit':
+        problems.append('engine: lustre-iokit has no mdtest script (mdtest is the tool itself); use engine=native')
+    problems.extend(mdtest.option_problems(engine_options(params), len(params['hosts'])))
+    directory = params['directory']
+    if directory and (os.path.isabs(directory) or '..' in directory.split('/')):
+        problems.append('directory: give a path relative to mount_point without "..", got %s' % directory)
+    euid = os.geteuid() if euid is None else euid
+    if euid == 0 and not params['allow_run_as_root']:
+        problems.append('allow_run_as_root: the module runs as root and Open MPI refuses root without '
+                        '--allow-run-as-root; set allow_run_as_root=true or run as another user')
+    problems.extend(common_option_problems(params))
+    return problems
+
+
+def resolve(module, name, option):
+    if os.sep in name:
+        if not os.access(name, os.X_OK):
+            module.fail_json(msg='%s: %s is not an executable file' % (option, name))
+        return name
+    path = module.get_bin_path(name)
+    if path is None:
+        module.fail_json(msg='%s: %s is not in PATH on %s' % (option, name, socket.gethostname()))
+    return path
+
+
+def run_survey(survey, builder, raw_path):
+    try:
+        survey.setup()
+        survey.run()
+    except (mdtest.EngineError, OSError) as exc:
+        builder.add_error(str(exc))
+    finally:
+        for problem in survey.teardown():
+            builder.add_error('cleanup: %s' % problem)
+        if survey.raw_chunks:
+            with open(raw_path, 'w') as handle:
+                handle.write(survey.raw_text())
+    for record in survey.records:
+        builder.add_record(record)
+    for error in survey.errors:
+        builder.add_error(error['message'], error['point'])
+    if survey.aborted:
+        builder.mark_aborted('survey stopped: %s' % survey.aborted)
+    return bool(survey.records)
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    problems = option_problems(params)
+    if problems:
+        module.fail_json(msg='; '.join(problems))
+    mpirun = resolve(module, params['mpirun'], 'mpirun')
+    mdtest_program = resolve(module, params['mdtest_path'], 'mdtest_path')
+    run_id = params['run_id'] or results.new_run_id()
+    host = socket.gethostname().split('.')[0]
+    parameters = dict((name, params[name]) for name in PARAMETER_NAMES)
+    builder = results.EnvelopeBuilder(run_id, host, SURVEY, params['engine'], parameters,
+                                      check_mode=module.check_mode)
+    node_state = NodeState(params['workdir'])
+    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
+    runner = ProcessRecordingRunner(node_state, run_id, deadline=deadline)
+    runner.install_sigterm_handler()
+    # checks, layouts and the tree's removal: no deadline, so that the removal runs after a timeout
+    control_runner = Runner()
+
+    survey = mdtest.MdtestSurvey(runner, control_runner, node_state, run_id, params['mount_point'], params['hosts'],
+                                 engine_options(params), parent=params['directory'], workdir=params['workdir'],
+                                 mpirun=mpirun, mdtest=mdtest_program, allow_run_as_root=params['allow_run_as_root'],
+                                 mpirun_extra_args=params['mpirun_extra_args'])
+    try:
+        survey.inspect()
+    except mdtest.EngineError as exc:
+        module.fail_json(msg=str(exc))
+    builder.set_environment(lustre_version=lctl_utils.Lctl(control_runner).version(), kernel=os.uname()[2],
+                            fsname=survey.fsname, mount_fstype=survey.fstype, mpirun=mpirun, mdtest=mdtest_program)
+    plan = survey.plan()
+    if module.check_mode:
+        module.exit_json(changed=True, plan=plan, **module_result(builder.finish()))
+
+    raw_path = os.path.join(survey.run_dir, 'mdtest.out')
+    changed = run_survey(survey, builder, raw_path)
+    builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
+    envelope = builder.finish()
+    if envelope['status'] == results.STATUS_FAILED:
+        module.fail_json(msg='mdtest measured nothing: %s' % '; '.join(
+            error['message'] for error in envelope['errors']), changed=changed, plan=plan, **module_result(envelope))
+    module.exit_json(changed=changed, plan=plan, **module_result(envelope))
+
+
+if __name__ == '__main__':
+    main()
