@@ -1,0 +1,409 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: lst_survey
+short_description: Measure LNet between server and client NIDs with LNet self-test, as lustre-iokit's lst-survey does
+version_added: 0.1.0
+description:
+  - Runs the lnet survey of the Lustre I/O kit from one console node and returns one record per group pair and
+    test in the result envelope C(lustre.iokit/result/v1).
+  - The O(servers) and O(clients) are split into groups (O(split)) - every client against every server, each server
+    alone against all clients, or each client alone against all servers. For every group pair the O(modes) run
+    in order, a bulk mode once per size of O(sizes) (C(read_4k), C(read_1m), C(write_4k), C(write_1m)) and
+    C(ping) once, as C(lst-survey) does.
+  - Each test is an C(lst) batch - C(add_batch), C(add_test --concurrency --distribute --from clients --to servers),
+    C(run), C(stat --bw --rate --count --delay), C(stop) and C(show_error). C(--distribute) is the client and server
+    group sizes, so that every client of a pair talks to every server of it, as lst-survey passes it.
+  - A record's figures are those of the O(stat_group) - lst's per-node average, averaged over the O(stat_count)
+    samples. lst-survey's C(Read) is what the group received and C(Write) what it sent, so for a C(read) test the
+    servers' write figures carry the bulk data. Every bandwidth is MiB/s (lst-survey never passes C(--mbs)).
+  - Added to lst-survey's figures so that one bad NIC stands out - the slowest and fastest node of the group (lst's
+    Min and Max), each node's own figures (C(lst stat <nid>), with O(per_node_stats)) and each node's LNet errors
+    during the test (the change of C(lst show_error)'s session counters).
+  - One console session (C(LST_SESSION) is the module's process id) carries the survey. It is written to the node
+    state under O(workdir) before C(lst new_session) and ended at the end, after an error, a timeout or a SIGTERM
+    too; after a SIGKILL M(lustre.iokit.iokit_cleanup) ends it. A session an earlier run of this collection left
+    open is ended first; another console's session is reported and left alone unless O(force_session).
+  - C(lnet_selftest) is loaded on this node when it is missing (recorded in the node state) and unloaded at the end.
+    Every server and client node needs it too; the C(lustre.iokit.lnet) role loads it on all of them.
+  - LNet self-test does not touch storage, but it loads the network; do not run it on a file system in production use.
+author:
+  - lustre.iokit contributors (@lustre)
+requirements:
+  - Lustre's C(lst) and the C(lnet_selftest) module on this node, and C(lnet_selftest) loaded on every node tested.
+  - For O(engine=iokit), lustre-iokit 2.16 or later (C(lst-survey), C(lst.sh)) and C(bc).
+extends_documentation_fragment:
+  - lustre.iokit.attributes
+  - lustre.iokit.survey_common
+options:
+  servers:
+    description:
+      - NIDs of the server group (C(lst-survey -t)), such as C(10.0.0.1@tcp); a range such as C(10.0.0.[1-4]@o2ib)
+        counts as one entry. The C(lustre.iokit.lnet) role reads them on each host with C(lctl list_nids).
+    type: list
+    elements: str
+    required: true
+  clients:
+    description: NIDs of the client group (C(lst-survey -f)).
+    type: list
+    elements: str
+    required: true
+  modes:
+    description:
+      - Tests per group pair, in this order (C(lst-survey -m)); V(rw) runs a read and a write in the same batch.
+    type: list
+    elements: str
+    choices: [read, write, rw, ping]
+    default: [read, write, ping]
+  sizes:
+    description: Bulk sizes of the read, write and rw tests (C(lst-survey -s)), bytes or with C(k)/C(m), at most C(1m).
+    type: list
+    elements: str
+    default: [4k, 1m]
+  concurrency:
+    description: RPCs each client keeps in flight (C(lst-survey -c)), 1 to 1024.
+    type: int
+    default: 64
+  stat_count:
+    description: C(lst stat) samples per test (C(lst-survey -n)).
+    type: int
+    default: 3
+  stat_delay_s:
+    description: Seconds between two samples (C(lst-survey -D)); a test takes about O(stat_count) x O(stat_delay_s).
+    type: int
+    default: 3
+  stat_group:
+    description: The group whose figures a record reports (C(lst-survey -g)); both groups are in C(groups).
+    type: str
+    choices: [servers, clients]
+    default: servers
+  split:
+    description:
+      - How the NIDs are grouped, each entry in turn - V(all) every client against every server; V(each_server) each
+        server alone against all clients (C(lst-survey -N 1)); V(each_client) each client alone against all servers
+        (C(lst-survey -M 1)).
+    type: list
+    elements: str
+    choices: [all, each_server, each_client]
+    default: [all]
+  distribute:
+    description:
+      - C(lst add_test --distribute S:D). Default is the client and server group sizes, as lst-survey passes them.
+    type: str
+  per_node_stats:
+    description: Also sample every node alone, in the same C(lst stat) run, so that each node's figures are recorded.
+    type: bool
+    default: true
+  session_timeout:
+    description: Seconds the console session outlives a killed survey before the kernel ends it (C(new_session --timeout)).
+    type: int
+    default: 300
+  force_session:
+    description:
+      - Replace a session of another console or user (C(lst new_session --force)). It interrupts that session's
+        tests; by default the module fails and names the session.
+    type: bool
+    default: false
+  iokit_script:
+    description: The C(lst-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
+    type: str
+    default: lst-survey
+notes:
+  - O(engine=iokit) runs the installed lst-survey once per O(split) entry and parses its CSV; it refuses to run on a
+    node older than Lustre 2.16, which has no lst-survey. Its figures are integers (lst-survey truncates them), it
+    prints no per-node figures, and its error counts add up over the modes of a group pair.
+  - The native engine's error counts are per test - the nodes whose session counters changed during it.
+seealso:
+  - name: lustre-iokit lst-survey
+    description: The I/O kit script this module reproduces.
+    link: https://github.com/lustre/lustre-release/tree/master/lustre-iokit/lst-survey
+  - module: lustre.iokit.lnet_selftest
+  - module: lustre.iokit.iokit_cleanup
+'''
+
+EXAMPLES = r'''
+- name: Measure every client against every server, then each server alone
+  lustre.iokit.lst_survey:
+    servers: [10.0.0.1@o2ib, 10.0.0.2@o2ib]
+    clients: [10.0.0.11@o2ib, 10.0.0.12@o2ib]
+    split: [all, each_server]
+    timeout: 1200
+    run_id: "{{ iokit_run_id }}"
+  async: 1500
+  poll: 0
+  register: lnet_job
+
+- name: Show the plan only
+  lustre.iokit.lst_survey:
+    servers: [10.0.0.1@o2ib]
+    clients: [10.0.0.[11-14]@o2ib]
+  check_mode: true
+  register: lnet_plan
+'''
+
+RETURN = r'''
+schema:
+  description: Envelope schema identifier.
+  returned: always
+  type: str
+  sample: lustre.iokit/result/v1
+run_id:
+  description: The run identifier.
+  returned: always
+  type: str
+host:
+  description: Short host name of the console node.
+  returned: always
+  type: str
+survey:
+  description: Always V(lnet).
+  returned: always
+  type: str
+engine:
+  description: The engine that ran, V(native) or V(iokit).
+  returned: always
+  type: str
+status:
+  description:
+    - V(ok) every test measured without error; V(partial) some measured, then an error (LNet errors on a node
+      included), a timeout or a signal; V(failed) nothing measured (the module then fails, still returning the
+      envelope); V(skipped) in check mode.
+  returned: always
+  type: str
+parameters:
+  description: The survey's options.
+  returned: always
+  type: dict
+envelope:
+  description:
+    - The complete result envelope C(lustre.iokit/result/v1), ready to store; the other keys repeat its fields at
+      the top level, except C(started) and C(finished), which Ansible reserves for async jobs.
+  returned: always
+  type: dict
+duration_s:
+  description: Seconds the module ran.
+  returned: always
+  type: float
+records:
+  description:
+    - One record per group pair and test, in the shape of the C(parse_lst_survey) filter - C(servers), C(clients),
+      C(mode), C(read_mib_s), C(read_rpc_s), C(write_mib_s), C(write_rpc_s), C(server_errors), C(client_errors),
+      C(complete) and C(error).
+    - Added by this module - C(split), C(server_group), C(client_group), C(stat_group), C(concurrency),
+      C(distribute), C(size), C(samples), C(delay_s), the reported group's Min/Max over its nodes
+      (C(read_min_mib_s), C(read_max_mib_s), C(write_min_mib_s), C(write_max_mib_s) and the same in C(_rpc_s)),
+      C(failed_nodes), C(groups) (both groups' C(bandwidth) and C(rates), C(read)/C(write) C(avg), C(min),
+      C(max)) and C(nodes), one per NID with its C(role), its own C(read_mib_s), C(write_mib_s), C(read_rpc_s),
+      C(write_rpc_s) and its C(errors) during the test (C(brw), C(ping), C(rpc), C(dropped), C(expired), or
+      C(failure)), null when it had none.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - servers: [172.18.2.5@tcp, 172.18.2.6@tcp]
+      clients: [172.18.2.7@tcp, 172.18.2.8@tcp]
+      mode: read_4k
+      read_mib_s: 22.1
+      read_rpc_s: 149981
+      write_mib_s: 608.2
+      write_rpc_s: 299961
+      server_errors: 0
+      client_errors: 0
+errors:
+  description: Errors, each with the C(point) (C(split), C(servers), C(clients), C(mode)) it belongs to, or null, and a C(message).
+  returned: always
+  type: list
+  elements: dict
+environment:
+  description: Facts at run time - C(lustre_version), C(kernel), C(session), C(lnet_selftest_loaded_by_us), C(notes).
+  returned: always
+  type: dict
+raw_output:
+  description: Path on the node of the results in lst-survey's CSV format; the lst commands and output are beside it.
+  returned: always
+  type: str
+raw_files:
+  description: Paths on the node of the raw output files.
+  returned: when the survey ran
+  type: list
+  elements: str
+plan:
+  description:
+    - The group C(pairs) (C(split), C(server_group), C(servers), C(client_group), C(clients), C(distribute)), the
+      C(tests), the number of C(points), the C(session) name, C(overlap) (NIDs in both lists) and
+      C(estimated_duration_s) (the sampling time).
+  returned: always
+  type: dict
+'''
+
+import os
+import socket
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import lnet
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import RawOutput, module_result
+
+SURVEY = 'lnet'
+PARAMETER_NAMES = ('servers', 'clients', 'modes', 'sizes', 'concurrency', 'stat_count', 'stat_delay_s', 'stat_group',
+                   'split', 'distribute', 'per_node_stats', 'engine', 'timeout')
+
+
+def argument_spec():
+    spec = survey_common_argument_spec()
+    spec.update(
+        servers=dict(type='list', elements='str', required=True),
+        clients=dict(type='list', elements='str', required=True),
+        modes=dict(type='list', elements='str', choices=list(lnet.MODES), default=list(lnet.DEFAULT_MODES)),
+        sizes=dict(type='list', elements='str', default=list(lnet.DEFAULT_SIZES)),
+        concurrency=dict(type='int', default=lnet.DEFAULT_CONCURRENCY),
+        stat_count=dict(type='int', default=lnet.DEFAULT_STAT_COUNT),
+        stat_delay_s=dict(type='int', default=lnet.DEFAULT_STAT_DELAY_S),
+        stat_group=dict(type='str', choices=list(lnet.STAT_GROUPS), default='servers'),
+        split=dict(type='list', elements='str', choices=list(lnet.SPLITS), default=['all']),
+        distribute=dict(type='str'),
+        per_node_stats=dict(type='bool', default=True),
+        session_timeout=dict(type='int', default=lnet.DEFAULT_SESSION_TIMEOUT_S),
+        force_session=dict(type='bool', default=False),
+        iokit_script=dict(type='str', default='lst-survey'),
+    )
+    return spec
+
+
+def option_problems(params):
+    """Invalid option values that need no look at the node, each message naming the option."""
+    problems = list(common_option_problems(params))
+    problems.extend(lnet.option_problems(params['servers'], params['clients'], params['modes'], params['sizes'],
+                                         params['concurrency'], params['stat_count'], params['stat_delay_s'],
+                                         params['stat_group'], params['split'], params['distribute'],
+                                         params['session_timeout']))
+    return problems
+
+
+def run_native(survey, builder, run_dir):
+    raw = RawOutput(os.path.join(run_dir, 'lst_survey'))
+    survey.raw = raw
+    measured = False
+    try:
+        for record in lnet.run_survey(survey):
+            builder.add_record(record)
+            measured = True
+    except lnet.EngineError as exc:
+        builder.add_error(str(exc))
+    finally:
+        raw.close()
+    for error in survey.errors:
+        builder.add_error(error['message'], error['point'])
+    for problem in survey.close_problems:
+        builder.add_error('cleanup: %s' % problem)
+    if survey.aborted:
+        builder.mark_aborted('survey stopped: %s' % survey.aborted)
+    # The CSV first: it is what parse_lst_survey reads, and what raw_output points at.
+    return measured, [raw.summary_path, raw.detail_path]
+
+
+def run_iokit(module, runner, builder, run_dir, params):
+    script = params['iokit_script']
+    if os.sep not in script:
+        script = module.get_bin_path(script, required=True)
+    records, errors, files = lnet.run_iokit(
+        runner, script, run_dir, params['split'], servers=params['servers'], clients=params['clients'],
+        modes=params['modes'], sizes=params['sizes'], concurrency=params['concurrency'],
+        stat_count=params['stat_count'], stat_delay_s=params['stat_delay_s'], stat_group=params['stat_group'])
+    for record in records:
+        builder.add_record(record)
+    for error in errors:
+        builder.add_error(error['message'], error['point'])
+    if runner.stop_reason:
+        builder.mark_aborted('stopped: %s' % runner.stop_reason)
+    csv_files = [path for path in files if path.endswith('.csv')]
+    return bool(records), csv_files + [path for path in files if path not in csv_files]
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    problems = option_problems(params)
+    if problems:
+        module.fail_json(msg='; '.join(problems))
+    run_id = params['run_id'] or results.new_run_id()
+    host = socket.gethostname().split('.')[0]
+    parameters = dict((name, params[name]) for name in PARAMETER_NAMES)
+    builder = results.EnvelopeBuilder(run_id, host, SURVEY, params['engine'], parameters,
+                                      check_mode=module.check_mode)
+    node_state = NodeState(params['workdir'])
+    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
+    runner = ProcessRecordingRunner(node_state, run_id, deadline=deadline)
+    runner.install_sigterm_handler()
+    # Short commands that end the session and unload the module: no deadline, so that they run after a timeout.
+    control_runner = Runner()
+    lctl = lctl_utils.Lctl(control_runner)
+    version = lctl.version()
+    if params['engine'] == 'iokit':
+        problem = lnet.iokit_version_problem(version)
+        if problem:
+            module.fail_json(msg=problem)
+    survey = lnet.LstSurvey(
+        runner, control_runner, node_state, run_id, params['servers'], params['clients'], modes=params['modes'],
+        sizes=params['sizes'], concurrency=params['concurrency'], stat_count=params['stat_count'],
+        stat_delay_s=params['stat_delay_s'], stat_group=params['stat_group'], split=params['split'],
+        distribute=params['distribute'], per_node_stats=params['per_node_stats'],
+        session_timeout=params['session_timeout'], force_session=params['force_session'], host=host)
+    builder.set_environment(lustre_version=version, kernel=os.uname()[2], session=survey.session)
+    plan = survey.plan()
+    if module.check_mode:
+        module.exit_json(changed=True, plan=plan, **module_result(builder.finish()))
+    if params['engine'] == 'native' and module.get_bin_path('lst') is None:
+        module.fail_json(msg='lst is not installed on this node (Lustre client or server utilities); the native '
+                             'engine drives it', plan=plan)
+
+    run_dir = os.path.join(params['workdir'], run_id)
+    try:
+        os.makedirs(run_dir, exist_ok=True)
+    except OSError as exc:
+        module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
+    try:
+        loaded = lctl_utils.load_module(control_runner, node_state, lnet.SELFTEST_MODULE, run_id)
+    except lctl_utils.LctlError as exc:
+        module.fail_json(msg='cannot load %s: %s' % (lnet.SELFTEST_MODULE, exc))
+    builder.set_environment(lnet_selftest_loaded_by_us=loaded)
+    try:
+        if params['engine'] == 'iokit':
+            changed, raw_files = run_iokit(module, runner, builder, run_dir, params)
+        else:
+            changed, raw_files = run_native(survey, builder, run_dir)
+    finally:
+        try:
+            outcome = lctl_utils.unload_module_if_ours(control_runner, node_state, lnet.SELFTEST_MODULE)
+        except lctl_utils.LctlError as exc:
+            builder.add_error('unload %s: %s' % (lnet.SELFTEST_MODULE, exc))
+        else:
+            if outcome == 'in_use':
+                builder.add_error('%s is still in use; left loaded (recorded for the cleanup)' % lnet.SELFTEST_MODULE)
+    builder.set_environment(notes=survey.notes)
+    builder.set_raw_output(raw_files[0] if raw_files else None)
+    envelope = builder.finish()
+    if envelope['status'] == results.STATUS_FAILED:
+        module.fail_json(msg='lnet survey measured nothing: %s' % '; '.join(
+            error['message'] for error in envelope['errors']), changed=changed, plan=plan, raw_files=raw_files,
+            **module_result(envelope))
+    module.exit_json(changed=changed, plan=plan, raw_files=raw_files, **module_result(envelope))
+
+
+if __name__ == '__main__':
+    main()
