@@ -355,6 +355,11 @@ class Cleanup:
         roots = [self.node_state.workdir]
         if entry.get('survey') == 'ost' and entry.get('mount_point'):
             roots.append(entry['mount_point'])
+        if entry.get('survey') == 'mdtest' and entry.get('mount_point') and (
+                _carries_marker(absolute, entry) or not os.path.lexists(absolute)):
+            # mdtest's tree is removed from the Lustre mount only while its marker file names the recorded run
+            # (a tree already gone is only crossed off)
+            roots.append(entry['mount_point'])
         real_parent = os.path.realpath(os.path.dirname(absolute))
         for root in roots:
             real_root = os.path.realpath(root)
@@ -432,6 +437,18 @@ class Cleanup:
             self._keep('modules', name, 'would still be in use by %s' % ', '.join(loaded[name]['used_by'] + staying))
             return
         self.removed['modules'].append(summary)
+
+
+def _carries_marker(path, entry):
+    """True when the directory ``path`` holds the file ``entry['marker']`` whose text is the entry's run id."""
+    marker = entry.get('marker')
+    if not marker or os.sep in marker or os.path.islink(path) or not os.path.isdir(path):
+        return False
+    try:
+        with open(os.path.join(path, marker)) as handle:
+            return handle.read().strip() == entry.get('run_id')
+    except (IOError, OSError):
+        return False
 
 
 def _leader_of_own_group(pid):

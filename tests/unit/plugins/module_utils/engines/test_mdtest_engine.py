@@ -1,0 +1,350 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The mdtest engine against a fake client: exact mpirun/mdtest argument lists, sweep order, best tasks per node,
+cache drops, the marked tree removed after a failure or a timeout, and the cleanup of a tree left by a kill."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import mdtest
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+
+RUN = 'run-1'
+# file creation rate of a point as the fake mdtest reports it: best at 2 tasks per node
+CREATE_RATES = {(1, 1): 1000.0, (1, 2): 1800.0, (1, 4): 1800.0, (2, 2): 3500.0, (3, 2): 5000.0}
+
+SUMMARY_33 = '''-- started at 11/23/2026 10:00:00 --
+
+mdtest-3.3.0 was launched with {tasks} total task(s) on {nodes} node(s)
+Command line used: mdtest
+Path: {path}
+FS: 1.0 GiB   Used FS: 1.0%   Inodes: 1.0 Mi   Used Inodes: 0.1%
+
+Nodemap: 1
+{tasks} tasks, {items} files/directories
+
+SUMMARY rate: (of {iterations} iterations)
+   Operation                      Max            Min           Mean        Std Dev
+   ---------                      ---            ---           ----        -------
+   Directory creation        :        900.000        700.000        800.000         50.000
+   File creation             :   {create:12.3f}   {create:12.3f}   {create:12.3f}          0.000
+   File stat                 :      20000.000      10000.000      15000.000       1000.000
+   Tree creation             :        100.000        100.000        100.000          0.000
+-- finished at 11/23/2026 10:00:01 --
+'''
+
+
+class FakeRunner:
+    """Plays the client: lfs getname for the mount, mpirun hostfile placement, mdtest's summary."""
+
+    def __init__(self, mount, fail_points=(), hang_points=(), getname_rc=0):
+        self.mount = mount
+        self.calls = []
+        self.stop_reason = None
+        self.fail_points = set(fail_points)
+        self.hang_points = set(hang_points)
+        self.getname_rc = getname_rc
+        self.tree_seen = []
+
+    def expired(self):
+        return self.stop_reason is not None
+
+    def run(self, argv, env=None, cwd=None):
+        self.calls.append(list(argv))
+        if argv[:2] == ['lfs', 'getname']:
+            if self.getname_rc:
+                return CommandResult(argv, 25, '', "'%s' is not on a Lustre filesystem\n" % argv[2], 0.0)
+            return CommandResult(argv, 0, 'testfs-ffff0000aaaa1111 %s\n' % self.mount, '', 0.0)
+        if argv[:2] in (['lfs', 'mkdir'], ['lfs', 'setstripe']):
+            if argv[1] == 'mkdir':
+                os.mkdir(argv[-1])
+            return CommandResult(argv, 0, '', '', 0.0)
+        if argv[0] == 'lctl':
+            return CommandResult(argv, 0, '2.15.5\n', '', 0.0)
+        if argv[0] == 'mpirun':
+            return self._mpirun(argv)
+        raise AssertionError('unexpected command %r' % (argv,))
+
+    def _mpirun(self, argv):
+        hostfile = argv[argv.index('--hostfile') + 1]
+        with open(hostfile) as handle:
+            lines = handle.read().splitlines()
+        tasks = int(argv[argv.index('-np') + 1])
+        nodes = len(lines)
+        slots = int(lines[0].split('slots=')[1])
+        assert tasks == nodes * slots
+        program = argv[argv.index('-np') + 2:]
+        if '--allow-run-as-root' in program:
+            program = program[1:]
+        if program[0] != 'mdtest':
+            return CommandResult(argv, 0, '', '', 0.0)
+        directory = program[program.index('-d') + 1]
+        self.tree_seen.append(os.path.dirname(directory))
+        point = (nodes, slots)
+        if point in self.hang_points:
+            self.stop_reason = 'timeout'
+            return CommandResult(argv, -15, '-- started at --\n', '', 1.0, timed_out=True)
+        if point in self.fail_points:
+            return CommandResult(argv, 1, '', 'mdtest: Process 0: FAILED in create_remove_items_helper\n', 0.1)
+        iterations = program[program.index('-i') + 1]
+        return CommandResult(argv, 0, SUMMARY_33.format(tasks=tasks, nodes=nodes, path=directory, items=tasks * 10,
+                                                        iterations=iterations, create=CREATE_RATES[point]), '', 0.5)
+
+
+@pytest.fixture
+def mount(tmp_path):
+    path = tmp_path / 'mnt'
+    path.mkdir()
+    return str(path)
+
+
+def survey_for(mount, tmp_path, runner=None, hosts=('c1', 'c2', 'c3'), **options):
+    runner = runner or FakeRunner(mount)
+    options.setdefault('items', 10)
+    options.setdefault('tasks_per_node', [1, 2, 4])
+    node_state = NodeState(str(tmp_path / 'work'))
+    survey = mdtest.MdtestSurvey(runner, runner, node_state, RUN, mount, list(hosts), options,
+                                 workdir=str(tmp_path / 'work'), allow_run_as_root=True)
+    return survey, runner, node_state
+
+
+def mpirun_calls(runner):
+    return [argv for argv in runner.calls if argv[0] == 'mpirun']
+
+
+def test_mdtest_argv_with_every_option():
+    opts = mdtest.with_defaults({'items': 50, 'depth': 2, 'branching': 3, 'unique_dir_per_task': True,
+                                 'files_only': True, 'leaf_only': True, 'write_bytes': 4096, 'read_bytes': 4096,
+                                 'stride': 4, 'iterations': 5, 'stonewall_s': 0, 'phases': ['create', 'stat']})
+    assert mdtest.mdtest_argv(opts, '/mnt/t/p') == [
+        'mdtest', '-n', '50', '-z', '2', '-b', '3', '-u', '-F', '-L', '-w', '4096', '-e', '4096', '-N', '4',
+        '-i', '5', '-C', '-T', '-d', '/mnt/t/p']
+    opts = mdtest.with_defaults({'items_per_dir': 8, 'unique_dir_per_task': False, 'dirs_only': True,
+                                 'stonewall_s': 30, 'iterations': 1})
+    # every phase: no phase flag at all, as mdtest runs them by default
+    assert mdtest.mdtest_argv(opts, '/d', mdtest='/usr/bin/mdtest') == [
+        '/usr/bin/mdtest', '-I', '8', '-z', '0', '-b', '1', '-D', '-W', '30', '-i', '1', '-d', '/d']
+    assert mdtest.mdtest_argv(opts, '/d', phase='read', iterations=1)[-3:] == ['-E', '-d', '/d']
+
+
+def test_launch_argv_and_hostfile():
+    assert mdtest.launch_argv('mpirun', '/w/hf', 6, ['mdtest', '-n', '1'], True, ['--mca', 'btl', 'self']) == [
+        'mpirun', '--hostfile', '/w/hf', '-np', '6', '--allow-run-as-root', '--mca', 'btl', 'self',
+        'mdtest', '-n', '1']
+    assert mdtest.hostfile_text(['c1', 'c2'], 4) == 'c1 slots=4\nc2 slots=4\n'
+
+
+@pytest.mark.parametrize('options, hosts, message', [
+    ({'items': 10, 'items_per_dir': 5}, 1, 'items, items_per_dir: give one of them'),
+    ({'items': 0}, 1, 'items: must be at least 1'),
+    ({'files_only': True, 'dirs_only': True}, 1, 'files_only, dirs_only'),
+    ({'dirs_only': True, 'write_bytes': 10, 'best_by': 'directory creation'}, 1, 'write_bytes, read_bytes'),
+    ({'write_bytes': 10, 'read_bytes': 20}, 1, 'read_bytes: cannot read 20 bytes'),
+    ({'stonewall_s': 10, 'branching': 2}, 1, 'stonewall_s: mdtest -W works only with a branching factor of 1'),
+    ({'phases': ['stat']}, 1, 'phases: every point starts from an empty directory'),
+    ({'phases': ['create', 'rename']}, 1, 'phases: unknown rename'),
+    ({'tasks_per_node': [4, 2]}, 1, 'tasks_per_node: give the counts in increasing order'),
+    ({'tasks_per_node': [0, 1]}, 1, 'tasks_per_node: every count must be an integer of at least 1'),
+    ({'nodes': [1, 2, 4]}, 2, 'nodes: 4 nodes asked but hosts lists only 2'),
+    ({}, 0, 'hosts: give at least one client host name'),
+    ({'best_by': 'file creation', 'dirs_only': True}, 1, 'best_by: file creation is not measured with dirs_only'),
+    ({'best_by': 'file rename'}, 1, "best_by: unknown operation 'file rename'"),
+    ({'stripe_count': 0}, 1, 'stripe_count: must be -1'),
+    ({'mdt_count': -2}, 1, 'mdt_count: must be -1'),
+    ({'mdt_index': -1}, 1, 'mdt_index: must be 0 or more'),
+    ({'iterations': 0}, 1, 'iterations: must be at least 1'),
+    ({'drop_caches': True, 'drop_caches_command': []}, 1, 'drop_caches_command: give the command'),
+])
+def test_bad_options_are_named(options, hosts, message):
+    problems = mdtest.option_problems(options, hosts)
+    assert any(problem.startswith(message) for problem in problems), problems
+
+
+def test_good_options_have_no_problem():
+    assert mdtest.option_problems({'items': 100, 'files_only': True, 'write_bytes': 4096, 'read_bytes': 4096,
+                                   'nodes': [1, 2], 'stonewall_s': 5}, 2) == []
+
+
+def test_default_node_counts():
+    assert mdtest.default_node_counts(1) == [1]
+    assert mdtest.default_node_counts(4) == [1, 2, 4]
+    assert mdtest.default_node_counts(6) == [1, 2, 4, 6]
+
+
+def test_sweep_order_tasks_first_then_nodes_at_the_best_tasks_per_node(mount, tmp_path):
+    survey, runner, unused = survey_for(mount, tmp_path)
+    survey.inspect()
+    survey.setup()
+    records = survey.run()
+    problems = survey.teardown()
+    assert problems == [] and survey.errors == [] and survey.aborted is None
+    launches = mpirun_calls(runner)
+    tree = os.path.join(mount, 'mdtest_' + RUN)
+    work = str(tmp_path / 'work' / RUN)
+    assert launches[0] == ['mpirun', '--hostfile', os.path.join(work, 'hostfile-1x1'), '-np', '1',
+                           '--allow-run-as-root', 'mdtest', '-n', '10', '-z', '0', '-b', '1', '-u', '-i', '3',
+                           '-d', os.path.join(tree, 'nodes1-ppn1')]
+    assert [(argv[argv.index('-np') + 1], argv[-1]) for argv in launches] == [
+        ('1', os.path.join(tree, 'nodes1-ppn1')), ('2', os.path.join(tree, 'nodes1-ppn2')),
+        ('4', os.path.join(tree, 'nodes1-ppn4')),
+        # 1 node at 2 tasks is the best point of the first step: not run again
+        ('4', os.path.join(tree, 'nodes2-ppn2')), ('6', os.path.join(tree, 'nodes3-ppn2'))]
+    # 2 and 4 tasks tie on file creation: the fewer tasks win
+    assert [(r['step'], r['nodes'], r['tasks_per_node'], r['tasks'], r['best_tasks_per_node']) for r in records] == [
+        ('tasks_per_node', 1, 1, 1, False), ('tasks_per_node', 1, 2, 2, True), ('tasks_per_node', 1, 4, 4, False),
+        ('nodes', 2, 2, 4, False), ('nodes', 3, 2, 6, False)]
+    assert records[3]['hosts'] == ['c1', 'c2'] and records[4]['mdtest_nodes'] == 3
+    assert records[4]['summary']['file creation']['mean'] == 5000.0 and records[0]['iterations'] == 3
+    assert records[0]['unit'] == 'ops/sec' and records[0]['version'] == '3.3.0'
+    # the tree and the hostfiles are gone, the node state is empty again
+    assert not os.path.exists(tree) and os.listdir(work) == []
+    assert NodeState(str(tmp_path / 'work')).entries('paths') == []
+
+
+def test_the_tree_is_marked_and_recorded_before_mdtest_runs(mount, tmp_path):
+    survey, runner, node_state = survey_for(mount, tmp_path)
+    survey.inspect()
+    survey.setup()
+    tree = os.path.join(mount, 'mdtest_' + RUN)
+    assert mdtest.read_marker(tree) == RUN
+    assert [(e['path'], e['survey'], e['mount_point'], e['marker']) for e in node_state.entries('paths')] == [
+        (tree, 'mdtest', mount, mdtest.MARKER)]
+    survey.teardown()
+
+
+def test_a_failing_point_is_an_error_and_the_sweep_goes_on(mount, tmp_path):
+    runner = FakeRunner(mount, fail_points=[(1, 4)])
+    survey, runner, unused = survey_for(mount, tmp_path, runner=runner)
+    survey.inspect()
+    survey.setup()
+    records = survey.run()
+    survey.teardown()
+    assert [(r['nodes'], r['tasks_per_node']) for r in records] == [(1, 1), (1, 2), (2, 2), (3, 2)]
+    assert survey.errors[0]['point'] == {'nodes': 1, 'tasks_per_node': 4}
+    assert 'mpirun mdtest failed (rc 1)' in survey.errors[0]['message']
+    assert not os.path.exists(os.path.join(mount, 'mdtest_' + RUN))
+
+
+def test_a_timeout_stops_the_sweep_and_the_tree_is_still_removed(mount, tmp_path):
+    runner = FakeRunner(mount, hang_points=[(1, 2)])
+    survey, runner, unused = survey_for(mount, tmp_path, runner=runner)
+    survey.inspect()
+    survey.setup()
+    records = survey.run()
+    assert survey.teardown() == []
+    assert [r['tasks_per_node'] for r in records] == [1]
+    assert survey.aborted == 'timeout'
+    assert survey.errors == [{'point': {'nodes': 1, 'tasks_per_node': 2}, 'message': 'mdtest interrupted: timeout'}]
+    assert len(mpirun_calls(runner)) == 2
+    assert not os.path.exists(os.path.join(mount, 'mdtest_' + RUN))
+
+
+def test_nothing_measured_by_best_by_skips_the_nodes_step(mount, tmp_path):
+    runner = FakeRunner(mount, fail_points=[(1, 1), (1, 2)])
+    survey, runner, unused = survey_for(mount, tmp_path, runner=runner, tasks_per_node=[1, 2])
+    survey.inspect()
+    survey.setup()
+    assert survey.run() == []
+    survey.teardown()
+    assert survey.errors[-1]['message'] == 'no tasks-per-node point measured file creation; the nodes step did not run'
+    assert len(mpirun_calls(runner)) == 2
+
+
+def test_layout_commands_for_mdts_and_stripes(mount, tmp_path):
+    survey, runner, unused = survey_for(mount, tmp_path, hosts=['c1'], tasks_per_node=[1], mdt_count=2,
+                                        mdt_index=1, stripe_count=-1)
+    survey.inspect()
+    survey.setup()
+    survey.run()
+    survey.teardown()
+    point = os.path.join(mount, 'mdtest_' + RUN, 'nodes1-ppn1')
+    layout = [argv for argv in runner.calls if argv[0] == 'lfs' and argv[1] != 'getname']
+    assert layout == [['lfs', 'mkdir', '-c', '2', '-i', '1', point], ['lfs', 'setstripe', '-c', '-1', point]]
+
+
+def test_drop_caches_runs_each_phase_alone_with_a_drop_before_all_but_create(mount, tmp_path):
+    survey, runner, unused = survey_for(mount, tmp_path, hosts=['c1', 'c2'], tasks_per_node=[2], nodes=[1, 2],
+                                        iterations=2, drop_caches=True, drop_caches_command=['dropper', '-x'],
+                                        phases=['create', 'stat', 'remove'])
+    survey.inspect()
+    survey.setup()
+    records = survey.run()
+    survey.teardown()
+    programs = []
+    for argv in mpirun_calls(runner):
+        program = argv[argv.index('--allow-run-as-root') + 1:]
+        nodes = argv[argv.index('-np') + 1]
+        programs.append('drop %s' % nodes if program[0] == 'dropper' else '%s %s %s' % (
+            program[program.index('-i') + 1], program[-3], os.path.basename(program[-1])))
+    one_point = ['1 -C iteration0', 'drop %s', '1 -T iteration0', 'drop %s', '1 -r iteration0',
+                 '1 -C iteration1', 'drop %s', '1 -T iteration1', 'drop %s', '1 -r iteration1']
+    assert programs == [step.replace('%s', '1') for step in one_point] + [step.replace('%s', '2') for step in one_point]
+    assert [r['caches_dropped'] for r in records] == [True, True]
+    # statistics over the two iterations, computed here: both equal, so no spread
+    assert records[0]['summary']['file creation'] == {'max': 1800.0, 'min': 1800.0, 'mean': 1800.0, 'stddev': 0.0}
+    assert records[0]['iterations'] == 2
+    # a phase's zero rows of other phases are not mixed in: stat comes from the -T runs only
+    assert records[0]['summary']['file stat']['mean'] == 15000.0
+
+
+def test_iteration_statistics():
+    assert mdtest.iteration_statistics([1.0, 3.0]) == {'max': 3.0, 'min': 1.0, 'mean': 2.0,
+                                                       'stddev': pytest.approx(1.4142135)}
+    assert mdtest.iteration_statistics([None]) == {'max': None, 'min': None, 'mean': None, 'stddev': None}
+
+
+def test_a_mount_that_is_not_lustre_is_refused(mount, tmp_path):
+    survey, runner, unused = survey_for(mount, tmp_path, runner=FakeRunner(mount, getname_rc=25))
+    with pytest.raises(mdtest.EngineError, match='mount_point: .* is not a Lustre client mount'):
+        survey.inspect()
+
+
+def test_a_tree_without_our_marker_is_refused_and_kept(mount, tmp_path):
+    tree = os.path.join(mount, 'mdtest_' + RUN)
+    os.mkdir(tree)
+    with open(os.path.join(tree, 'user-file'), 'w') as handle:
+        handle.write('keep')
+    survey, runner, unused = survey_for(mount, tmp_path)
+    with pytest.raises(mdtest.EngineError, match='run_id: .* does not carry the marker'):
+        survey.inspect()
+    assert os.path.exists(os.path.join(tree, 'user-file'))
+
+
+def test_a_parent_outside_the_mount_is_refused(mount, tmp_path):
+    runner = FakeRunner(mount)
+    survey = mdtest.MdtestSurvey(runner, runner, NodeState(str(tmp_path / 'work')), RUN, mount, ['c1'], {},
+                                 parent='../elsewhere', workdir=str(tmp_path / 'work'))
+    with pytest.raises(mdtest.EngineError, match='directory: .* is not below mount_point'):
+        survey.inspect()
+
+
+def test_cleanup_removes_a_tree_left_by_a_killed_run_only_while_it_carries_the_marker(mount, tmp_path):
+    survey, runner, node_state = survey_for(mount, tmp_path)
+    survey.inspect()
+    survey.setup()
+    tree = os.path.join(mount, 'mdtest_' + RUN)
+    os.makedirs(os.path.join(tree, 'nodes1-ppn1', 'test-dir.0-0'))
+    # a second recorded tree whose marker was replaced: not provably ours any more
+    other = os.path.join(mount, 'mdtest_other')
+    os.mkdir(other)
+    with open(os.path.join(other, mdtest.MARKER), 'w') as handle:
+        handle.write('someone-else\n')
+    node_state.record('paths', RUN, path=other, mount_point=mount, survey='mdtest', marker=mdtest.MARKER)
+    # the module was killed: no teardown; the standalone cleanup runs instead
+    report = Cleanup(runner, node_state, include_iokit_leftovers=False, unload_modules=False).run()
+    assert [item['path'] for item in report['removed']['paths']] == [tree]
+    assert not os.path.exists(tree) and os.path.exists(other)
+    assert [item['id'] for item in report['kept']] == [other]
+    # idempotent: the tree is gone and crossed off; the other one stays kept
+    again = Cleanup(runner, node_state, include_iokit_leftovers=False, unload_modules=False).run()
+    assert again['removed']['paths'] == [] and [item['id'] for item in again['kept']] == [other]
+    assert [entry['path'] for entry in node_state.entries('paths')] == [other]
