@@ -1,0 +1,153 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The mdtest module on a fake client: refusals naming the option, check-mode plan, envelope, tree removed."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.modules import mdtest as mdtest_module
+from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines.test_mdtest_engine import FakeRunner
+
+
+class Node:
+    fake = None
+
+
+class NodeRunner:
+    def __init__(self, *args, **kwargs):
+        self.stop_reason = None
+
+    def install_sigterm_handler(self):
+        return None
+
+    def expired(self):
+        return Node.fake.expired()
+
+    def run(self, argv, env=None, cwd=None):
+        result = Node.fake.run(argv, env=env)
+        self.stop_reason = Node.fake.stop_reason
+        return result
+
+
+@pytest.fixture
+def mount(tmp_path, monkeypatch):
+    path = tmp_path / 'mnt'
+    path.mkdir()
+    Node.fake = FakeRunner(str(path))
+    monkeypatch.setattr(mdtest_module, 'Runner', NodeRunner)
+    monkeypatch.setattr(mdtest_module, 'ProcessRecordingRunner', NodeRunner)
+    monkeypatch.setattr(mdtest_module, 'resolve', lambda module, name, option: name)
+    return str(path)
+
+
+def run_module(capsys, args, check_mode=False):
+    if check_mode:
+        args = dict(args, _ansible_check_mode=True)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            mdtest_module.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def base(tmp_path, mount, **change):
+    args = {'mount_point': mount, 'hosts': ['c1', 'c2'], 'items': 10, 'tasks_per_node': [1, 2], 'iterations': 2,
+            'run_id': 'test-run', 'workdir': str(tmp_path / 'work'), 'allow_run_as_root': True}
+    args.update(change)
+    return args
+
+
+def launches():
+    return [argv for argv in Node.fake.calls if argv[0] == 'mpirun']
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'engine': 'iokit'}, 'engine: lustre-iokit has no mdtest script'),
+    ({'items_per_dir': 4}, 'items, items_per_dir: give one of them'),
+    ({'files_only': True, 'dirs_only': True}, 'files_only, dirs_only'),
+    ({'stonewall_s': 5, 'branching': 2}, 'stonewall_s:'),
+    ({'nodes': [1, 2, 3]}, 'nodes: 3 nodes asked but hosts lists only 2'),
+    ({'directory': '/abs'}, 'directory: give a path relative to mount_point'),
+    ({'directory': 'a/../..'}, 'directory: give a path relative to mount_point'),
+    ({'timeout': 0}, 'timeout: must be at least 1 second'),
+    ({'phases': ['stat']}, 'phases: every point starts from an empty directory'),
+])
+def test_bad_options_fail_naming_them_before_anything_runs(capsys, tmp_path, mount, change, message):
+    result = run_module(capsys, base(tmp_path, mount, **change))
+    assert result['failed'] and message in result['msg']
+    assert Node.fake.calls == []
+
+
+def test_root_without_allow_run_as_root_is_refused():
+    params = dict((name, spec.get('default')) for name, spec in mdtest_module.argument_spec().items())
+    params.update(mount_point='/mnt', hosts=['c1'])
+    problems = mdtest_module.option_problems(params, euid=0)
+    assert [problem for problem in problems if problem.startswith('allow_run_as_root:')]
+    assert mdtest_module.option_problems(dict(params, allow_run_as_root=True), euid=0) == []
+    assert mdtest_module.option_problems(params, euid=1000) == []
+
+
+def test_a_mount_that_is_not_lustre_is_refused(capsys, tmp_path, mount):
+    Node.fake.getname_rc = 25
+    result = run_module(capsys, base(tmp_path, mount))
+    assert result['failed'] and 'mount_point: %s is not a Lustre client mount' % mount in result['msg']
+    assert launches() == []
+
+
+def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path, mount):
+    result = run_module(capsys, base(tmp_path, mount), check_mode=True)
+    assert result['status'] == 'skipped' and result['changed']
+    plan = result['plan']
+    assert [(p['step'], p['nodes'], p['tasks_per_node']) for p in plan['points']] == [
+        ('tasks_per_node', 1, 1), ('tasks_per_node', 1, 2), ('nodes', 1, None), ('nodes', 2, None)]
+    assert plan['tree'] == os.path.join(mount, 'mdtest_test-run')
+    assert plan['first_command'][:5] == ['mpirun', '--hostfile', str(tmp_path / 'work' / 'test-run' / 'hostfile-1x1'),
+                                         '-np', '1']
+    assert launches() == [] and os.listdir(mount) == []
+
+
+def test_a_survey_returns_every_point_and_leaves_no_tree(capsys, tmp_path, mount):
+    result = run_module(capsys, base(tmp_path, mount, stride=2, files_only=True, write_bytes=100, read_bytes=100))
+    assert result['status'] == 'ok' and result['changed'] and result['errors'] == []
+    envelope = result['envelope']
+    assert results.validate_envelope(envelope) == []
+    assert (envelope['survey'], envelope['engine'], envelope['run_id']) == ('mdtest', 'native', 'test-run')
+    assert [(r['step'], r['nodes'], r['tasks_per_node'], r['tasks']) for r in envelope['records']] == [
+        ('tasks_per_node', 1, 1, 1), ('tasks_per_node', 1, 2, 2), ('nodes', 2, 2, 4)]
+    assert envelope['parameters']['stride'] == 2 and envelope['parameters']['hosts'] == ['c1', 'c2']
+    program = launches()[0]
+    assert program[program.index('mdtest'):program.index('-d')] == [
+        'mdtest', '-n', '10', '-z', '0', '-b', '1', '-u', '-F', '-w', '100', '-e', '100', '-N', '2', '-i', '2']
+    with open(envelope['raw_output']) as handle:
+        raw = handle.read()
+    assert raw.count('SUMMARY rate:') == 3 and raw.startswith('# mpirun --hostfile')
+    assert os.listdir(mount) == []
+    assert NodeState(str(tmp_path / 'work')).entries('paths') == []
+
+
+def test_nothing_measured_fails_with_the_envelope_and_removes_the_tree(capsys, tmp_path, mount):
+    Node.fake.fail_points = {(1, 1), (1, 2)}
+    result = run_module(capsys, base(tmp_path, mount))
+    assert result['failed'] and result['status'] == 'failed'
+    assert result['msg'].startswith('mdtest measured nothing: mpirun mdtest failed (rc 1)')
+    assert result['envelope']['errors'][0]['point'] == {'nodes': 1, 'tasks_per_node': 1}
+    assert os.listdir(mount) == []
+
+
+def test_a_timeout_is_partial(capsys, tmp_path, mount):
+    Node.fake.hang_points = {(2, 2)}
+    result = run_module(capsys, base(tmp_path, mount))
+    assert result['status'] == 'partial' and len(result['records']) == 2
+    assert {'point': None, 'message': 'survey stopped: timeout'} in result['errors']
+    assert os.listdir(mount) == []
