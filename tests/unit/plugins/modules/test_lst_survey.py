@@ -1,0 +1,182 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The lst_survey module on a fake console: validation before anything runs, check-mode plan, envelope,
+lnet_selftest loaded and unloaded, the iokit engine refused before 2.16."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_survey import parse_lst_survey
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+from ansible_collections.lustre.iokit.plugins.modules import lst_survey
+from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines.test_lnet_engine import FakeConsole
+
+LSMOD_HEADER = 'Module                  Size  Used by\n'
+
+
+class Node:
+    console = None
+    version = '2.15.5'
+    loaded = []
+    calls = []
+
+
+class NodeRunner:
+    """lctl, lsmod/modprobe/rmmod on the fake node; lst on the fake console."""
+
+    def __init__(self, *args, **kwargs):
+        self.stop_reason = None
+
+    def install_sigterm_handler(self):
+        return None
+
+    def expired(self):
+        return Node.console.expired()
+
+    def run(self, argv, env=None, cwd=None):
+        return self.run_many([argv], env=env)[0]
+
+    def run_many(self, argvs, env=None, cwd=None):
+        answers = []
+        for argv in argvs:
+            Node.calls.append(list(argv))
+            answers.append(self._answer(list(argv), env))
+        self.stop_reason = Node.console.stop_reason
+        return answers
+
+    def _answer(self, argv, env):
+        if argv[0] == 'lst':
+            return Node.console.run(argv, env=env)
+        if argv[:2] == ['lctl', 'get_param']:
+            return CommandResult(argv, 0, Node.version + '\n', '', 0.01)
+        if argv == ['lsmod']:
+            return CommandResult(argv, 0, LSMOD_HEADER + ''.join('%s 294912 0\n' % name for name in Node.loaded), '',
+                                 0.01)
+        if argv[0] == 'modprobe':
+            Node.loaded.append(argv[1])
+        if argv[0] == 'rmmod':
+            Node.loaded.remove(argv[1])
+        return CommandResult(argv, 0, '', '', 0.01)
+
+
+@pytest.fixture(autouse=True)
+def seams(monkeypatch, tmp_path):
+    Node.console = FakeConsole()
+    Node.version = '2.15.5'
+    Node.loaded = []
+    Node.calls = []
+    monkeypatch.setattr(lst_survey, 'Runner', NodeRunner)
+    monkeypatch.setattr(lst_survey, 'ProcessRecordingRunner', NodeRunner)
+    # The module checks that lst is installed; the fake console answers for it.
+    bin_dir = tmp_path / 'bin'
+    bin_dir.mkdir()
+    (bin_dir / 'lst').write_text('#!/bin/sh\nexit 1\n')
+    os.chmod(str(bin_dir / 'lst'), 0o755)
+    monkeypatch.setenv('PATH', '%s:%s' % (bin_dir, os.environ.get('PATH', '')))
+
+
+def run_module(capsys, args, check_mode=False):
+    if check_mode:
+        args = dict(args, _ansible_check_mode=True)
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            lst_survey.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def base(tmp_path, **change):
+    args = {'servers': ['10.0.0.1@tcp', '10.0.0.2@tcp'], 'clients': ['10.0.0.3@tcp'], 'modes': ['read', 'ping'],
+            'sizes': ['4k'], 'stat_count': 1, 'stat_delay_s': 1, 'run_id': 'test-run',
+            'workdir': str(tmp_path / 'work')}
+    args.update(change)
+    return args
+
+
+def changed_anything():
+    return [argv for argv in Node.calls if argv[0] in ('modprobe', 'rmmod')] + Node.console.calls
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'servers': ['oss1']}, 'servers: not a NID'),
+    ({'clients': []}, 'clients: give at least one NID'),
+    ({'sizes': ['4m']}, 'sizes: 4m is above the LNet MTU'),
+    ({'concurrency': 2000}, 'concurrency: must be from 1 to 1024'),
+    ({'stat_count': 0}, 'stat_count: must be at least 1 sample'),
+    ({'timeout': 0}, 'timeout: must be at least 1 second'),
+    ({'run_id': '../x'}, 'run_id'),
+])
+def test_bad_parameters_fail_naming_them_before_anything_runs(capsys, tmp_path, change, message):
+    result = run_module(capsys, base(tmp_path, **change))
+    assert result['failed'] is True and message in result['msg'], result['msg']
+    assert changed_anything() == []
+    assert not os.path.exists(str(tmp_path / 'work' / 'test-run'))
+
+
+def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path):
+    result = run_module(capsys, base(tmp_path, split=['all', 'each_server']), check_mode=True)
+    assert changed_anything() == []
+    assert result['status'] == 'skipped' and result['records'] == []
+    assert result['plan']['tests'] == ['read_4k', 'ping'] and result['plan']['points'] == 6
+    assert [pair['servers'] for pair in result['plan']['pairs']] == [
+        ['10.0.0.1@tcp', '10.0.0.2@tcp'], ['10.0.0.1@tcp'], ['10.0.0.2@tcp']]
+    assert NodeState(str(tmp_path / 'work')).read()['lst_sessions'] == []
+
+
+def test_a_run_returns_a_valid_envelope_and_leaves_nothing(capsys, tmp_path):
+    result = run_module(capsys, base(tmp_path))
+    envelope = result['envelope']
+    assert results.validate_envelope(envelope) == []
+    assert envelope['status'] == 'ok' and envelope['survey'] == 'lnet'
+    assert [record['mode'] for record in envelope['records']] == ['read_4k', 'ping']
+    assert envelope['environment']['lnet_selftest_loaded_by_us'] is True
+    assert ['modprobe', 'lnet_selftest'] in Node.calls and ['rmmod', 'lnet_selftest'] in Node.calls
+    with open(envelope['raw_output']) as handle:
+        assert [row['mode'] for row in parse_lst_survey(handle.read())] == ['read_4k', 'ping']
+    state = NodeState(str(tmp_path / 'work')).read()
+    assert state['lst_sessions'] == [] and state['modules'] == []
+    assert Node.console.session is None
+
+
+def test_lnet_selftest_loaded_by_someone_else_stays(capsys, tmp_path):
+    Node.loaded = ['lnet_selftest']
+    result = run_module(capsys, base(tmp_path))
+    assert result['environment']['lnet_selftest_loaded_by_us'] is False
+    assert Node.loaded == ['lnet_selftest']
+    assert not [argv for argv in Node.calls if argv[0] in ('modprobe', 'rmmod')]
+
+
+def test_a_timeout_gives_a_partial_envelope(capsys, tmp_path):
+    Node.console = FakeConsole(stop_on_stat=2, samples=1)
+    result = run_module(capsys, base(tmp_path))
+    assert result['status'] == 'partial'
+    assert [record['complete'] for record in result['records']] == [True, False]
+    assert any('interrupted: timeout' in error['message'] for error in result['errors'])
+    assert Node.console.session is None
+
+
+def test_another_session_fails_naming_it(capsys, tmp_path):
+    Node.console = FakeConsole(session=('lnet_session', 31))
+    result = run_module(capsys, base(tmp_path))
+    assert result['failed'] is True and result['status'] == 'failed'
+    assert 'lnet_session (key 31)' in result['msg'] and 'force_session' in result['msg']
+    assert Node.console.session == ('lnet_session', 31)
+    assert ['rmmod', 'lnet_selftest'] in Node.calls
+
+
+def test_the_iokit_engine_is_refused_on_2_15_naming_the_version(capsys, tmp_path):
+    result = run_module(capsys, base(tmp_path, engine='iokit'))
+    assert result['failed'] is True
+    assert 'Lustre 2.15.5' in result['msg'] and '2.16' in result['msg']
+    assert changed_anything() == []
