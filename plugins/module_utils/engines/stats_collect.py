@@ -138,6 +138,11 @@ _VMSTAT_STAMP_RE = re.compile(r'^(\d{4})-(\d{2})-(\d{2})$')
 _ISO_STAMP_RE = re.compile(r'^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:[+-]\d{4}|Z)?$')
 
 
+def _ordered(collectors):
+    """``(name, entry)`` pairs in the I/O kit's collector order (the manifest's JSON keys are sorted)."""
+    return [(name, collectors[name]) for name in COLLECTORS if name in collectors]
+
+
 class StatsError(Exception):
     """A request the engine cannot carry out (bad option values, an unreadable manifest)."""
 
@@ -634,7 +639,7 @@ class StatsCollection:
 
     def _check_early_exits(self, manifest):
         """A sampler that dies at once (an option its tool lacks) is an error now, not a gap found later."""
-        started = [(name, entry) for name, entry in manifest['collectors'].items() if entry.get('pid')]
+        started = [(name, entry) for name, entry in _ordered(manifest['collectors']) if entry.get('pid')]
         if not started:
             return
         self.sleep(0.3)
@@ -663,7 +668,7 @@ class StatsCollection:
         if manifest is None or manifest.get('stopped') is not None:
             return {'changed': False, 'stopped': [], 'manifest': manifest}
         stopped = self._stop_samplers(manifest)
-        for name, entry in manifest['collectors'].items():
+        for name, entry in _ordered(manifest['collectors']):
             if 'params' in entry:
                 problem = self._snapshot(entry['params'], entry['end'])
                 if problem:
@@ -674,7 +679,7 @@ class StatsCollection:
 
     def _stop_samplers(self, manifest):
         running = []
-        for name, entry in manifest['collectors'].items():
+        for name, entry in _ordered(manifest['collectors']):
             if not entry.get('pid'):
                 continue
             if self.alive(entry):
@@ -737,7 +742,7 @@ class StatsCollection:
         records = []
         errors = list(manifest.get('errors', []))
         files = []
-        for name, entry in manifest['collectors'].items():
+        for name, entry in _ordered(manifest['collectors']):
             for key in ('start', 'output', 'end'):
                 if entry.get(key) and os.path.exists(self._path(entry[key])):
                     files.append(self._path(entry[key]))
@@ -756,7 +761,7 @@ class StatsCollection:
         info = {'collected': True, 'stopped_now': stop['stopped'], 'files': files, 'manifest': self.manifest_path,
                 'skipped': manifest.get('skipped', {}), 'started': manifest['started'], 'stopped': manifest['stopped'],
                 'collectors': dict((name, dict((key, value) for key, value in entry.items() if key != 'argv'))
-                                   for name, entry in manifest['collectors'].items())}
+                                   for name, entry in _ordered(manifest['collectors']))}
         return records, errors, info
 
     def _vmstat_records(self, entry, manifest):
