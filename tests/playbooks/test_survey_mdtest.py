@@ -1,0 +1,199 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""playbooks/survey-mdtest.yml, run for real on this machine against a simulated Lustre client.
+
+    .venv/bin/python -m pytest tests/playbooks/test_survey_mdtest.py -q -p no:cacheprovider
+
+localhost launches; the clients group also holds a second client (never contacted: the simulator's mpirun runs
+every rank here, counting nodes from the hostfile), so the sweep has a two-node step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.mdtest import MARKER
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+
+VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
+LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
+ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
+RUN_ID = 'pbtest-mdtest'
+
+pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
+                                reason='needs the checkout venv (make setup) with lustre-sim')
+
+INVENTORY = '''
+all:
+  hosts:
+    localhost:
+      ansible_connection: local
+      ansible_python_interpreter: {python}
+  children:
+    clients:
+      hosts:
+        localhost:
+        client2:
+          ansible_connection: local
+          mdtest_mpi_hostname: client2-ib
+'''
+
+SURVEY_VARS = {
+    'iokit_timeout_s': 120, 'mdtest_items': 20, 'mdtest_iterations': 2, 'mdtest_tasks_per_node': [1, 2],
+    'mdtest_allow_run_as_root': True, 'mdtest_poll_interval_s': 1, 'mdtest_async_margin_s': 30,
+    'mdtest_stride': 1, 'mdtest_mdt_count': 2,
+}
+
+
+class Client:
+    def __init__(self, base):
+        self.base = base
+        self.root = os.path.join(base, 'node')
+        self.mount = os.path.join(base, 'mnt')
+        self.results = os.path.join(base, 'results')
+        self.workdir = os.path.join(base, 'work')
+        self.inventory = os.path.join(base, 'inventory.yml')
+        self.extra_vars = os.path.join(base, 'vars.json')
+
+    def sim(self, *args):
+        return subprocess.run([LUSTRE_SIM] + list(args), check=True, stdout=subprocess.PIPE,
+                              universal_newlines=True).stdout
+
+    def status(self):
+        return json.loads(self.sim('status', '--root', self.root))
+
+    def playbook(self, name, *options, extra=None):
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
+                   ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
+                   PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
+        argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars] + list(options)
+        for key, value in (extra or {}).items():
+            argv += ['-e', '%s=%s' % (key, value)]
+        argv.append(os.path.join(ROOT, 'playbooks', name))
+        return subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, check=False)
+
+    def envelope(self, run_id=RUN_ID):
+        return read_envelope(envelope_path(self.results, run_id, 'localhost', 'mdtest'))
+
+    def trees(self):
+        return sorted(name for name in os.listdir(self.mount) if name.startswith('mdtest_'))
+
+
+@pytest.fixture(scope='module')
+def client(tmp_path_factory):
+    made = Client(str(tmp_path_factory.mktemp('survey-mdtest')))
+    made.sim('init', '--root', made.root, '--osts', '2', '--mdts', '2', '--client-mount', made.mount, '--force')
+    try:
+        with open(made.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(INVENTORY.format(python=sys.executable))
+        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
+                           iokit_run_id=RUN_ID, mdtest_mount_point=made.mount), handle)
+        made.first_run = made.playbook('survey-mdtest.yml')
+        yield made
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+
+
+def test_the_sweep_ran_and_its_envelope_is_stored(client):
+    assert client.first_run.returncode == 0, client.first_run.stdout[-6000:]
+    envelope = client.envelope()
+    assert (envelope['survey'], envelope['engine'], envelope['status'], envelope['errors']) == (
+        'mdtest', 'native', 'ok', [])
+    records = envelope['records']
+    best = [record for record in records if record['best_tasks_per_node']]
+    assert len(best) == 1 and best[0]['nodes'] == 1
+    assert [(r['step'], r['nodes'], r['tasks_per_node']) for r in records] == [
+        ('tasks_per_node', 1, 1), ('tasks_per_node', 1, 2), ('nodes', 2, best[0]['tasks_per_node'])]
+    # the hostfile names come from the clients group, the second by its mdtest_mpi_hostname
+    assert envelope['parameters']['hosts'] == ['localhost', 'client2-ib'] and records[2]['hosts'] == ['localhost',
+                                                                                                      'client2-ib']
+    for record in records:
+        # mdtest itself saw the point's tasks and nodes
+        assert (record['mdtest_tasks'], record['mdtest_nodes']) == (record['tasks'], record['nodes'])
+        assert record['iterations'] == 2 and record['summary']['file creation']['mean'] > 0
+        assert record['summary']['file creation']['stddev'] is not None
+    raw = [name for name in os.listdir(os.path.join(client.results, RUN_ID, 'localhost'))
+           if name.startswith('mdtest') and not name.endswith('.json')]
+    assert raw, os.listdir(os.path.join(client.results, RUN_ID, 'localhost'))
+
+
+def test_the_summary_shows_every_point(client):
+    with open(os.path.join(client.results, RUN_ID, 'summary-mdtest.md'), encoding='utf-8') as handle:
+        summary = handle.read()
+    assert '## localhost — ok' in summary
+    assert '| step | nodes | tasks/node | tasks | directory creation |' in summary
+    rows = [line for line in summary.splitlines() if line.startswith(('| tasks per node |', '| nodes |'))]
+    assert len(rows) == 3 and sum('**' in row for row in rows) == 1
+
+
+def test_nothing_is_left_on_the_client(client):
+    assert client.trees() == []
+    status = client.status()
+    assert [helper['command'] for helper in status['helpers']] == ['lustre-sim client mount %s' % client.mount]
+    assert not os.path.exists(os.path.join(client.workdir, 'state.json'))
+    state = NodeState(client.workdir).read()
+    assert state['paths'] == [] and state['processes'] == []
+    assert not os.path.exists(os.path.join(client.workdir, RUN_ID))
+
+
+def test_check_mode_shows_the_plan_and_creates_nothing(client):
+    checked = client.playbook('survey-mdtest.yml', '--check', extra={'iokit_run_id': 'pbtest-mdtest-check'})
+    assert checked.returncode == 0, checked.stdout[-6000:]
+    assert 'points (nodes x tasks per node): 1x1, 1x2, 1x, 2x' in checked.stdout
+    assert client.trees() == []
+    assert not os.path.exists(os.path.join(client.results, 'pbtest-mdtest-check', 'localhost'))
+
+
+def test_a_bad_variable_fails_before_anything_runs(client):
+    bad = client.playbook('survey-mdtest.yml', extra={'iokit_run_id': 'pbtest-mdtest-bad', 'mdtest_stonewall_s': 5,
+                                                      'mdtest_branching': 2})
+    assert bad.returncode != 0
+    assert 'only with mdtest_branching 1' in bad.stdout
+    assert not os.path.exists(os.path.join(client.results, 'pbtest-mdtest-bad'))
+
+
+def test_a_hanging_mdtest_is_stopped_and_its_tree_removed(client):
+    client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'mdtest')
+    try:
+        stopped = client.playbook('survey-mdtest.yml', extra={'iokit_run_id': 'pbtest-mdtest-hang',
+                                                              'iokit_timeout_s': 6})
+    finally:
+        client.sim('fault', '--root', client.root, 'clear')
+    # nothing measured: the run fails, but the envelope says why and nothing is left
+    assert stopped.returncode != 0
+    envelope = client.envelope('pbtest-mdtest-hang')
+    assert envelope['status'] == 'failed'
+    assert {'point': {'nodes': 1, 'tasks_per_node': 1}, 'message': 'mdtest interrupted: timeout'} in envelope['errors']
+    assert client.trees() == []
+    assert [helper['command'] for helper in client.status()['helpers']] == [
+        'lustre-sim client mount %s' % client.mount]
+
+
+def test_the_cleanup_playbook_removes_a_tree_left_by_a_killed_run_and_keeps_an_unmarked_one(client):
+    killed = os.path.join(client.mount, 'mdtest_killed-run')
+    os.makedirs(os.path.join(killed, 'nodes1-ppn1', 'test-dir.0-0'))
+    with open(os.path.join(killed, MARKER), 'w', encoding='utf-8') as handle:
+        handle.write('killed-run\n')
+    stranger = os.path.join(client.mount, 'mdtest_not-ours')
+    os.mkdir(stranger)
+    state = NodeState(client.workdir)
+    state.record('paths', 'killed-run', path=killed, mount_point=client.mount, survey='mdtest', marker=MARKER)
+    state.record('paths', 'not-ours', path=stranger, mount_point=client.mount, survey='mdtest', marker=MARKER)
+    cleanup = client.playbook('cleanup.yml')
+    assert cleanup.returncode == 0, cleanup.stdout[-6000:]
+    assert client.trees() == ['mdtest_not-ours']
+    assert [entry['path'] for entry in NodeState(client.workdir).entries('paths')] == [stranger]
+    os.rmdir(stranger)
