@@ -45,17 +45,25 @@ options:
     description:
       - OSTs to measure (C(obdfilter) device names such as C(testfs-OST0000), optionally C(localhost:name)).
       - Empty means every C(UP) obdfilter device of the node, as the I/O kit does.
-      - With O(case=network) and O(engine=iokit), the one server name or IP address to measure against.
+      - With O(case=network), the one echo server to measure against: its IPv4 address, a host name (resolved to
+        its address for the NID, and used as is by O(server_shell)) or a NID such as V(192.168.1.5@o2ib).
     type: list
     elements: str
     default: []
   case:
     description:
       - V(disk) measures the local OSTs through echo_client on the obdfilter layer.
-      - V(network) (LNet and RPC only, against C(obdecho) on a server) only runs on Lustre 2.15.6 and older,
-        and only with O(engine=iokit); newer Lustre removed the kernel path it needs (LU-10994), so the module
-        fails with a message naming the installed version. Use the LNet self-test survey instead.
-      - V(netdisk) was removed from the I/O kit in Lustre 2.15.6; it is refused with the version facts.
+      - V(network) measures LNet and the RPC layer only, as the I/O kit does: on the server named by O(targets),
+        reached through O(server_shell), C(obdecho) is loaded if absent and an C(obdecho) device C(echo_srv) is
+        set up (with an C(ost) service device C(OSS) if the server has none); on this node an C(osc) C(echotmp)
+        connects to it and an echo client C(echotmp_ecc) runs the sweep with C(g) batches. The server stores
+        nothing. Everything this run made is undone at the end, on both nodes; a leftover C(echotmp) is refused.
+      - V(network) runs only on Lustre 2.15.6 and older; newer Lustre removed the echo client's kernel path it
+        needs (LU-10994), so the module fails before touching anything with a message naming the installed
+        version. Use the LNet self-test survey (M(lustre.iokit.lst_survey)) there. It also refuses a node with
+        a mounted Lustre client (its C(osc) devices), as the I/O kit does.
+      - V(netdisk) was removed from the I/O kit in Lustre 2.15.6 (and the kernel path in 2.15.7); it is refused
+        with a message naming the installed version.
     type: str
     choices: [disk, network, netdisk]
     default: disk
@@ -91,6 +99,21 @@ options:
     description: The C(obdfilter-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
     type: str
     default: obdfilter-survey
+  nettype:
+    description:
+      - O(case=network) only. The LNet network type of the server's NID (the I/O kit's C(NETTYPE)), used when
+        O(targets) is an address or host name rather than a NID.
+    type: str
+    default: tcp
+  server_shell:
+    description:
+      - O(case=network) only. The command, before the server's host name, that runs a command on the echo
+        server (the I/O kit uses C(ssh)). The remote command is quoted for the remote shell. It must not
+        prompt: key-based login to the server is needed, as for the I/O kit.
+      - An empty list runs the server's commands on this node (client and echo server on one node).
+    type: list
+    elements: str
+    default: [ssh, -o, BatchMode=yes, -o, ConnectTimeout=10]
 notes:
   - The I/O kit's exit status is not trusted with O(engine=iokit) (it exits 0 after most failures); the result
     is judged from its summary.
@@ -130,6 +153,15 @@ EXAMPLES = r'''
     rszlo: 4096
     rszhi: 4096
     size_mib: 1024
+
+- name: Network and RPC only, against an echo server on oss01 (Lustre 2.15.6 or older; key-based ssh to oss01)
+  lustre.iokit.obdfilter_survey:
+    case: network
+    targets: [10.10.0.21]
+    server_shell: [ssh, -o, BatchMode=yes, -l, root]
+    size_mib: 1024
+    thrhi: 8
+    nobjhi: 2
 
 - name: Show the plan only
   lustre.iokit.obdfilter_survey:
@@ -225,11 +257,14 @@ plan:
     - C(per_ost) maps each OST to C(bytes_written), C(bytes_read), C(objects_created), C(max_objects_at_once)
       and C(max_bytes_at_once); C(skipped_points) lists the skipped points; C(estimated_duration_s) is null,
       as the duration cannot be known before measuring.
+      - With O(case=network), C(per_ost) is keyed by the server (C(stored_on_server) false: obdecho keeps
+        nothing), and C(setup) lists the commands run on the C(server) and on this C(client) before the sweep.
   returned: always
   type: dict
 '''
 
 import os
+import re
 import socket
 import time
 
@@ -249,7 +284,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import 
 
 SURVEY = 'obdfilter'
 PARAMETER_NAMES = ('targets', 'case', 'size_mib', 'rszlo', 'rszhi', 'nobjlo', 'nobjhi', 'thrlo', 'thrhi', 'tests',
-                   'verify', 'engine', 'timeout')
+                   'verify', 'engine', 'timeout', 'nettype', 'server_shell')
 TEST_CHOICES = ['write', 'rewrite', 'read', 'reread', 'rewrite_again']
 
 
@@ -266,6 +301,8 @@ def argument_spec():
         tests=dict(type='list', elements='str', choices=TEST_CHOICES, default=list(obdfilter.DEFAULT_TESTS)),
         verify=dict(type='bool', default=False),
         iokit_script=dict(type='str', default='obdfilter-survey'),
+        nettype=dict(type='str', default=obdfilter.DEFAULT_NETTYPE),
+        server_shell=dict(type='list', elements='str', default=['ssh', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10']),
     )
     return spec
 
@@ -277,6 +314,8 @@ def option_problems(params):
     if params['case'] == obdfilter.CASE_NETWORK and len(params['targets']) != 1:
         problems.append('targets: case=network takes exactly one server (host name or IP address), got %d'
                         % len(params['targets']))
+    if not re.match(r'^[a-z0-9]+$', params['nettype'] or ''):
+        problems.append('nettype: %r is not an LNet network type such as tcp, tcp1 or o2ib' % params['nettype'])
     return problems
 
 
@@ -285,6 +324,19 @@ def page_kib():
         return max(1, os.sysconf('SC_PAGE_SIZE') // 1024)
     except (ValueError, OSError):
         return obdfilter.DEFAULT_PAGE_KIB
+
+
+def network_survey(runner, control_runner, server, params, devices, sweep_options):
+    """The case=network survey against ``server``; EngineError (naming the option) when it cannot run here."""
+    mounted = obdfilter.mounted_client_oscs(devices)
+    if mounted:
+        raise obdfilter.EngineError(
+            'case: network needs a node without a mounted Lustre client (the I/O kit says "The existing setup '
+            'must be cleaned"); this node has the osc devices %s' % ', '.join(mounted))
+    host, nid = obdfilter.network_peer(server, params['nettype'])
+    server_runner = obdfilter.RemoteRunner(control_runner, params['server_shell'], host)
+    return obdfilter.NetworkSurvey(runner, server, nid, params['size_mib'], server_runner=server_runner,
+                                   **sweep_options)
 
 
 def run_native(survey, builder, run_dir):
@@ -303,6 +355,9 @@ def run_native(survey, builder, run_dir):
         builder.mark_aborted('survey stopped: %s' % survey.aborted)
     builder.set_environment(obdecho_loaded_by_us=survey.loaded_obdecho,
                             reused_echo_clients=survey.reused_echo_clients)
+    if survey.case == obdfilter.CASE_NETWORK:
+        builder.set_environment(server_lustre_version=survey.server_version,
+                                server_devices_reused=survey.server_reused)
     return wrote, [raw.summary_path, raw.detail_path]
 
 
@@ -364,27 +419,30 @@ def main():
     lustre_version = lctl.version()
     builder.set_environment(lustre_version=lustre_version, kernel=os.uname()[2], page_kib=page_kib())
     problem = obdfilter.case_problem(params['case'], lustre_version)
-    if problem is None and params['case'] == obdfilter.CASE_NETWORK and params['engine'] != 'iokit':
-        problem = ('case: network on Lustre %s runs only with engine: iokit (the I/O kit sets up obdecho on the '
-                   'server over ssh); engine: native measures case=disk' % lustre_version)
     if problem:
         module.fail_json(msg=problem)
 
     targets = list(params['targets'])
-    if params['case'] == obdfilter.CASE_DISK:
-        try:
-            targets = obdfilter.select_targets(lctl.devices(), params['targets'],
+    try:
+        devices = lctl.devices()
+    except lctl_utils.LctlError as exc:
+        module.fail_json(msg='cannot list the Lustre devices: %s' % exc)
+    sweep_options = dict(
+        rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
+        thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'],
+        page_kib=page_kib(), control_runner=control_runner, node_state=node_state, run_id=run_id, host=host)
+    try:
+        if params['case'] == obdfilter.CASE_NETWORK:
+            survey = network_survey(runner, control_runner, targets[0], params, devices, sweep_options)
+            builder.set_environment(server=survey.server, server_nid=survey.nid)
+        else:
+            targets = obdfilter.select_targets(devices, params['targets'],
                                                local_names=('localhost', host, socket.gethostname()))
-        except lctl_utils.LctlError as exc:
-            module.fail_json(msg='cannot list the Lustre devices: %s' % exc)
-        except obdfilter.EngineError as exc:
-            module.fail_json(msg=str(exc))
+            survey = obdfilter.ObdfilterSurvey(runner, targets, params['size_mib'], case=params['case'],
+                                               **sweep_options)
+    except obdfilter.EngineError as exc:
+        module.fail_json(msg=str(exc))
     builder.set_environment(targets=targets)
-    survey = obdfilter.ObdfilterSurvey(
-        runner, targets, params['size_mib'], rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'],
-        nobjhi=params['nobjhi'], thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'],
-        verify=params['verify'], page_kib=page_kib(), control_runner=control_runner, node_state=node_state,
-        run_id=run_id, host=host, case=params['case'])
     problems = survey.problems()
     if problems:
         module.fail_json(msg='; '.join(problems))
@@ -399,9 +457,11 @@ def main():
     plan = {
         'points': points,
         'skipped_points': [point for point in points if point['skip']],
-        'per_ost': survey.totals_per_ost() if params['case'] == obdfilter.CASE_DISK else {},
+        'per_ost': survey.totals_per_ost(),
         'estimated_duration_s': None,
     }
+    if params['case'] == obdfilter.CASE_NETWORK:
+        plan['setup'] = survey.setup_commands()
     if module.check_mode:
         module.exit_json(changed=True, plan=plan, **module_result(builder.finish()))
 

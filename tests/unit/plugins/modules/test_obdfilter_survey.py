@@ -87,7 +87,8 @@ def made_anything():
     ({'timeout': 0}, 'timeout: must be at least 1 second'),
     ({'run_id': '../x'}, 'run_id must not contain ".."'),
     ({'case': 'netdisk'}, 'case: netdisk is not implemented by this module; Lustre 2.15.5 still ships it'),
-    ({'case': 'network', 'targets': ['10.0.0.1']}, 'case: network on Lustre 2.15.5 runs only with engine: iokit'),
+    ({'case': 'network', 'targets': ['10.0.0.1@tcp'], 'nettype': 'tcp@x'}, "nettype: 'tcp@x' is not an LNet"),
+    ({'case': 'network', 'targets': ['@tcp']}, "targets: '@tcp' is not a NID"),
     ({'case': 'network', 'targets': []}, 'targets: case=network takes exactly one server'),
     ({'engine': 'iokit', 'iokit_script': '/nonexistent/obdfilter-survey'},
      'iokit_script: /nonexistent/obdfilter-survey does not exist'),
@@ -197,3 +198,58 @@ def test_iokit_engine_runs_the_script_and_undoes_its_leftovers(capsys, tmp_path)
     assert not any(device['type'] == 'echo_client' for device in lustre.devices)
     state = json.loads((tmp_path / 'work' / 'node-state.json').read_text())
     assert state['echo_clients'] == [] and state['modules'] == []
+
+
+# --------------------------------------------------------------------------
+# case=network: here the echo server is this same node (server_shell: []), so one fake node sees every command
+
+
+def network_args(tmp_path, **change):
+    return base(tmp_path, case='network', targets=['10.0.0.1@tcp'], server_shell=[], nobjhi=1, thrhi=1,
+                **change)
+
+
+def test_network_case_runs_natively_against_the_echo_server_and_leaves_nothing(capsys, tmp_path):
+    result = run_module(capsys, network_args(tmp_path))
+    assert result.get('failed') is not True, result.get('msg')
+    assert result['status'] == 'ok' and result['changed'] is True
+    [record] = result['records']
+    assert record['case'] == 'network' and record['targets'] == ['10.0.0.1@tcp']
+    assert record['tests']['write']['status'] == 'ok'
+    assert result['environment']['server_nid'] == '10.0.0.1@tcp'
+    assert result['environment']['server_lustre_version'] == '2.15.5'
+    made = made_anything()
+    assert ['lctl', 'add_uuid', 'echo_UUID', '10.0.0.1@tcp'] in made
+    # obdecho was loaded by the server side (the first to need it), so the server side unloads it, last
+    assert made[-4:] == [['lctl', 'del_uuid', 'echo_UUID'], ['lctl', '--device', 'echo_srv', 'cleanup'],
+                         ['lctl', '--device', 'echo_srv', 'detach'], ['rmmod', 'obdecho']]
+    assert not Node.lustre.obdecho_loaded
+    assert any(argv[-1] == 'g256' for argv in made if 'test_brw' in argv)
+    assert [d['name'] for d in Node.lustre.devices] == ['MGC192.168.1.10@tcp', 'OSS'] + list(OSTS)
+
+
+def test_network_check_mode_plans_both_nodes_and_touches_nothing(capsys, tmp_path):
+    result = run_module(capsys, network_args(tmp_path), check_mode=True)
+    assert result['status'] == 'skipped'
+    assert result['plan']['setup']['server'][1] == ['lctl', 'attach', 'obdecho', 'echo_srv', 'echo_srv_UUID']
+    assert ['lctl', 'add_uuid', 'echo_UUID', '10.0.0.1@tcp'] in result['plan']['setup']['client']
+    assert list(result['plan']['per_ost']) == ['10.0.0.1@tcp']
+    assert made_anything() == []
+
+
+def test_network_case_refuses_a_node_with_a_mounted_client(capsys, tmp_path):
+    Node.lustre.devices.append({'index': 8, 'status': 'UP', 'type': 'osc', 'name': 'testfs-OST0000-osc-ffff9a',
+                                'uuid': 'u8'})
+    result = run_module(capsys, network_args(tmp_path))
+    assert result['failed'] is True
+    assert result['msg'].startswith('case: network needs a node without a mounted Lustre client')
+    assert 'testfs-OST0000-osc-ffff9a' in result['msg']
+    assert made_anything() == []
+
+
+def test_network_on_2_15_7_fails_before_anything_naming_case_and_version(capsys, tmp_path):
+    Node.lustre.version = '2.15.7'
+    result = run_module(capsys, network_args(tmp_path))
+    assert result['failed'] is True
+    assert result['msg'].startswith('case: network cannot run on Lustre 2.15.7')
+    assert made_anything() == []

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import shlex
 
 import pytest
 
@@ -70,6 +71,7 @@ class FakeLustre:
         self.stop_reason = None
         self.next_object = 2
         self.state_at = {}
+        self.uuids = {}
 
     # -- runner interface ----------------------------------------------------------------
 
@@ -124,6 +126,12 @@ class FakeLustre:
             return 0, self.version + '\n', ''
         if args[:2] == ['set_param', '-n']:
             return 0, '', ''
+        if args[0] == 'add_uuid':
+            self.uuids[args[1]] = args[2]
+            return 0, '', ''
+        if args[0] == 'del_uuid':
+            self.uuids.pop(args[1], None)
+            return 0, '', ''
         if args[0] == 'attach':
             if self.node_state is not None:
                 self.state_at['attach ' + args[2]] = self.node_state.read()
@@ -137,6 +145,7 @@ class FakeLustre:
             command = args[2]
             if command == 'setup':
                 device['status'] = 'UP'
+                device['setup'] = args[3:]
                 return 0, '', ''
             if command == 'cleanup':
                 device['status'] = 'AT'
@@ -740,3 +749,234 @@ def test_iokit_records_get_per_ost_figures_from_the_detail_file(tmp_path):
     assert records[0]['per_ost']['testfs-OST0001']['write']['max_mib_s'] == 5.0
     # the second point has no section in this detail file: no per_ost rather than a wrong one
     assert 'per_ost' not in records[1]
+
+
+# --------------------------------------------------------------------------
+# case=network
+
+SERVER = '192.168.1.21'
+SSH = ['ssh', '-o', 'BatchMode=yes']
+QUIET_SERVER_COMMANDS = (['lsmod'], ['lctl', 'dl'], ['lctl', 'get_param', '-n', 'version'])
+
+
+class TwoNodes:
+    """A client node and the echo server behind ``ssh <server> '<command>'``: every command lands on one of them.
+
+    ``log`` keeps ``('client'|'server', argv)`` in the order the commands ran.
+    """
+
+    def __init__(self, client, server):
+        self.client = client
+        self.server = server
+        self.clock = client.clock
+        self.log = []
+        self.stop_reason = None
+
+    def expired(self):
+        return self.client.expired()
+
+    def run(self, argv, env=None, cwd=None):
+        return self.run_many([argv], env=env)[0]
+
+    def run_many(self, argvs, env=None, cwd=None):
+        results = []
+        for argv in argvs:
+            if argv[:len(SSH)] == SSH:
+                assert argv[len(SSH)] == SERVER and len(argv) == len(SSH) + 2, argv
+                words = shlex.split(argv[-1])
+                assert words[:3] == ['env', 'LANG=C', 'LC_ALL=C'], words
+                self.log.append(('server', words[3:]))
+                rc, out, err = self.server.answer(words[3:])
+                self.server.commands.append(words[3:])
+                results.append(CommandResult(argv, rc, out, err, 0.01))
+            else:
+                self.log.append(('client', list(argv)))
+                results.append(self.client.run_many([argv], env=env)[0])
+        return results
+
+    def actions(self):
+        return [(side, argv) for side, argv in self.log
+                if argv not in QUIET_SERVER_COMMANDS and argv not in (['lsmod'], ['lctl', 'dl'])]
+
+
+def network_nodes(server_has_oss=True, server_obdecho=True):
+    client = FakeLustre(osts=())
+    client.devices = [device for device in client.devices if device['type'] != 'ost']
+    server = FakeLustre(obdecho_loaded=server_obdecho)
+    if not server_has_oss:
+        server.devices = [device for device in server.devices if device['type'] != 'ost']
+    return TwoNodes(client, server)
+
+
+def make_network_survey(nodes, tmp_path, **options):
+    state = NodeState(str(tmp_path / 'work'))
+    nodes.client.node_state = state
+    options.setdefault('size_mib', 16)
+    raw = RawSink()
+    server_runner = obdfilter.RemoteRunner(nodes, SSH, SERVER)
+    survey = obdfilter.NetworkSurvey(nodes, SERVER, SERVER + '@tcp', node_state=state, run_id='run-1', raw=raw,
+                                     clock=nodes.clock, host='client1', server_runner=server_runner, **options)
+    return survey, state, raw
+
+
+def gbrw(thr, count, mode, objspec):
+    return ['lctl', '--threads', str(thr), '-1', 'echotmp_ecc', 'test_brw', str(count), mode, 'q', '256', objspec,
+            'g256']
+
+
+def test_network_case_sets_up_both_nodes_as_the_iokit_does_and_undoes_it_all(tmp_path):
+    nodes = network_nodes()
+    survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=2, nobjhi=1, tests=['write', 'read'])
+    records = list(survey.run())
+    sync = ['lctl', 'set_param', '-n', 'osd*.*.force_sync', '1']
+    assert nodes.actions() == [
+        ('server', ['lctl', 'attach', 'obdecho', 'echo_srv', 'echo_srv_UUID']),
+        ('server', ['lctl', '--device', 'echo_srv', 'setup']),
+        ('client', ['modprobe', 'obdecho']),
+        ('client', ['lctl', 'add_uuid', 'echo_UUID', '192.168.1.21@tcp']),
+        ('client', ['lctl', 'attach', 'osc', 'echotmp', 'echotmp_UUID']),
+        ('client', ['lctl', '--device', 'echotmp', 'setup', 'echo_srv_UUID', 'echo_UUID']),
+        ('client', ['lctl', 'attach', 'echo_client', 'echotmp_ecc', 'echotmp_ecc_UUID']),
+        ('client', ['lctl', '--device', 'echotmp_ecc', 'setup', 'echotmp']),
+        ('client', ['lctl', '--device', 'echotmp_ecc', 'create', '1']),
+        ('client', sync), ('client', gbrw(1, 16, 'wx', '1t0x2')),
+        ('client', sync), ('client', gbrw(1, 16, 'rx', '1t0x2')),
+        ('client', ['lctl', '--device', 'echotmp_ecc', 'destroy', '0x2', '1']),
+        ('client', ['lctl', '--device', 'echotmp_ecc', 'create', '1']),
+        ('client', sync), ('client', gbrw(2, 8, 'wx', '2t0x3')),
+        ('client', sync), ('client', gbrw(2, 8, 'rx', '2t0x3')),
+        ('client', ['lctl', '--device', 'echotmp_ecc', 'destroy', '0x3', '1']),
+        ('client', ['lctl', '--device', 'echotmp_ecc', 'cleanup']),
+        ('client', ['lctl', '--device', 'echotmp_ecc', 'detach']),
+        ('client', ['rmmod', 'obdecho']),
+        ('client', ['lctl', '--device', 'echotmp', 'cleanup']),
+        ('client', ['lctl', '--device', 'echotmp', 'detach']),
+        ('client', ['lctl', 'del_uuid', 'echo_UUID']),
+        ('server', ['lctl', '--device', 'echo_srv', 'cleanup']),
+        ('server', ['lctl', '--device', 'echo_srv', 'detach']),
+    ]
+    assert [(r['case'], r['ost'], r['obj'], r['thr'], r['targets']) for r in records] == [
+        ('network', 1, 1, 1, [SERVER]), ('network', 1, 1, 2, [SERVER])]
+    assert records[0]['tests']['write']['status'] == 'ok' and list(records[0]['per_ost']) == [SERVER]
+    assert survey.errors == [] and survey.aborted is None
+    # the server's own devices and module are as they were; nothing of ours is left on the client
+    assert [d['name'] for d in nodes.server.devices] == ['MGC192.168.1.10@tcp', 'OSS', OSTS[0], OSTS[1]]
+    assert nodes.server.obdecho_loaded and nodes.client.uuids == {}
+    assert [d['name'] for d in nodes.client.devices] == ['MGC192.168.1.10@tcp']
+    assert state.read()['echo_clients'] == [] and state.read()['modules'] == []
+    assert 'Obdfilter-survey for case=network from client1' in raw.summary_text
+    assert len(parse_obdfilter_survey(raw.summary_text)) == 2
+
+
+def test_network_case_makes_the_oss_service_and_loads_obdecho_on_a_bare_server_then_removes_them(tmp_path):
+    nodes = network_nodes(server_has_oss=False, server_obdecho=False)
+    survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=1, nobjhi=1, tests=['write'])
+    list(survey.run())
+    server = [argv for side, argv in nodes.actions() if side == 'server']
+    assert server == [
+        ['modprobe', 'obdecho'],
+        ['lctl', 'attach', 'obdecho', 'echo_srv', 'echo_srv_UUID'], ['lctl', '--device', 'echo_srv', 'setup'],
+        ['lctl', 'attach', 'ost', 'OSS', 'OSS_UUID'], ['lctl', '--device', 'OSS', 'setup'],
+        ['lctl', '--device', 'OSS', 'cleanup'], ['lctl', '--device', 'OSS', 'detach'],
+        ['lctl', '--device', 'echo_srv', 'cleanup'], ['lctl', '--device', 'echo_srv', 'detach'],
+        ['rmmod', 'obdecho'],
+    ]
+    assert survey.errors == [] and not nodes.server.obdecho_loaded
+    assert not any(d['type'] in ('obdecho', 'ost') for d in nodes.server.devices)
+
+
+def test_network_case_uses_an_up_echo_server_of_another_client_and_leaves_it(tmp_path):
+    nodes = network_nodes()
+    nodes.server.devices.append({'index': 9, 'status': 'UP', 'type': 'obdecho', 'name': 'echo_srv',
+                                 'uuid': 'echo_srv_UUID'})
+    survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=1, nobjhi=1, tests=['write'])
+    list(survey.run())
+    assert [argv for side, argv in nodes.actions() if side == 'server'] == []
+    assert survey.server_reused == ['echo_srv'] and survey.errors == []
+    assert nodes.server.find('echo_srv')['status'] == 'UP'
+
+
+def test_network_case_refuses_a_leftover_echotmp_before_touching_either_node(tmp_path):
+    nodes = network_nodes()
+    nodes.client.devices.append({'index': 5, 'status': 'UP', 'type': 'osc', 'name': 'echotmp',
+                                 'uuid': 'echotmp_UUID'})
+    survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=1, nobjhi=1, tests=['write'])
+    assert list(survey.run()) == []
+    assert nodes.actions() == []
+    assert survey.aborted == 'setup failed'
+    assert 'osc device echotmp already exists' in survey.errors[0]['message']
+    assert 'playbooks/cleanup.yml' in survey.errors[0]['message']
+
+
+def test_network_case_undoes_the_server_side_when_the_client_side_fails(tmp_path):
+    nodes = network_nodes()
+    original = nodes.client.answer
+
+    def refuse_osc(argv):
+        if argv[:3] == ['lctl', '--device', 'echotmp'] and argv[3:4] == ['setup']:
+            return 1, '', 'setup: echotmp: Connection refused\n'
+        return original(argv)
+    nodes.client.answer = refuse_osc
+    survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=1, nobjhi=1, tests=['write'])
+    assert list(survey.run()) == []
+    assert 'cannot connect an osc to the echo server 192.168.1.21 (192.168.1.21@tcp)' in survey.errors[0]['message']
+    assert nodes.server.find('echo_srv') is None and nodes.client.find('echotmp') is None
+    assert nodes.client.uuids == {} and not nodes.client.obdecho_loaded
+
+
+def test_network_case_einval_of_the_removed_kbrw_path_is_an_error_per_point(tmp_path):
+    nodes = network_nodes()
+    nodes.client.brw['echotmp'] = lambda argv: (1, '', 'error: test_brw: Invalid argument\n')
+    survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=1, nobjhi=1, tests=['write'])
+    [record] = list(survey.run())
+    assert record['tests']['write']['status'] == 'error'
+    assert 'Invalid argument' in survey.errors[0]['message']
+
+
+def test_network_plan_lists_the_setup_of_both_nodes(tmp_path):
+    nodes = network_nodes()
+    survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=1, nobjhi=1, tests=['write', 'read'])
+    setup = survey.setup_commands()
+    assert setup['server'][1] == SSH + [SERVER, 'env LANG=C LC_ALL=C lctl attach obdecho echo_srv echo_srv_UUID']
+    assert setup['client'][3] == ['lctl', '--device', 'echotmp', 'setup', 'echo_srv_UUID', 'echo_UUID']
+    assert survey.totals_per_ost() == {SERVER: {
+        'bytes_written': 16 * 1024 * 1024, 'bytes_read': 16 * 1024 * 1024, 'objects_created': 1,
+        'max_objects_at_once': 1, 'max_bytes_at_once': 16 * 1024 * 1024, 'stored_on_server': False}}
+    assert nodes.log == []
+
+
+@pytest.mark.parametrize('server, nid', [
+    ('10.0.0.5', '10.0.0.5@tcp'),
+    ('10.0.0.5@o2ib1', '10.0.0.5@o2ib1'),
+    ('oss7', '10.9.8.7@tcp'),
+])
+def test_network_peer_gives_the_ssh_host_and_the_nid(server, nid):
+    host, got = obdfilter.network_peer(server, resolve=lambda name: {'oss7': '10.9.8.7'}[name])
+    assert got == nid and host == server.split('@')[0]
+
+
+def test_network_peer_that_does_not_resolve_names_targets():
+    def fail(name):
+        raise OSError('Name or service not known')
+    with pytest.raises(obdfilter.EngineError, match='^targets: the server nowhere does not resolve'):
+        obdfilter.network_peer('nowhere', resolve=fail)
+
+
+def test_remote_runner_quotes_each_word_and_runs_locally_without_a_shell():
+    seen = []
+
+    class Recorder:
+        def run(self, argv, env=None, cwd=None):
+            seen.append(argv)
+    obdfilter.RemoteRunner(Recorder(), ['ssh'], 'oss1').run(['lctl', 'set_param', "a b'c"])
+    obdfilter.RemoteRunner(Recorder(), [], 'oss1').run(['lctl', 'dl'])
+    assert seen[0][:2] == ['ssh', 'oss1'] and shlex.split(seen[0][2]) == [
+        'env', 'LANG=C', 'LC_ALL=C', 'lctl', 'set_param', "a b'c"]
+    assert seen[1] == ['lctl', 'dl']
+
+
+def test_mounted_client_oscs_leave_the_mdt_ones_out():
+    devices = [{'type': 'osc', 'status': 'UP', 'name': 'testfs-OST0000-osc-ffff8800'},
+               {'type': 'osc', 'status': 'UP', 'name': 'testfs-OST0000-osc-MDT0000'},
+               {'type': 'osc', 'status': 'AT', 'name': 'testfs-OST0001-osc-ffff8800'}]
+    assert obdfilter.mounted_client_oscs(devices) == ['testfs-OST0000-osc-ffff8800']
