@@ -2,6 +2,8 @@
 #   make demo   - the main job on the embedded default (inventories/demo)
 #   make test   - every quality gate (what .ci/run runs)
 #   make setup  - only prepare .venv (pinned toolchain, collections, apt packages); quick when nothing changed
+#   make docs   - the collection's documentation site in .build/docsite/build/html
+#   make ee-context - the execution environment's build context in .build/ee/context (no container engine)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -11,18 +13,20 @@ COLLECTIONS := $(VENV)/collections
 # The all-in-one `ansible` package on PyPI carries the community collections (Galaxy is unreachable here).
 ANSIBLE_BUNDLE_VERSION := 14.5.0
 DEPENDENCY_COLLECTIONS := community.general ansible.posix containers.podman
+# awx.awx left that package after Ansible 5; its last copy there lints and syntax-checks playbooks/awx-configure.yml.
+AWX_COLLECTION_BUNDLE_VERSION := 5.10.0
 # ansible-core 2.21 needs Python >= 3.12 on the controller.
 CONTROLLER_PYTHON ?= $(shell ls -d $$HOME/.pyenv/versions/3.12.*/bin/python 2>/dev/null | sort -V | tail -n 1 || true)
 ifeq ($(CONTROLLER_PYTHON),)
 CONTROLLER_PYTHON := $(shell command -v python3.12 || true)
 endif
 
-.PHONY: help setup demo test lint sanity units clean distclean
+.PHONY: help setup demo test lint sanity units docs ee-context clean distclean
 
 help:
-	@sed -n '2,5p' Makefile | sed 's/^# //'
+	@sed -n '2,6p' Makefile | sed 's/^# //'
 
-setup: $(STAMPS)/python $(STAMPS)/collections $(STAMPS)/ansible-test-offline $(STAMPS)/apt $(STAMPS)/simulator
+setup: $(STAMPS)/python $(STAMPS)/collections $(STAMPS)/awx-collection $(STAMPS)/ansible-test-offline $(STAMPS)/apt $(STAMPS)/simulator
 
 $(STAMPS)/python: requirements-dev.txt
 	@test -n "$(CONTROLLER_PYTHON)" || { echo "make: no Python 3.12 found (pyenv install 3.12, or set CONTROLLER_PYTHON=/path/to/python3.12)"; exit 1; }
@@ -33,6 +37,11 @@ $(STAMPS)/python: requirements-dev.txt
 $(STAMPS)/collections: $(STAMPS)/python Makefile
 	$(VENV)/bin/python tests/tools/install_collections.py --ansible-version $(ANSIBLE_BUNDLE_VERSION) \
 	    --dest $(COLLECTIONS) --cache $(VENV)/cache --checkout . $(DEPENDENCY_COLLECTIONS)
+	@touch $@
+
+$(STAMPS)/awx-collection: $(STAMPS)/collections
+	$(VENV)/bin/python tests/awx/install_awx_collection.py --ansible-version $(AWX_COLLECTION_BUNDLE_VERSION) \
+	    --dest $(COLLECTIONS) --cache $(VENV)/cache
 	@touch $@
 
 $(STAMPS)/ansible-test-offline: $(STAMPS)/python
@@ -60,6 +69,14 @@ test: setup
 
 lint sanity units: setup
 	$(VENV)/bin/python tests/tools/run_test_suite.py --only $@
+
+docs: setup
+	$(VENV)/bin/python tests/tools/run_test_suite.py --only docsite
+
+ee-context: setup
+	rm -rf .build/ee
+	$(VENV)/bin/ansible-galaxy collection build --output-path .build/ee/dist
+	$(VENV)/bin/ansible-builder create -f execution-environment.yml --context .build/ee/context
 
 clean:
 	rm -rf .build tests/output iokit-results
