@@ -23,7 +23,7 @@ description:
     reads the server counters C(obdfilter.*.stats), C(ost.OSS.*.stats), C(mdt.*.md_stats), C(mds.MDS.*.stats)
     and C(ldlm.services.*.stats); V(client) reads C(osc.*.stats), C(llite.*.stats) and C(mdc.*.md_stats)."
   - A Lustre collector with interval 0 takes a snapshot with C(lctl get_param) at start and at stop; with N it
-    also samples every N seconds. Collectors whose tool or parameters the node lacks are skipped (RV(skipped)),
+    also samples every N seconds. Collectors whose tool or parameters the node lacks are skipped (RV(skipped_collectors)),
     so one task serves OSS, MDS and client nodes alike.
   - Unlike the I/O kit, no statistics are reset; every figure is the difference between the start and the end
     snapshot, so the disk I/O size histogram of C(brw_stats) is that of exactly what ran in between. A count
@@ -163,7 +163,7 @@ samplers:
   returned: always
   type: list
   elements: dict
-skipped:
+skipped_collectors:
   description: Collectors not started, each mapped to the reason (tool not installed, no such parameters).
   returned: always
   type: dict
@@ -198,7 +198,7 @@ status:
   returned: when RV(collected) is true
   type: str
 parameters:
-  description: The collectors and intervals of the run.
+  description: The collectors asked for when the run started (C(collectors)), their C(intervals) and C(max_duration_s).
   returned: when RV(collected) is true
   type: dict
 envelope:
@@ -208,7 +208,7 @@ envelope:
   returned: when RV(collected) is true
   type: dict
 duration_s:
-  description: Seconds this call ran.
+  description: Seconds from the start to the stop of the statistics (the envelope's C(started) and C(finished)).
   returned: when RV(collected) is true
   type: float
 records:
@@ -229,7 +229,7 @@ errors:
   type: list
   elements: dict
 environment:
-  description: C(collectors) (what ran, with pids and parameters), C(skipped), C(stats_dir), C(started) and C(stopped) (epoch seconds).
+  description: C(collectors) (what ran, with pids and parameters), C(skipped_collectors), C(stats_dir) and C(kernel).
   returned: when RV(collected) is true
   type: dict
 raw_output:
@@ -311,12 +311,12 @@ def main():
             if params['state'] == 'started':
                 if running:
                     module.exit_json(changed=False, samplers=sampler_list(manifest['collectors']),
-                                     skipped=manifest.get('skipped', {}), **base)
+                                     skipped_collectors=manifest.get('skipped', {}), **base)
                 plan = collection.plan(params['collectors'], intervals, params['max_duration_s'])
-                module.exit_json(changed=True, samplers=sampler_list(plan['collectors']), skipped=plan['skipped'],
-                                 **base)
+                module.exit_json(changed=True, samplers=sampler_list(plan['collectors']),
+                                 skipped_collectors=plan['skipped'], **base)
             samplers = sampler_list(manifest['collectors']) if running else []
-            module.exit_json(changed=running, samplers=samplers, skipped={}, stopped=[],
+            module.exit_json(changed=running, samplers=samplers, skipped_collectors={}, stopped=[],
                              collected=False, **base)
 
         if params['state'] == 'started':
@@ -324,18 +324,15 @@ def main():
             for problem in outcome['manifest'].get('errors', []):
                 module.warn(problem)
             module.exit_json(changed=outcome['changed'], samplers=sampler_list(outcome['manifest']['collectors']),
-                             skipped=outcome['manifest'].get('skipped', {}), **base)
+                             skipped_collectors=outcome['manifest'].get('skipped', {}), **base)
 
         if params['state'] == 'stopped':
             outcome = collection.stop()
             found = outcome['manifest']
             module.exit_json(changed=outcome['changed'], stopped=outcome['stopped'],
                              samplers=sampler_list(found['collectors']) if found else [],
-                             skipped=found.get('skipped', {}) if found else {}, **base)
+                             skipped_collectors=found.get('skipped', {}) if found else {}, **base)
 
-        builder = results.EnvelopeBuilder(run_id, host, stats_collect.SURVEY, 'native',
-                                          dict(collectors=params['collectors'], intervals=intervals,
-                                               max_duration_s=params['max_duration_s']))
         records, errors, info = collection.collect()
     except (stats_collect.StatsError, NodeStateError) as exc:
         module.fail_json(msg=str(exc), **base)
@@ -343,21 +340,29 @@ def main():
         module.fail_json(msg='workdir: cannot use %s: %s' % (collection.directory, exc), **base)
 
     if not info['collected']:
-        module.exit_json(changed=False, collected=False, samplers=[], skipped={}, stopped=[], msg=info['reason'],
-                         **base)
+        module.exit_json(changed=False, collected=False, samplers=[], skipped_collectors={}, stopped=[],
+                         msg=info['reason'], **base)
+    manifest = collection.read_manifest()
+    # The envelope's times are those of the collection (start to stop), not of this call: the statistics
+    # cover that span, and collecting twice gives the same envelope.
+    builder = results.EnvelopeBuilder(run_id, host, stats_collect.SURVEY, 'native',
+                                      dict(collectors=manifest.get('requested', sorted(manifest['collectors'])),
+                                           intervals=dict((name, entry['interval_s'])
+                                                          for name, entry in manifest['collectors'].items()),
+                                           max_duration_s=manifest['max_duration_s']),
+                                      now=info['started'])
     for record in records:
         builder.add_record(record)
     for message in errors:
         builder.add_error(message)
     if not records:
         builder.mark_nothing_to_do()
-    builder.set_environment(collectors=info['collectors'], skipped=info['skipped'], stats_dir=collection.directory,
-                            kernel=os.uname()[2])
-    builder.set_environment({'started': info['started'], 'stopped': info['stopped']})
+    builder.set_environment(collectors=info['collectors'], skipped_collectors=info['skipped'],
+                            stats_dir=collection.directory, kernel=os.uname()[2])
     builder.set_raw_output(info['manifest'])
-    envelope = builder.finish()
-    module.exit_json(changed=bool(info['stopped_now']), collected=True, stopped=info['stopped_now'],
-                     samplers=sampler_list(info['collectors']), skipped=info['skipped'],
+    envelope = builder.finish(now=max(info['stopped'], info['started']))
+    module.exit_json(changed=info['changed'], collected=True, stopped=info['stopped_now'],
+                     samplers=sampler_list(info['collectors']), skipped_collectors=info['skipped'],
                      raw_files=info['files'], stats_dir=collection.directory, **module_result(envelope))
 
 

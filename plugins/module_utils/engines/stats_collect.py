@@ -599,7 +599,8 @@ class StatsCollection:
             if name.startswith(FILE_PREFIX):
                 os.unlink(self._path(name))
         manifest = {'schema': MANIFEST_SCHEMA, 'run_id': self.run_id, 'host': self.host, 'started': self.clock(),
-                    'stopped': None, 'max_duration_s': max_duration_s, 'collectors': plan['collectors'],
+                    'stopped': None, 'max_duration_s': max_duration_s, 'requested': list(collectors),
+                    'collectors': plan['collectors'],
                     'skipped': plan['skipped'], 'errors': []}
         # Written before anything starts, and again after each sampler: a killed module leaves a manifest
         # that names every sampler it started.
@@ -758,7 +759,7 @@ class StatsCollection:
                 found, problems = self._counter_records(name, entry)
                 records.extend(found)
                 errors.extend(problems)
-        info = {'collected': True, 'stopped_now': stop['stopped'], 'files': files, 'manifest': self.manifest_path,
+        info = {'collected': True, 'changed': stop['changed'], 'stopped_now': stop['stopped'], 'files': files, 'manifest': self.manifest_path,
                 'skipped': manifest.get('skipped', {}), 'started': manifest['started'], 'stopped': manifest['stopped'],
                 'collectors': dict((name, dict((key, value) for key, value in entry.items() if key != 'argv'))
                                    for name, entry in _ordered(manifest['collectors']))}

@@ -1,0 +1,157 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""playbooks/stats-collect.yml (start, then collect) around real echo I/O on a simulated Lustre node.
+
+    .venv/bin/python -m pytest tests/playbooks/test_stats_collect.py -q -p no:cacheprovider
+
+The I/O between start and collect is known exactly (64 writes of 1 MiB on OST0000), so the stored
+brw_stats delta must show exactly that, and nothing on the other OST.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import is_same_process
+from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+
+VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
+LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
+ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
+RUN_ID = 'stats-pb-1'
+WRITES = 64
+
+pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK)
+                                or shutil.which('vmstat') is None,
+                                reason='needs the checkout venv (make setup) with lustre-sim, and vmstat')
+
+INVENTORY = '''
+all:
+  hosts:
+    localhost:
+      ansible_connection: local
+      ansible_python_interpreter: {python}
+'''
+
+
+class Node:
+    def __init__(self, base):
+        self.root = os.path.join(base, 'node')
+        self.results = os.path.join(base, 'results')
+        self.workdir = os.path.join(base, 'work')
+        self.inventory = os.path.join(base, 'inventory.yml')
+        self.env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
+                        ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
+                        PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
+
+    def run(self, *argv, check=True):
+        return subprocess.run(list(argv), env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, check=check)
+
+    def playbook(self, action):
+        return subprocess.run(
+            [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', 'stats_collect_action=%s' % action,
+             '-e', 'iokit_run_id=%s' % RUN_ID, '-e', 'iokit_results_dir=%s' % self.results,
+             '-e', 'iokit_workdir=%s' % self.workdir, os.path.join(ROOT, 'playbooks', 'stats-collect.yml')],
+            cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+            check=False)
+
+    def node_state(self):
+        with open(os.path.join(self.workdir, 'node-state.json'), encoding='utf-8') as handle:
+            return json.load(handle)
+
+    def echo_writes(self, target, count):
+        """``count`` writes of 1 MiB (256 pages) on ``target`` through an echo client, then remove it."""
+        self.run('lctl', 'attach', 'echo_client', 'stats_ecc', 'stats_ecc_UUID')
+        self.run('lctl', '--device', 'stats_ecc', 'setup', target)
+        created = self.run('lctl', '--device', 'stats_ecc', 'create', '1').stdout
+        object_id = created.split()[-1]
+        self.run('lctl', '--device', 'stats_ecc', 'test_brw', str(count), 'w', 'v', '256', object_id)
+        self.run('lctl', '--device', 'stats_ecc', 'destroy', object_id)
+        self.run('lctl', '--device', 'stats_ecc', 'cleanup')
+        self.run('lctl', '--device', 'stats_ecc', 'detach')
+
+
+@pytest.fixture(scope='module')
+def node(tmp_path_factory):
+    made = Node(str(tmp_path_factory.mktemp('stats-collect')))
+    subprocess.run([LUSTRE_SIM, 'init', '--root', made.root, '--osts', '2', '--mdts', '1', '--ost-size-mib', '128',
+                    '--force'], check=True, stdout=subprocess.DEVNULL)
+    # Somebody else's vmstat on the node: stopping our samplers must leave it running.
+    made.decoy = subprocess.Popen(['vmstat', '1', '600'], stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        with open(made.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(INVENTORY.format(python=sys.executable))
+        made.run('modprobe', 'obdecho')
+        made.start = made.playbook('start')
+        made.samplers = [entry for entry in made.node_state()['processes'] if entry.get('survey') == 'stats_collect']
+        made.alive_after_start = [is_same_process(entry) for entry in made.samplers]
+        made.echo_writes('testfs-OST0000', WRITES)
+        time.sleep(2.5)  # a few vmstat reports
+        made.collect = made.playbook('collect')
+        made.first_envelope = envelope(made) if made.collect.returncode == 0 else None
+        made.collect_again = made.playbook('collect')
+        yield made
+    finally:
+        made.decoy.send_signal(signal.SIGKILL)
+        made.decoy.wait()
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+
+
+def envelope(node):
+    return read_envelope(envelope_path(node.results, RUN_ID, 'localhost', 'stats_collect'))
+
+
+def test_start_runs_the_samplers_and_records_them(node):
+    assert node.start.returncode == 0, node.start.stdout[-6000:]
+    assert 'stop and collect: -e stats_collect_action=collect -e iokit_run_id=%s' % RUN_ID in node.start.stdout
+    assert [entry['sampler'] for entry in node.samplers] == ['vmstat']
+    assert node.alive_after_start == [True]
+
+
+def test_collect_stores_the_histogram_of_exactly_the_io_between(node):
+    assert node.collect.returncode == 0, node.collect.stdout[-6000:]
+    stored = envelope(node)
+    assert (stored['survey'], stored['run_id'], stored['status']) == ('stats_collect', RUN_ID, 'ok')
+    brw = dict((record['target'], record) for record in stored['records'] if record['collector'] == 'brw')
+    assert sorted(brw) == ['testfs-MDT0000', 'testfs-OST0000', 'testfs-OST0001']
+    assert brw['testfs-OST0000']['histograms']['disk I/O size'] == [
+        {'bucket': '1M', 'read': {'count': 0, 'pct': 0, 'cum_pct': 0},
+         'write': {'count': WRITES, 'pct': 100, 'cum_pct': 100}}]
+    assert brw['testfs-OST0000']['histograms']['pages per bulk r/w'][0]['bucket'] == '256'
+    assert all(rows == [] for rows in brw['testfs-OST0001']['histograms'].values())
+    counters = dict((record['param'], record['counters']) for record in stored['records']
+                    if record['collector'] == 'service')
+    assert counters['obdfilter.testfs-OST0000.stats']['write_bytes'] == {
+        'count': WRITES, 'sum': WRITES * 1048576, 'unit': 'bytes'}
+    assert counters['obdfilter.testfs-OST0001.stats'] == {}
+    vmstat = [record for record in stored['records'] if record['collector'] == 'vmstat'][0]
+    assert vmstat['summary']['samples'] >= 2
+    assert all(0 <= sample['wa'] <= 100 and sample['time'] for sample in vmstat['samples'])
+    assert 'testfs-OST0000 disk I/Os by size (read/write): 1M 0/%d' % WRITES in node.collect.stdout
+    stored_files = os.listdir(os.path.join(node.results, RUN_ID, 'localhost'))
+    assert {'stats-brw.start', 'stats-brw.end', 'stats-vmstat.out'} <= set(stored_files)
+
+
+def test_no_sampler_is_left_and_only_ours_were_stopped(node):
+    assert all(not is_same_process(entry) for entry in node.samplers)
+    assert [entry for entry in node.node_state()['processes'] if entry.get('survey') == 'stats_collect'] == []
+    assert node.decoy.poll() is None
+
+
+def test_a_second_collect_stores_the_same_result_without_change(node):
+    assert node.collect_again.returncode == 0, node.collect_again.stdout[-6000:]
+    assert 'changed=0' in node.collect_again.stdout
+    assert envelope(node) == node.first_envelope
