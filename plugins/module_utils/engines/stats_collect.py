@@ -574,9 +574,9 @@ class StatsCollection:
         stamp = self.clock()
         result = self.runner.run([self.lctl, 'get_param'] + list(params))
         text = result.stdout if result.stdout.endswith('\n') or not result.stdout else result.stdout + '\n'
+        rc = result.rc if result.rc is not None else -1
         with open(self._path(filename), 'w') as handle:
-            handle.write('%s %.6f rc=%d\n%s%s\n' % (SAMPLE_MARK, stamp, result.rc if result.rc is not None else -1,
-                                                     text, SAMPLE_END))
+            handle.write('%s %.6f rc=%d\n%s%s\n' % (SAMPLE_MARK, stamp, rc, text, SAMPLE_END))
         if result.rc != 0:
             return '%s get_param %s: %s' % (self.lctl, ' '.join(params),
                                             (result.stderr or 'exit status %s' % result.rc).strip())

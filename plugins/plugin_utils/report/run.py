@@ -32,6 +32,7 @@ import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, charts, compare, criteria
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import stats as stats_section
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import EXTRACTORS, POINT_KEYS, Sample, envelope_samples
 
 REPORT_FILES = {'samples': 'report.json', 'csv': 'results.csv', 'analysis': 'analysis.json', 'markdown': 'summary.md',
@@ -148,7 +149,9 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
         'unreadable': run.unreadable,
         'missing': missing,
         'partial': [item for item in run.envelopes if item['status'] != results.STATUS_OK],
-        'unsupported': sorted({item['survey'] for item in run.envelopes if not item['supported']}),
+        'unsupported': sorted({item['survey'] for item in run.envelopes
+                               if not item['supported'] and item['survey'] != stats_section.SURVEY}),
+        'stats': stats_section.stats_section(run.run_dir, run.envelopes, opts['host_charts_max_hosts']),
         'peaks': peaks,
         'subject_tables': _subject_tables(peaks, outliers),
         'metric_summary': _metric_summary(peaks),
