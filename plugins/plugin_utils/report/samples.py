@@ -205,10 +205,24 @@ def _extract_ost(record: dict, ctx: dict) -> t.Iterator[tuple]:
 def _extract_lnet(record: dict, ctx: dict) -> t.Iterator[tuple]:
     mode = record.get('mode')
     point = make_point({'mode': mode})
+    # A record of a split (each server or client alone) is about that node, not the whole fleet: the same mode
+    # of another pair is another subject, not a repeat.
+    target = None
+    if record.get('split') == 'each_server':
+        target = _single_name(record, 'servers')
+    elif record.get('split') == 'each_client':
+        target = _single_name(record, 'clients')
+    if record.get('complete') is False:
+        ctx['problems'].append('%s%s: %s' % (mode, ' on %s' % target if target else '', record.get('error') or 'incomplete'))
+        return
     for test in ('read', 'write'):
         value = record.get('%s_mib_s' % test)
         if _is_number(value):
-            yield test, UNIT_MIB_S, None, point, float(value), 'ok', record.get('iteration')
+            yield test, UNIT_MIB_S, target, point, float(value), 'ok', record.get('iteration')
+    for role, key in (('server', 'server_errors'), ('client', 'client_errors')):
+        if _is_number(record.get(key)) and record[key] > 0:
+            ctx['problems'].append('%s%s: %d %s node(s) with LNet errors' % (
+                mode, ' on %s' % target if target else '', record[key], role))
 
 
 def _extract_mdtest(record: dict, ctx: dict) -> t.Iterator[tuple]:
