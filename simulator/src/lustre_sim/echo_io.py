@@ -7,6 +7,7 @@ kernel paths of ``lustre/obdecho/echo_client.c`` and the OFD.
 """
 
 import errno
+import fcntl
 import getopt
 import os
 import struct
@@ -15,6 +16,7 @@ import time
 from .lctl_commands import (CMD_HELP, BAD_VERBOSE, LctlError, be_verbose, c_strtol,
                             c_strtol_prefix, get_verbose, strerror)
 from .lctl_stats import StatsRecorder
+from .lnet_model import LinkModel
 from .node import parse_version
 
 OBIF_MAX_OID = (1 << 32) - 1
@@ -49,15 +51,68 @@ def ost_of(session, device):
     return target
 
 
+# obdfilter-survey case=network: the osc's server is an obdecho device, which stores nothing.
+ECHO_SERVER_KIND = "echo_server"
+
+
+def network_echo_target(session, device, name):
+    """The obdecho server behind an osc echo client, when it is not an OST of this node.
+
+    The osc must have been set up as ``setup <server>_UUID <peer uuid>`` with the peer UUID given a NID by
+    ``add_uuid`` (what obdfilter-survey's network case does); the server may be another node, so all the
+    simulator knows of it is that NID, whose LNet link (``lnet.link_mib_s``/``per_nid``) limits the rate.
+    """
+    if device.get("target_type") != "osc":
+        return None
+    osc = next((d for d in session.devices() if d["name"] == device.get("target")), None)
+    args = (osc or {}).get("setup_args") or []
+    if len(args) < 2:
+        return None
+    nid = session.node.read_state("uuids").get(args[1])
+    if nid is None:
+        return None
+    return {"name": name, "kind": ECHO_SERVER_KIND, "nid": nid, "path": None}
+
+
 def ost_echo_device(session):
     device = session.ioctl_device()
     if device.get("layer") == "mdd":
         raise LctlError(errno.EINVAL)
     name = ost_of(session, device)
     target = session.node.target(name)
+    if target is None:
+        target = network_echo_target(session, device, name)
+        if target is not None:
+            return device, target
     if target is None or target["kind"] != "ost":
         raise LctlError(errno.ENODEV)
     return device, target
+
+
+def reserve_link(node, nid, nbytes):
+    """Share the peer NID's link among every thread sending to it (as ``Node.reserve_bandwidth`` does for
+    an OST): each transfer books the next free slot of the link's time line and sleeps until it ends."""
+    mib_s = LinkModel(node.config).link(nid)
+    if not mib_s:
+        return
+    path = os.path.join(node.state_dir, "link-%s" % nid.replace("/", "_"))
+    with open(path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        now = time.time()
+        try:
+            busy_until = float(handle.read().strip())
+        except ValueError:
+            busy_until = now
+        end = max(now, busy_until) + nbytes / (mib_s * 1048576.0)
+        handle.seek(0)
+        handle.truncate()
+        handle.write("%.6f" % end)
+        handle.flush()
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    delay = end - time.time()
+    if delay > 0:
+        time.sleep(delay)
 
 
 class FaultView:
@@ -142,6 +197,8 @@ def allocate_object(node, target):
         entry = objects.setdefault(target["name"], {"next_id": 2})
         objid = entry["next_id"]
         entry["next_id"] = objid + 1
+    if target["kind"] == ECHO_SERVER_KIND:
+        return objid
     path = object_path(target["path"], objid)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     try:
@@ -188,7 +245,8 @@ def destroy(session, argv):
         try:
             device, target = ost_echo_device(session)
             try:
-                os.unlink(object_path(target["path"], objid))
+                if target["kind"] != ECHO_SERVER_KIND:
+                    os.unlink(object_path(target["path"], objid))
             except OSError as error:
                 raise LctlError(error.errno)
         except LctlError as error:
@@ -369,6 +427,12 @@ class BrwWorker:
             raise LctlError(errno.EINVAL)
         self.faults = FaultView(node, self.target["name"])
         self.recorder = StatsRecorder(node)
+        self.fd = None
+        self.buffer = None
+        if self.target["kind"] == ECHO_SERVER_KIND:
+            # obdecho sinks writes and answers reads with zeroes: no object file, no capacity
+            self.path = None
+            return
         self.path = object_path(self.target["path"], objid)
         try:
             self.fd = os.open(self.path, os.O_RDWR if write else os.O_RDONLY)
@@ -401,6 +465,11 @@ class BrwWorker:
             raise LctlError(errno.ENOMEM)
         if self.faults.active("io_error", op):
             raise LctlError(errno.EIO)
+        if self.fd is None:
+            if not self.write and self.verify:
+                self.check(bytes(length), offset)
+            reserve_link(self.node, self.target["nid"], length)
+            return
         started = time.monotonic()
         map_seconds = None
         try:
@@ -429,7 +498,8 @@ class BrwWorker:
 
     def close(self):
         self.recorder.flush()
-        os.close(self.fd)
+        if self.fd is not None:
+            os.close(self.fd)
 
 
 # -- metadata tests -----------------------------------------------------------------------
