@@ -37,7 +37,7 @@ UNIT_OPS_S = 'ops/s'
 
 # Sweep-point keys in the order they are shown; "thr" last because it is the x axis.
 POINT_KEYS = ('case', 'mode', 'dev', 'ost', 'mdt', 'size_kib', 'rsz_kib', 'crg', 'obj', 'file', 'dir',
-              'stripe', 'tasks', 'thr')
+              'stripe', 'nodes', 'tasks_per_node', 'tasks', 'thr')
 _POINT_ORDER = {key: index for index, key in enumerate(POINT_KEYS)}
 
 
@@ -87,7 +87,8 @@ def make_point(values: dict) -> tuple:
 # What a label shows of a point: the swept parameters.  The rest (case, size, OST/LUN count) stays in
 # the point itself, in report.json and results.csv, where it is not repeated on every line of a table.
 _LABEL_FORMATS = {'mode': 'mode %s', 'rsz_kib': 'rsz %sK', 'crg': 'crg %s', 'obj': 'obj %s', 'dir': 'dir %s',
-                  'stripe': 'stripe %s', 'tasks': 'tasks %s', 'thr': 'thr %s'}
+                  'stripe': 'stripe %s', 'nodes': 'nodes %s', 'tasks_per_node': 'ppn %s', 'tasks': 'tasks %s',
+                  'thr': 'thr %s'}
 
 
 def point_label(point: tuple) -> str:
@@ -226,7 +227,9 @@ def _extract_lnet(record: dict, ctx: dict) -> t.Iterator[tuple]:
 
 
 def _extract_mdtest(record: dict, ctx: dict) -> t.Iterator[tuple]:
-    point = make_point({'tasks': record.get('tasks')})
+    # the sweep point of the mdtest module (nodes x tasks per node); a parsed mdtest text alone has only tasks
+    point = make_point({'nodes': record.get('nodes'), 'tasks_per_node': record.get('tasks_per_node'),
+                        'tasks': record.get('tasks')})
     summary = record.get('summary') if isinstance(record.get('summary'), dict) else {}
     for operation, stats in summary.items():
         value = stats.get('mean') if isinstance(stats, dict) else None
