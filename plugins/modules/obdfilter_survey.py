@@ -62,8 +62,12 @@ options:
         needs (LU-10994), so the module fails before touching anything with a message naming the installed
         version. Use the LNet self-test survey (M(lustre.iokit.lst_survey)) there. It also refuses a node with
         a mounted Lustre client (its C(osc) devices), as the I/O kit does.
-      - V(netdisk) was removed from the I/O kit in Lustre 2.15.6 (and the kernel path in 2.15.7); it is refused
-        with a message naming the installed version.
+      - V(netdisk) measures the OSTs from a client through the network: for each OST (O(targets) as
+        C([host:]ost), or every C(UP) osc of the mounted client with its NID from C(lctl dl -t)) an C(osc)
+        C(<ost>_osc) of its own is connected through C(add_uuid host_<i>_UUID <nid>) and an echo client
+        C(<ost>_osc_ecc) runs the sweep with C(g) batches on all OSTs at once; objects are created on the OSTs.
+        It runs on Lustre 2.15.5 and older only: the I/O kit dropped it in 2.15.6 (and the kernel path in
+        2.15.7, LU-10994), so newer versions are refused before anything is touched, naming the version.
     type: str
     choices: [disk, network, netdisk]
     default: disk
@@ -101,8 +105,8 @@ options:
     default: obdfilter-survey
   nettype:
     description:
-      - O(case=network) only. The LNet network type of the server's NID (the I/O kit's C(NETTYPE)), used when
-        O(targets) is an address or host name rather than a NID.
+      - O(case=network) and O(case=netdisk). The LNet network type of a NID made from an address or host name
+        in O(targets) (the I/O kit's C(NETTYPE)).
     type: str
     default: tcp
   server_shell:
@@ -258,7 +262,8 @@ plan:
       and C(max_bytes_at_once); C(skipped_points) lists the skipped points; C(estimated_duration_s) is null,
       as the duration cannot be known before measuring.
       - With O(case=network), C(per_ost) is keyed by the server (C(stored_on_server) false: obdecho keeps
-        nothing), and C(setup) lists the commands run on the C(server) and on this C(client) before the sweep.
+        nothing), and C(setup) lists the commands run on the C(server) and on this C(client) before the sweep;
+        with O(case=netdisk), C(setup) lists this C(client)'s commands.
   returned: always
   type: dict
 '''
@@ -274,6 +279,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_u
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lctl_dl import parse_lctl_dl
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
     common_option_problems,
@@ -435,6 +441,15 @@ def main():
         if params['case'] == obdfilter.CASE_NETWORK:
             survey = network_survey(runner, control_runner, targets[0], params, devices, sweep_options)
             builder.set_environment(server=survey.server, server_nid=survey.nid)
+        elif params['case'] == obdfilter.CASE_NETDISK:
+            try:
+                with_nids = parse_lctl_dl(lctl.run(['dl', '-t']).stdout)
+            except lctl_utils.LctlError as exc:
+                module.fail_json(msg='cannot list the Lustre devices with their NIDs (lctl dl -t): %s' % exc)
+            peers = obdfilter.netdisk_targets(with_nids, params['targets'], params['nettype'])
+            survey = obdfilter.NetdiskSurvey(runner, peers, params['size_mib'], **sweep_options)
+            targets = survey.targets
+            builder.set_environment(netdisk_nids=dict(peers))
         else:
             targets = obdfilter.select_targets(devices, params['targets'],
                                                local_names=('localhost', host, socket.gethostname()))
@@ -460,7 +475,7 @@ def main():
         'per_ost': survey.totals_per_ost(),
         'estimated_duration_s': None,
     }
-    if params['case'] == obdfilter.CASE_NETWORK:
+    if params['case'] in (obdfilter.CASE_NETWORK, obdfilter.CASE_NETDISK):
         plan['setup'] = survey.setup_commands()
     if module.check_mode:
         module.exit_json(changed=True, plan=plan, **module_result(builder.finish()))

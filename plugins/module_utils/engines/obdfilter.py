@@ -123,8 +123,7 @@ def case_problem(case, version_text):
     shown = version_text or 'unknown'
     if case == CASE_NETDISK:
         if version is not None and version <= LAST_NETDISK_VERSION:
-            return ('case: netdisk is not implemented by this module; Lustre %s still ships it in obdfilter-survey, '
-                    'so use engine: iokit, or case: disk on each OSS' % shown)
+            return None
         return ('case: netdisk was removed from obdfilter-survey in Lustre 2.15.6 (LU-10994) and this node runs '
                 'Lustre %s; survey the OSTs with case: disk on each OSS instead' % shown)
     if case == CASE_NETWORK:
@@ -927,6 +926,153 @@ class NetworkSurvey(ObdfilterSurvey):
             else:
                 more.append('unload %s on the server %s: %s' % (ECHO_MODULE, self.server,
                                                                 (result.stderr or result.stdout).strip()))
+        for problem in more:
+            self.errors.append({'point': None, 'message': problem})
+        return problems + more
+
+
+# --------------------------------------------------------------------------
+# case=netdisk (Lustre 2.15.5 and older)
+
+
+def netdisk_osc_name(ost):
+    return '%s_osc' % ost
+
+
+def netdisk_targets(devices, requested, nettype=DEFAULT_NETTYPE, resolve=socket.gethostbyname):
+    """``[(ost, nid)]`` for case=netdisk, as the I/O kit finds them.
+
+    Without ``requested``: every UP osc of the mounted client (``lctl dl -t``; the OST is the name before
+    ``-osc-``, the NID the connection's).  Otherwise ``[host:]ost`` items: ``host`` gives the NID, a bare
+    OST name takes it from the client's osc.  Raises EngineError naming ``targets``.
+    """
+    oscs = {}
+    for device in devices:
+        if device['type'] == 'osc' and device['status'] == 'UP' and '-osc-' in device['name'] \
+                and 'mdt' not in device['name'].lower():
+            oscs.setdefault(device['name'].split('-osc-')[0], device.get('nid'))
+    if not requested:
+        if not oscs:
+            raise EngineError('targets: case=netdisk found no UP osc device here (lctl dl -t); run it on a client '
+                              'with the file system mounted, or name the OSTs as host:ost')
+        missing = sorted(ost for ost, nid in oscs.items() if not nid)
+        if missing:
+            raise EngineError('targets: lctl dl -t shows no NID for the osc of %s; name them as host:ost'
+                              % ', '.join(missing))
+        return sorted(oscs.items())
+    chosen = []
+    problems = []
+    for item in requested:
+        host, separator, ost = item.rpartition(':')
+        if not ost or ost in [name for name, unused in chosen]:
+            problems.append('targets: %r is empty or listed twice' % item)
+        elif separator:
+            try:
+                chosen.append((ost, network_peer(host, nettype, resolve)[1]))
+            except EngineError as exc:
+                problems.append(str(exc))
+        elif oscs.get(ost):
+            chosen.append((ost, oscs[ost]))
+        else:
+            problems.append('targets: %s has no UP osc with a NID on this node (lctl dl -t lists %s); name it as '
+                            'host:%s' % (ost, ', '.join(sorted(oscs)) or 'none', ost))
+    if problems:
+        raise EngineError('; '.join(problems))
+    return chosen
+
+
+class NetdiskSurvey(ObdfilterSurvey):
+    """case=netdisk: echo clients over oscs of their own to the real OSTs, from a client (Lustre 2.15.5 and older).
+
+    As the I/O kit did it (facts section 4.8): one UUID per server NID (``add_uuid host_<i>_UUID <nid>``),
+    per OST an ``osc`` ``<ost>_osc`` set up against ``<ost>_UUID`` through it and an echo client
+    ``<ost>_osc_ecc`` on top; the sweep is case=disk's with ``g`` batches, all OSTs at once.  The objects
+    are created on the real OSTs, in the echo sequence.  Everything made is undone at the end.
+    """
+
+    def __init__(self, runner, peers, size_mib, **options):
+        options['case'] = CASE_NETDISK
+        ObdfilterSurvey.__init__(self, runner, [ost for ost, unused in peers], size_mib, **options)
+        self.peers = list(peers)
+        self.batch = BATCH_NETWORK
+        self.uuids = {}
+        for nid in [nid for unused, nid in self.peers]:
+            if nid not in self.uuids:
+                self.uuids[nid] = 'host_%d_UUID' % len(self.uuids)
+        self.made_oscs = []
+        self.added_uuids = []
+
+    def setup_commands(self):
+        """What setup runs here, for the check-mode plan: ``{'client': [argv...]}``."""
+        commands = [['modprobe', ECHO_MODULE, '(if not loaded)']]
+        commands += [['lctl', 'add_uuid', uuid, nid] for nid, uuid in self.uuids.items()]
+        for ost, nid in self.peers:
+            osc = netdisk_osc_name(ost)
+            commands += [['lctl', 'attach', 'osc', osc, osc + '_UUID'],
+                         ['lctl', '--device', osc, 'setup', ost + '_UUID', self.uuids[nid]],
+                         ['lctl', 'attach', 'echo_client', osc + '_ecc', osc + '_ecc_UUID'],
+                         ['lctl', '--device', osc + '_ecc', 'setup', osc]]
+        return {'client': commands}
+
+    def _fail(self, message):
+        self.errors.append({'point': None, 'message': message})
+        return False
+
+    def setup(self):
+        """Load obdecho, then the UUIDs, oscs and echo clients; False (and ``errors``) when it fails."""
+        try:
+            devices = self.lctl.devices()
+        except lctl_utils.LctlError as exc:
+            return self._fail('cannot list the Lustre devices: %s' % exc)
+        leftovers = [netdisk_osc_name(ost) for ost in self.targets
+                     if self.lctl.find(netdisk_osc_name(ost), devices) is not None]
+        if leftovers:
+            return self._fail('%s already exist on this node: another netdisk survey is running, or an earlier one '
+                              'was killed (remove them with lctl --device <name> cleanup, then detach)'
+                              % ', '.join(leftovers))
+        try:
+            self.loaded_obdecho = lctl_utils.load_module(self.control_runner, self.node_state, ECHO_MODULE,
+                                                         self.run_id)
+        except lctl_utils.LctlError as exc:
+            return self._fail('cannot load %s: %s' % (ECHO_MODULE, exc))
+        for ost, nid in self.peers:
+            osc = netdisk_osc_name(ost)
+            try:
+                if nid not in self.added_uuids:
+                    self.added_uuids.append(nid)
+                    self.lctl.run(['add_uuid', self.uuids[nid], nid])
+                self.made_oscs.append(osc)
+                self.lctl.run(['attach', 'osc', osc, osc + '_UUID'])
+                self.lctl.run(['--device', osc, 'setup', ost + '_UUID', self.uuids[nid]])
+            except lctl_utils.LctlError as exc:
+                return self._fail('cannot connect an osc to %s (%s): %s' % (ost, nid, exc))
+            self.echo_clients[ost] = osc + '_ecc'
+            self._remember_echo_client(ost)
+            try:
+                self.lctl.attach_echo_client(osc + '_ecc', osc)
+            except lctl_utils.LctlError as exc:
+                return self._fail("can't set up echo-client %s on %s: %s" % (osc + '_ecc', osc, exc))
+        return True
+
+    def teardown(self):
+        """The echo clients and objects (as case=disk), then the oscs and UUIDs made."""
+        problems = ObdfilterSurvey.teardown(self)
+        more = []
+        for osc in list(self.made_oscs):
+            if osc[:-len('_osc')] in self.echo_clients:
+                more.append('%s is left for the cleanup: its echo client is still set up' % osc)
+                continue
+            try:
+                self.lctl.teardown(osc)
+                self.made_oscs.remove(osc)
+            except lctl_utils.LctlError as exc:
+                more.append('tear down osc %s: %s' % (osc, exc))
+        if not self.made_oscs:
+            for nid in list(self.added_uuids):
+                result = self.lctl.run(['del_uuid', self.uuids[nid]], check=False)
+                if result.rc != 0:
+                    more.append('del_uuid %s: %s' % (self.uuids[nid], (result.stderr or result.stdout).strip()))
+                self.added_uuids.remove(nid)
         for problem in more:
             self.errors.append({'point': None, 'message': problem})
         return problems + more

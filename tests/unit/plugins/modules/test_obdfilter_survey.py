@@ -75,7 +75,7 @@ def base(tmp_path, **change):
 
 def made_anything():
     return [argv for argv in Node.lustre.commands
-            if argv not in (['lsmod'], ['lctl', 'dl'], ['lctl', 'get_param', '-n', 'version'])]
+            if argv not in (['lsmod'], ['lctl', 'dl'], ['lctl', 'dl', '-t'], ['lctl', 'get_param', '-n', 'version'])]
 
 
 @pytest.mark.parametrize('change, message', [
@@ -86,7 +86,7 @@ def made_anything():
     ({'tests': ['read']}, "tests: the first test must be 'write'"),
     ({'timeout': 0}, 'timeout: must be at least 1 second'),
     ({'run_id': '../x'}, 'run_id must not contain ".."'),
-    ({'case': 'netdisk'}, 'case: netdisk is not implemented by this module; Lustre 2.15.5 still ships it'),
+    ({'case': 'netdisk'}, 'targets: case=netdisk found no UP osc device here (lctl dl -t)'),
     ({'case': 'network', 'targets': ['10.0.0.1@tcp'], 'nettype': 'tcp@x'}, "nettype: 'tcp@x' is not an LNet"),
     ({'case': 'network', 'targets': ['@tcp']}, "targets: '@tcp' is not a NID"),
     ({'case': 'network', 'targets': []}, 'targets: case=network takes exactly one server'),
@@ -252,4 +252,41 @@ def test_network_on_2_15_7_fails_before_anything_naming_case_and_version(capsys,
     result = run_module(capsys, network_args(tmp_path))
     assert result['failed'] is True
     assert result['msg'].startswith('case: network cannot run on Lustre 2.15.7')
+    assert made_anything() == []
+
+
+# --------------------------------------------------------------------------
+# case=netdisk (2.15.5 here): the node is also a client, with an osc per OST and the OSS's NID
+
+
+def add_client_oscs():
+    for number, ost in enumerate(OSTS):
+        Node.lustre.devices.append({'index': 20 + number, 'status': 'UP', 'type': 'osc',
+                                    'name': '%s-osc-ffff8a01' % ost, 'uuid': 'c%d' % number,
+                                    'nid': '10.0.0.21@tcp'})
+
+
+def test_netdisk_surveys_every_ost_of_the_mounted_client_and_leaves_nothing(capsys, tmp_path):
+    add_client_oscs()
+    before = [dict(device) for device in Node.lustre.devices]
+    result = run_module(capsys, base(tmp_path, case='netdisk', nobjhi=1, thrhi=1, tests=['write']))
+    assert result.get('failed') is not True, result.get('msg')
+    [record] = result['records']
+    assert record['case'] == 'netdisk' and record['targets'] == list(OSTS)
+    assert sorted(record['per_ost']) == sorted(OSTS)
+    assert result['environment']['netdisk_nids'] == dict((ost, '10.0.0.21@tcp') for ost in OSTS)
+    made = made_anything()
+    assert ['lctl', 'add_uuid', 'host_0_UUID', '10.0.0.21@tcp'] in made
+    assert ['lctl', '--device', OSTS[0] + '_osc', 'setup', OSTS[0] + '_UUID', 'host_0_UUID'] in made
+    assert all(argv[-1] == 'g256' for argv in made if 'test_brw' in argv)
+    assert made[-1] == ['lctl', 'del_uuid', 'host_0_UUID']
+    assert [device['name'] for device in Node.lustre.devices] == [device['name'] for device in before]
+
+
+def test_netdisk_check_mode_plans_the_client_setup_and_touches_nothing(capsys, tmp_path):
+    add_client_oscs()
+    result = run_module(capsys, base(tmp_path, case='netdisk', targets=[OSTS[1]]), check_mode=True)
+    assert result['status'] == 'skipped'
+    assert result['plan']['setup']['client'][1] == ['lctl', 'add_uuid', 'host_0_UUID', '10.0.0.21@tcp']
+    assert list(result['plan']['per_ost']) == [OSTS[1]]
     assert made_anything() == []

@@ -122,6 +122,10 @@ class FakeLustre:
         args = argv[1:]
         if args == ['dl']:
             return 0, self.dl(), ''
+        if args == ['dl', '-t']:
+            return 0, ''.join('%3d %s %s %s %s 3%s\n' % (d['index'], d['status'], d['type'], d['name'], d['uuid'],
+                                                          ' ' + d['nid'] if d.get('nid') else '')
+                              for d in self.devices), ''
         if args == ['get_param', '-n', 'version']:
             return 0, self.version + '\n', ''
         if args[:2] == ['set_param', '-n']:
@@ -329,7 +333,9 @@ def test_id_ranges_keep_gaps_out():
     ('network', None, 'could not be read'),
     ('netdisk', '2.16.1', 'removed from obdfilter-survey in Lustre 2.15.6'),
     ('netdisk', '2.15.6', 'this node runs Lustre 2.15.6'),
-    ('netdisk', '2.15.5', 'use engine: iokit'),
+    ('netdisk', '2.15.5', None),
+    ('netdisk', '2.12.9', None),
+    ('netdisk', None, 'this node runs Lustre unknown'),
 ])
 def test_case_problem_names_the_version(case, version, expected):
     problem = obdfilter.case_problem(case, version)
@@ -980,3 +986,97 @@ def test_mounted_client_oscs_leave_the_mdt_ones_out():
                {'type': 'osc', 'status': 'UP', 'name': 'testfs-OST0000-osc-MDT0000'},
                {'type': 'osc', 'status': 'AT', 'name': 'testfs-OST0001-osc-ffff8800'}]
     assert obdfilter.mounted_client_oscs(devices) == ['testfs-OST0000-osc-ffff8800']
+
+
+# --------------------------------------------------------------------------
+# case=netdisk
+
+CLIENT_OSCS = [
+    {'index': 5, 'status': 'UP', 'type': 'osc', 'name': 'testfs-OST0000-osc-ffff8a01', 'uuid': 'c5',
+     'nid': '10.0.0.21@tcp'},
+    {'index': 6, 'status': 'UP', 'type': 'osc', 'name': 'testfs-OST0001-osc-ffff8a01', 'uuid': 'c6',
+     'nid': '10.0.0.21@tcp'},
+    {'index': 7, 'status': 'UP', 'type': 'osc', 'name': 'testfs-OST0002-osc-ffff8a01', 'uuid': 'c7',
+     'nid': '10.0.0.22@tcp'},
+    {'index': 8, 'status': 'UP', 'type': 'osc', 'name': 'testfs-OST0000-osc-MDT0000', 'uuid': 'c8',
+     'nid': '10.0.0.21@tcp'},
+]
+
+
+def test_netdisk_targets_come_from_the_mounted_clients_oscs_and_their_nids():
+    assert obdfilter.netdisk_targets(CLIENT_OSCS, []) == [
+        ('testfs-OST0000', '10.0.0.21@tcp'), ('testfs-OST0001', '10.0.0.21@tcp'),
+        ('testfs-OST0002', '10.0.0.22@tcp')]
+
+
+def test_netdisk_named_targets_take_the_host_or_the_oscs_nid():
+    peers = obdfilter.netdisk_targets(CLIENT_OSCS, ['oss9:testfs-OST0009', 'testfs-OST0002'], nettype='o2ib',
+                                      resolve=lambda name: {'oss9': '10.0.0.29'}[name])
+    assert peers == [('testfs-OST0009', '10.0.0.29@o2ib'), ('testfs-OST0002', '10.0.0.22@tcp')]
+
+
+@pytest.mark.parametrize('devices, requested, message', [
+    ([], [], 'targets: case=netdisk found no UP osc device here'),
+    (CLIENT_OSCS, ['testfs-OST0007'], 'targets: testfs-OST0007 has no UP osc with a NID on this node'),
+    (CLIENT_OSCS, ['testfs-OST0002', 'testfs-OST0002'], 'listed twice'),
+    ([dict(CLIENT_OSCS[0], nid=None)], [], 'lctl dl -t shows no NID for the osc of testfs-OST0000'),
+])
+def test_netdisk_bad_targets_name_the_option(devices, requested, message):
+    with pytest.raises(obdfilter.EngineError, match=message):
+        obdfilter.netdisk_targets(devices, requested)
+
+
+def make_netdisk_survey(lustre, tmp_path, peers, **options):
+    state = NodeState(str(tmp_path / 'work'))
+    lustre.node_state = state
+    options.setdefault('size_mib', 16)
+    raw = RawSink()
+    survey = obdfilter.NetdiskSurvey(lustre, peers, node_state=state, run_id='run-1', raw=raw, clock=lustre.clock,
+                                     host='client1', **options)
+    return survey, state, raw
+
+
+def test_netdisk_builds_oscs_and_echo_clients_per_ost_runs_g_batches_together_and_undoes_it(tmp_path):
+    lustre = FakeLustre(osts=())
+    peers = [('testfs-OST0000', '10.0.0.21@tcp'), ('testfs-OST0001', '10.0.0.21@tcp'),
+             ('testfs-OST0002', '10.0.0.22@tcp')]
+    survey, state, raw = make_netdisk_survey(lustre, tmp_path, peers, nobjhi=1, thrhi=1, tests=['write'])
+    [record] = list(survey.run())
+    osc = ['testfs-OST000%d_osc' % n for n in range(3)]
+    ecc = [name + '_ecc' for name in osc]
+    setup = [['modprobe', 'obdecho'], ['lctl', 'add_uuid', 'host_0_UUID', '10.0.0.21@tcp']]
+    for n in range(3):
+        if n == 2:
+            setup.append(['lctl', 'add_uuid', 'host_1_UUID', '10.0.0.22@tcp'])
+        setup += [['lctl', 'attach', 'osc', osc[n], osc[n] + '_UUID'],
+                  ['lctl', '--device', osc[n], 'setup', 'testfs-OST000%d_UUID' % n, 'host_%d_UUID' % (n // 2)],
+                  ['lctl', 'attach', 'echo_client', ecc[n], ecc[n] + '_UUID'],
+                  ['lctl', '--device', ecc[n], 'setup', osc[n]]]
+    brws = [['lctl', '--threads', '1', '-1', ecc[n], 'test_brw', '16', 'wx', 'q', '256', '1t0x%x' % (n + 2), 'g256']
+            for n in range(3)]
+    assert lustre.actions() == setup + [['lctl', '--device', name, 'create', '1'] for name in ecc] + [
+        ['lctl', 'set_param', '-n', 'osd*.*.force_sync', '1']] + brws + [
+        ['lctl', '--device', ecc[n], 'destroy', '0x%x' % (n + 2), '1'] for n in range(3)] + [
+        step for name in ecc for step in (['lctl', '--device', name, 'cleanup'], ['lctl', '--device', name, 'detach'])
+    ] + [['rmmod', 'obdecho']] + [
+        step for name in osc for step in (['lctl', '--device', name, 'cleanup'], ['lctl', '--device', name, 'detach'])
+    ] + [['lctl', 'del_uuid', 'host_0_UUID'], ['lctl', 'del_uuid', 'host_1_UUID']]
+    assert lustre.batches == [brws]
+    assert (record['case'], record['ost'], record['targets']) == ('netdisk', 3, [p[0] for p in peers])
+    assert survey.errors == [] and lustre.uuids == {} and state.read()['echo_clients'] == []
+    assert [d['name'] for d in lustre.devices] == ['MGC192.168.1.10@tcp', 'OSS']
+    # the plan: both UUIDs first, then what setup ran per OST
+    planned = survey.setup_commands()['client']
+    assert planned[1:3] == [['lctl', 'add_uuid', 'host_0_UUID', '10.0.0.21@tcp'],
+                            ['lctl', 'add_uuid', 'host_1_UUID', '10.0.0.22@tcp']]
+    assert planned[3:] == [argv for argv in setup[1:] if argv[1] != 'add_uuid']
+
+
+def test_netdisk_refuses_leftover_oscs_before_making_anything(tmp_path):
+    lustre = FakeLustre(osts=())
+    lustre.devices.append({'index': 9, 'status': 'UP', 'type': 'osc', 'name': 'testfs-OST0000_osc', 'uuid': 'x'})
+    survey, state, raw = make_netdisk_survey(lustre, tmp_path, [('testfs-OST0000', '10.0.0.21@tcp')], nobjhi=1,
+                                             thrhi=1, tests=['write'])
+    assert list(survey.run()) == []
+    assert lustre.actions() == []
+    assert survey.errors[0]['message'].startswith('testfs-OST0000_osc already exist on this node')
