@@ -208,7 +208,9 @@ errors:
 environment:
   description:
     - Facts at run time. C(sg3_utils) (package version), C(sgp_dd_version), C(kernel), C(mem_total_kib), and
-      C(devices) with each device's sg or block path, block size, capacity, vendor, model and queue settings.
+      C(devices) with each device's sg or block path, block size, capacity, vendor, model and queue settings,
+      C(slaves) (the member devices of an MD array or device-mapper target, else empty) and C(md_level)
+      (V(raid1) etc. for an MD array, else null).
   returned: always
   type: dict
 raw_output:

@@ -518,7 +518,17 @@ def device_facts(target, sysfs_root='/sys'):
     facts['vendor'] = _read_text(os.path.join(base, 'device', 'vendor'))
     facts['model'] = _read_text(os.path.join(base, 'device', 'model'))
     facts['queue'] = dict((setting, _read_text(os.path.join(base, 'queue', setting))) for setting in QUEUE_SETTINGS)
+    # An MD array or a device-mapper target measures its members too: say which they are.
+    facts['slaves'] = _list_names(os.path.join(base, 'slaves'))
+    facts['md_level'] = _read_text(os.path.join(base, 'md', 'level'))
     return facts
+
+
+def _list_names(path):
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
 
 
 def collect_environment(runner, targets, sysfs_root='/sys', meminfo_path='/proc/meminfo'):

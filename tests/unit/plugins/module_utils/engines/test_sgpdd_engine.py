@@ -291,6 +291,23 @@ def test_missing_sg_node_is_refused_rather_than_created(tmp_path):
         sgpdd.resolve_target(identity, FakeRunner(FakeClock()), sysfs_root=str(tmp_path), stat_func=FakeStat(set()))
 
 
+def test_device_facts_name_the_members_of_an_md_array(tmp_path):
+    base = make_block(tmp_path, 'md0', sectors=126976)
+    (base / 'queue' / 'scheduler').write_text('none\n')
+    (base / 'md').mkdir()
+    (base / 'md' / 'level').write_text('raid1\n')
+    for member in ('sdc', 'sdb'):
+        (base / 'slaves' / member).mkdir(parents=True)
+    target = sgpdd.Target('/dev/md0', '/dev/md0', 'block', 512, 126976, 'md0', 'md0')
+    facts = sgpdd.device_facts(target, sysfs_root=str(tmp_path))
+    assert (facts['slaves'], facts['md_level'], facts['queue']['scheduler'], facts['model']) == (
+        ['sdb', 'sdc'], 'raid1', 'none', None)
+    make_block(tmp_path, 'sdd', sg='sg3')
+    plain = sgpdd.device_facts(sgpdd.Target('/dev/sdd', '/dev/sg3', 'sg', 512, 131072, 'sdd', 'sdd'),
+                               sysfs_root=str(tmp_path))
+    assert (plain['slaves'], plain['md_level']) == ([], None)
+
+
 def test_iokit_engine_passes_parameters_by_environment(tmp_path):
     rslt = str(tmp_path / 'sgpdd_survey')
     (tmp_path / 'sgpdd_survey.summary').write_text(
