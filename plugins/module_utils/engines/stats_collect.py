@@ -306,9 +306,12 @@ def brw_delta(start, end):
     Returns ``(histograms, reset)``: rows that did not change are left out; when any count went down
     (somebody reset the statistics during the survey) the end counts are the delta and ``reset`` is True.
     """
-    reset = bool(start is None or (start.get('start_time') is not None and end.get('start_time') is not None
-                                   and end['start_time'] != start['start_time']))
     start_hists = (start or {}).get('histograms', {})
+    counted = any(row['read']['count'] or row['write']['count'] for rows in start_hists.values() for row in rows)
+    # A new start_time means a reset, but only counts taken before it can spoil the delta (and some
+    # servers move start_time until the first I/O).
+    reset = bool(start is None or (counted and start.get('start_time') is not None
+                                   and end.get('start_time') is not None and end['start_time'] != start['start_time']))
     if not reset:
         for title, rows in end.get('histograms', {}).items():
             before = dict((row['bucket'], row) for row in start_hists.get(title, []))
@@ -332,9 +335,10 @@ def brw_delta(start, end):
 
 def counters_delta(start, end):
     """Counter deltas of one parameter: ``(counters, reset)``; ``start`` None means counted from zero."""
-    reset = start is None or (start.get('start_time') is not None and end.get('start_time') is not None
-                              and end['start_time'] != start['start_time'])
     before = {} if start is None else start['counters']
+    counted = any(counter['count'] for counter in before.values())
+    reset = start is None or (counted and start.get('start_time') is not None and end.get('start_time') is not None
+                              and end['start_time'] != start['start_time'])
     if not reset:
         for name, counter in end['counters'].items():
             old = before.get(name)

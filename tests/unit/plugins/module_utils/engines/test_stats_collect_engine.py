@@ -309,11 +309,12 @@ def test_brw_delta_after_a_reset_takes_the_end_counts():
     assert [row for row in histograms['disk I/O size'] if row['bucket'] == '1M'][0]['write']['count'] == 7
 
 
-def test_brw_delta_sees_a_reset_in_the_start_time():
-    text = fixture('get_param_three_targets.txt')
-    start = parse_brw_stats(text)['targets'][1]
-    end = dict(start, start_time=start['start_time'] + 60)
-    assert sc.brw_delta(start, end)[1] is True
+def test_brw_delta_sees_a_reset_in_the_start_time_when_there_was_something_to_reset():
+    targets = parse_brw_stats(fixture('get_param_three_targets.txt'))['targets']
+    ost, mdt = targets[1], targets[0]
+    assert sc.brw_delta(ost, dict(ost, start_time=ost['start_time'] + 60))[1] is True
+    # Nothing counted yet: a moved start_time cannot spoil the delta.
+    assert sc.brw_delta(mdt, dict(mdt, start_time=mdt['start_time'] + 60))[1] is False
 
 
 def test_brw_records_per_target_from_three_target_snapshots(tmp_path):
