@@ -45,15 +45,17 @@ options:
     description:
       - OSTs to measure (C(obdfilter) device names such as C(testfs-OST0000), optionally C(localhost:name)).
       - Empty means every C(UP) obdfilter device of the node, as the I/O kit does.
-      - With O(case=network), the one echo server to measure against: its IPv4 address, a host name (resolved to
-        its address for the NID, and used as is by O(server_shell)) or a NID such as V(192.168.1.5@o2ib).
+      - With O(case=network), the one echo server to measure against, as its IPv4 address, a host name (resolved
+        to its address for the NID, and used as is by O(server_shell)) or a NID such as V(192.168.1.5@o2ib).
+      - With O(case=netdisk), C([host:]ost) names (the NID is the host's, or that of the client's osc for the
+        OST); empty means every C(UP) osc of the mounted client.
     type: list
     elements: str
     default: []
   case:
     description:
       - V(disk) measures the local OSTs through echo_client on the obdfilter layer.
-      - V(network) measures LNet and the RPC layer only, as the I/O kit does: on the server named by O(targets),
+      - V(network) measures LNet and the RPC layer only, as the I/O kit does. On the server named by O(targets),
         reached through O(server_shell), C(obdecho) is loaded if absent and an C(obdecho) device C(echo_srv) is
         set up (with an C(ost) service device C(OSS) if the server has none); on this node an C(osc) C(echotmp)
         connects to it and an echo client C(echotmp_ecc) runs the sweep with C(g) batches. The server stores
@@ -62,11 +64,11 @@ options:
         needs (LU-10994), so the module fails before touching anything with a message naming the installed
         version. Use the LNet self-test survey (M(lustre.iokit.lst_survey)) there. It also refuses a node with
         a mounted Lustre client (its C(osc) devices), as the I/O kit does.
-      - V(netdisk) measures the OSTs from a client through the network: for each OST (O(targets) as
+      - V(netdisk) measures the OSTs from a client through the network. For each OST (O(targets) as
         C([host:]ost), or every C(UP) osc of the mounted client with its NID from C(lctl dl -t)) an C(osc)
         C(<ost>_osc) of its own is connected through C(add_uuid host_<i>_UUID <nid>) and an echo client
         C(<ost>_osc_ecc) runs the sweep with C(g) batches on all OSTs at once; objects are created on the OSTs.
-        It runs on Lustre 2.15.5 and older only: the I/O kit dropped it in 2.15.6 (and the kernel path in
+        It runs on Lustre 2.15.5 and older only, as the I/O kit dropped it in 2.15.6 (and the kernel path in
         2.15.7, LU-10994), so newer versions are refused before anything is touched, naming the version.
     type: str
     choices: [disk, network, netdisk]
@@ -113,7 +115,7 @@ options:
     description:
       - O(case=network) only. The command, before the server's host name, that runs a command on the echo
         server (the I/O kit uses C(ssh)). The remote command is quoted for the remote shell. It must not
-        prompt: key-based login to the server is needed, as for the I/O kit.
+        prompt; key-based login to the server is needed, as for the I/O kit.
       - An empty list runs the server's commands on this node (client and echo server on one node).
     type: list
     elements: str
@@ -261,9 +263,9 @@ plan:
     - C(per_ost) maps each OST to C(bytes_written), C(bytes_read), C(objects_created), C(max_objects_at_once)
       and C(max_bytes_at_once); C(skipped_points) lists the skipped points; C(estimated_duration_s) is null,
       as the duration cannot be known before measuring.
-      - With O(case=network), C(per_ost) is keyed by the server (C(stored_on_server) false: obdecho keeps
-        nothing), and C(setup) lists the commands run on the C(server) and on this C(client) before the sweep;
-        with O(case=netdisk), C(setup) lists this C(client)'s commands.
+    - With O(case=network), C(per_ost) is keyed by the server (C(stored_on_server) is false, obdecho keeps
+      nothing), and C(setup) lists the commands run on the C(server) and on this C(client) before the sweep;
+      with O(case=netdisk), C(setup) lists this C(client)'s commands.
   returned: always
   type: dict
 '''

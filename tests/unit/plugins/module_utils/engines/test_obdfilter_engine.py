@@ -123,9 +123,11 @@ class FakeLustre:
         if args == ['dl']:
             return 0, self.dl(), ''
         if args == ['dl', '-t']:
-            return 0, ''.join('%3d %s %s %s %s 3%s\n' % (d['index'], d['status'], d['type'], d['name'], d['uuid'],
-                                                          ' ' + d['nid'] if d.get('nid') else '')
-                              for d in self.devices), ''
+            lines = []
+            for d in self.devices:
+                nid = ' ' + d['nid'] if d.get('nid') else ''
+                lines.append('%3d %s %s %s %s 3%s\n' % (d['index'], d['status'], d['type'], d['name'], d['uuid'], nid))
+            return 0, ''.join(lines), ''
         if args == ['get_param', '-n', 'version']:
             return 0, self.version + '\n', ''
         if args[:2] == ['set_param', '-n']:
