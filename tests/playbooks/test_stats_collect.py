@@ -32,6 +32,7 @@ LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.
 ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
 RUN_ID = 'stats-pb-1'
 WRITES = 64
+IOSTAT = shutil.which('iostat')
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK)
                                 or shutil.which('vmstat') is None,
@@ -117,8 +118,8 @@ def envelope(node):
 def test_start_runs_the_samplers_and_records_them(node):
     assert node.start.returncode == 0, node.start.stdout[-6000:]
     assert 'stop and collect: -e stats_collect_action=collect -e iokit_run_id=%s' % RUN_ID in node.start.stdout
-    assert [entry['sampler'] for entry in node.samplers] == ['vmstat']
-    assert node.alive_after_start == [True]
+    assert [entry['sampler'] for entry in node.samplers] == ['vmstat'] + (['iostat'] if IOSTAT else [])
+    assert all(node.alive_after_start) and node.alive_after_start
 
 
 def test_collect_stores_the_histogram_of_exactly_the_io_between(node):
@@ -140,6 +141,11 @@ def test_collect_stores_the_histogram_of_exactly_the_io_between(node):
     vmstat = [record for record in stored['records'] if record['collector'] == 'vmstat'][0]
     assert vmstat['summary']['samples'] >= 2
     assert all(0 <= sample['wa'] <= 100 and sample['time'] for sample in vmstat['samples'])
+    iostat = [record for record in stored['records'] if record['collector'] == 'iostat']
+    if IOSTAT:
+        assert iostat[0]['samples'] and all(report['devices'] and report['time'] for report in iostat[0]['samples'])
+    else:
+        assert iostat == []
     assert 'testfs-OST0000 disk I/Os by size (read/write): 1M 0/%d' % WRITES in node.collect.stdout
     stored_files = os.listdir(os.path.join(node.results, RUN_ID, 'localhost'))
     assert {'stats-brw.start', 'stats-brw.end', 'stats-vmstat.out'} <= set(stored_files)
