@@ -421,8 +421,8 @@ class MdtestSurvey:
     def _layout_command(self, argv, point):
         result = self.control_runner.run(argv)
         if result.rc != 0:
-            self._error(point, '%s failed (rc %s): %s' % (' '.join(argv[:2]), result.rc,
-                                                         (result.stderr or result.stdout).strip()))
+            detail = (result.stderr or result.stdout).strip()
+            self._error(point, '%s failed (rc %s): %s' % (' '.join(argv[:2]), result.rc, detail))
             return False
         return True
 
