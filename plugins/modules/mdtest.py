@@ -127,8 +127,9 @@ options:
     default: [create, stat, read, remove]
   stride:
     description:
-      - Rank stride for stat, read and remove (mdtest C(-N)), so that a task works on another node's items; set it
-        to the tasks per node to defeat the client cache. 0 disables it.
+      - Rank stride for stat, read and remove (mdtest C(-N)), so that a task works on another node's items; 1
+        defeats the client cache on several nodes, since mdtest multiplies the stride by the tasks per node when
+        ranks are placed by slot, as the hostfile here places them. 0 disables it.
     type: int
     default: 0
   iterations:
@@ -199,7 +200,7 @@ EXAMPLES = r'''
     hosts: [client1, client2, client3, client4]
     items: 2000
     iterations: 3
-    stride: 8
+    stride: 1
     timeout: 3600
     run_id: "{{ iokit_run_id }}"
   async: 3900
