@@ -20,12 +20,12 @@ repetition to the next, so that drift of a shared machine hits all alike; the ra
 formed per repetition (paired) and reported as mean, standard deviation and a 95% confidence interval,
 next to the MiB/s means.  Overhead is 1 - ratio.
 
-The OSTs are throttled by default (``--ost-mib-s 40``), as a disk-bound OSS is, which keeps the
+The OSTs are throttled by default (``--ost-mib-s 10``), as a disk-bound OSS is, which keeps the
 throughput steady enough on a shared machine to see a few percent; ``--ost-mib-s 0`` leaves the
 simulator's I/O bound by CPU, where samplers compete with the survey the most (and where a loaded
 machine's noise is far larger than 3%).
 
-    .venv/bin/python bench/stats_bench.py                          # 6 repetitions, OSTs at 40 MiB/s
+    .venv/bin/python bench/stats_bench.py                          # 6 repetitions, OSTs at 10 MiB/s
     .venv/bin/python bench/stats_bench.py --repetitions 4 --size-mib 32   # quicker look
 """
 
@@ -152,10 +152,10 @@ def summary(values):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--repetitions', type=int, default=6)
-    parser.add_argument('--size-mib', type=int, default=64, help='MiB per OST per test')
+    parser.add_argument('--size-mib', type=int, default=32, help='MiB per OST per test')
     parser.add_argument('--osts', type=int, default=2)
     parser.add_argument('--thrhi', type=int, default=2, help='threads per OST, doubling from 1')
-    parser.add_argument('--ost-mib-s', type=int, default=40, help='throttle every OST (0: unthrottled)')
+    parser.add_argument('--ost-mib-s', type=int, default=10, help='throttle every OST (0: unthrottled)')
     args = parser.parse_args()
 
     # A SIGTERM (timeout, Ctrl-C from a wrapper) still runs the finally below: the simulated node goes away.
