@@ -1,0 +1,211 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""playbooks/acceptance.yml end to end on this machine: localhost is every node of a simulated Lustre, with a
+loop device as the sgpdd LUN.
+
+    .venv/bin/python -m pytest tests/playbooks/test_acceptance.py -q -p no:cacheprovider
+
+Run 1: prepare -> sgpdd (opted in, on the loop device) -> obdfilter -> mds -> ost -> mdtest -> report, with
+criteria that hold: the verdict passes.  Run 2: the MDT fails every metadata operation (a simulator fault), so
+the mds stage fails; the other stages' results remain, the report names the missing mds result and the verdict
+fails.  Needs root (losetup) and sgp_dd; writes only to the loop device it creates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+
+import pytest
+
+from conftest import ROOT
+from test_survey_playbooks import INVENTORY, LUSTRE_SIM, SURVEY_VARS, Cluster, pytestmark as survey_mark
+
+from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+
+pytestmark = [survey_mark, pytest.mark.skipif(os.geteuid() != 0 or not shutil.which('losetup')
+                                              or not shutil.which('sgp_dd'),
+                                              reason='needs root, losetup and sgp_dd (sg3-utils)')]
+
+PASS_RUN = 'pbtest-accept-pass'
+FAIL_RUN = 'pbtest-accept-mds-fails'
+MDT = 'testfs-MDT0000'
+
+CRITERIA = {
+    'floors': [{'metric': 'obdfilter_write_mib_s', 'subjects': 'localhost*', 'min': 0.5},
+               {'metric': 'ost_write_mib_s', 'min': 0.5}],
+    'ratios': [],
+}
+
+
+SURVEY_PLAYBOOKS = [os.path.join(ROOT, 'playbooks', 'survey-%s.yml' % name)
+                    for name in ('sgpdd', 'obdfilter', 'mds', 'ost', 'lnet', 'mdtest')]
+
+
+def _survey_playbooks_take_the_no_fail_switch():
+    texts = []
+    for path in SURVEY_PLAYBOOKS:
+        with open(path, encoding='utf-8') as handle:
+            texts.append(handle.read())
+    return all('iokit_survey_fail_run' in text for text in texts)
+
+
+# A survey playbook ends the whole ansible-playbook run when every host of its play fails (here: the one MDS);
+# acceptance.yml passes iokit_survey_fail_run=false, which the survey playbooks must honour on their final
+# "Fail the run" task.  Until they all do, the failed-stage tests are expected to fail (strict: they must).
+needs_the_no_fail_switch = pytest.mark.xfail(
+    not _survey_playbooks_take_the_no_fail_switch(), strict=True,
+    reason='playbooks/survey-*.yml do not honour iokit_survey_fail_run yet: a stage whose hosts all fail ends the run')
+
+
+class AcceptanceCluster(Cluster):
+    def envelope(self, survey, run_id):
+        return read_envelope(envelope_path(self.results, run_id, 'localhost', survey))
+
+    def run_file(self, run_id, *names):
+        return os.path.join(self.results, run_id, *names)
+
+    def published(self, output):
+        """What set_stats published (ANSIBLE_SHOW_CUSTOM_STATS prints it after the recap)."""
+        text = output[output.rindex('CUSTOM STATS:'):]
+        return json.loads(text[text.index('{'):text.rindex('}') + 1])
+
+
+@pytest.fixture(scope='module')
+def cluster(tmp_path_factory):
+    made = AcceptanceCluster(str(tmp_path_factory.mktemp('acceptance')))
+    image = os.path.join(made.base, 'lun0.img')
+    loop = None
+    made.sim('init', '--root', made.root, '--osts', '3', '--mdts', '1', '--ost-size-mib', '64',
+             '--ost-mib-s', '24', '--client-mount', made.mount, '--force')
+    try:
+        subprocess.run(['truncate', '--size', '96M', image], check=True)
+        loop = subprocess.run(['losetup', '--find', '--show', '--direct-io=on', image], check=True,
+                              stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+        made.loop = loop
+        with open(made.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(INVENTORY.format(python=sys.executable))
+        prep_dir = os.path.join(made.base, 'etc')
+        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(
+                SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
+                ost_survey_mount_point=made.mount, mdtest_mount_point=made.mount,
+                mdtest_items=10, mdtest_tasks_per_node=[1], mdtest_allow_run_as_root=True,
+                mdtest_poll_interval_s=1, mdtest_async_margin_s=30,
+                sgpdd_devices=[loop], sgpdd_destroy_data=True, sgpdd_size_mib=32, sgpdd_crghi=1, sgpdd_thrhi=2,
+                sgpdd_poll_interval_s=1,
+                # prepare changes the loop device's queue only; its files go to the test's directory, nothing is
+                # installed and sg is left alone (a loop device is no SCSI disk).
+                node_prep_install_packages=False, node_prep_load_sg=False,
+                node_prep_udev_rule_file=os.path.join(prep_dir, '99-lustre-iokit.rules'),
+                node_prep_modprobe_file=os.path.join(prep_dir, 'lustre-iokit.conf'),
+                node_prep_modules_load_file=os.path.join(prep_dir, 'modules-load.conf'),
+                node_prep_saved_state_file=os.path.join(prep_dir, 'node_prep.json'),
+                acceptance_run_sgpdd=True, acceptance_run_lnet=False,
+                acceptance_criteria=CRITERIA), handle)
+        os.environ['ANSIBLE_SHOW_CUSTOM_STATS'] = '1'
+        made.passing = made.playbook('acceptance.yml', extra={'iokit_run_id': PASS_RUN})
+        made.sim('fault', '--root', made.root, 'add', 'io_error', '--target', MDT)
+        made.failing = made.playbook('acceptance.yml', extra={
+            'iokit_run_id': FAIL_RUN, 'acceptance_run_prepare': 'false', 'acceptance_run_sgpdd': 'false'})
+        made.sim('fault', '--root', made.root, 'clear', '--all')
+        yield made
+    finally:
+        os.environ.pop('ANSIBLE_SHOW_CUSTOM_STATS', None)
+        if loop:
+            made.playbook('prepare.yml', extra={'node_prep_state': 'absent'})
+            subprocess.run(['losetup', '--detach', loop], check=False)
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+
+
+def test_every_stage_ran_and_the_verdict_passes(cluster):
+    assert cluster.passing.returncode == 0, cluster.passing.stdout[-8000:]
+    for survey in ('sgpdd', 'obdfilter', 'mds', 'ost', 'mdtest'):
+        envelope = cluster.envelope(survey, PASS_RUN)
+        assert (envelope['run_id'], envelope['status']) == (PASS_RUN, 'ok'), (survey, envelope['errors'])
+    assert cluster.envelope('sgpdd', PASS_RUN)['parameters']['devices'] == [cluster.loop]
+    with open(cluster.run_file(PASS_RUN, 'verdict.json'), encoding='utf-8') as handle:
+        verdict = json.load(handle)
+    assert verdict['verdict'] == 'passed' and verdict['counts']['failed'] == 0, verdict['failures']
+    floors = [case for case in verdict['cases'] if case['kind'] == 'floors']
+    assert set(case['subject'] for case in floors if case['metric'] == 'obdfilter_write_mib_s') == {'localhost'}
+    assert all(case['status'] == 'passed' and case['value'] >= 0.5 for case in floors), floors
+
+
+def test_the_skipped_stages_say_why(cluster):
+    assert 'Stage lnet skipped: switched off (acceptance_run_lnet=false)' in cluster.passing.stdout
+    assert 'Stage sgpdd skipped: switched off (acceptance_run_sgpdd=false)' in cluster.failing.stdout
+    assert 'Stage prepare skipped: switched off (acceptance_run_prepare=false)' in cluster.failing.stdout
+
+
+def test_the_report_files_and_junit_are_written(cluster):
+    for name in ('report.html', 'report.json', 'results.csv', 'summary.md', 'analysis.json', 'verdict.json',
+                 'junit.xml'):
+        assert os.path.getsize(cluster.run_file(PASS_RUN, name)) > 0, name
+    with open(cluster.run_file(PASS_RUN, 'report.json'), encoding='utf-8') as handle:
+        surveys = set(json.loads(line)['survey'] for line in handle if line.strip())
+    assert surveys == {'sgpdd', 'obdfilter', 'mds', 'ost', 'mdtest'}
+    suites = ElementTree.parse(cluster.run_file(PASS_RUN, 'junit.xml')).getroot()
+    cases = suites.findall('.//testcase')
+    assert cases and not suites.findall('.//failure')
+
+
+@needs_the_no_fail_switch
+def test_a_failed_stage_is_recorded_and_the_other_stages_results_remain(cluster):
+    output = cluster.failing.stdout
+    assert cluster.failing.returncode != 0, output[-8000:]
+    mds = cluster.envelope('mds', FAIL_RUN)
+    assert mds['status'] == 'failed' and mds['records'] == []
+    for survey in ('obdfilter', 'ost', 'mdtest'):
+        assert cluster.envelope(survey, FAIL_RUN)['status'] == 'ok', survey
+    # The ost and mdtest stages came after the failed one and still ran.
+    assert output.index('Acceptance | Stage mds') < output.index('Acceptance | Stage ost') < output.index(
+        'Acceptance | Stage mdtest') < output.index('Acceptance | Report and verdict')
+    assert 'Acceptance failed for run %s' % FAIL_RUN in output
+
+
+@needs_the_no_fail_switch
+def test_the_report_names_what_is_missing_and_the_junit_failure_names_the_host(cluster):
+    with open(cluster.run_file(FAIL_RUN, 'verdict.json'), encoding='utf-8') as handle:
+        verdict = json.load(handle)
+    assert verdict['verdict'] == 'failed'
+    failed = [case for case in verdict['cases'] if case['status'] == 'failed']
+    assert [(case['kind'], case['subject'], case['metric']) for case in failed] == [
+        ('completeness', 'localhost', 'mds')], failed
+    assert FAIL_RUN in failed[0]['message']
+    junit = ElementTree.parse(cluster.run_file(FAIL_RUN, 'junit.xml')).getroot()
+    messages = [failure.get('message') or failure.text or '' for failure in junit.iter('failure')]
+    assert len(messages) == 1 and 'mds on localhost' in messages[0], messages
+    with open(cluster.run_file(FAIL_RUN, 'summary.md'), encoding='utf-8') as handle:
+        summary = handle.read()
+    assert 'mds' in summary and 'localhost' in summary and 'failed' in summary
+    with open(cluster.run_file(FAIL_RUN, 'report.html'), encoding='utf-8') as handle:
+        html = handle.read()
+    assert 'mds' in html and ('measured nothing' in html or 'failed' in html)
+
+
+def test_the_verdict_stages_and_report_are_published_for_awx(cluster):
+    passed = cluster.published(cluster.passing.stdout)
+    assert (passed['iokit_run_id'], passed['iokit_verdict']) == (PASS_RUN, 'passed')
+    assert passed['iokit_report_html'] == cluster.run_file(PASS_RUN, 'report.html')
+    assert passed['iokit_report_junit'] == cluster.run_file(PASS_RUN, 'junit.xml')
+    stages = dict((stage['stage'], stage) for stage in passed['iokit_acceptance_stages'])
+    assert [name for name, stage in stages.items() if stage['ran']] == [
+        'prepare', 'sgpdd', 'obdfilter', 'mds', 'ost', 'mdtest'], stages
+    assert not stages['lnet']['ran'] and 'acceptance_run_lnet=false' in stages['lnet']['reason']
+    assert not stages['stats_collect']['ran'] and 'stats_collect_enabled=false' in stages['stats_collect']['reason']
+
+
+@needs_the_no_fail_switch
+def test_the_failed_verdict_is_published_for_awx(cluster):
+    failed = cluster.published(cluster.failing.stdout)
+    assert (failed['iokit_verdict'], failed['iokit_verdict_counts']['failed'], failed['iokit_report_missing']) == (
+        'failed', 1, 1)
+    assert [stage['stage'] for stage in failed['iokit_acceptance_stages'] if stage['ran']] == [
+        'obdfilter', 'mds', 'ost', 'mdtest']
