@@ -150,6 +150,115 @@ def stage_docs() -> int:
     return run([tool('antsibull-docs'), 'lint-collection-docs', '--plugin-docs', '--skip-rstcheck', '.'], env=env)
 
 
+# The few labels of Ansible's own documentation that antsibull-docs' pages link to, so that the docsite builds
+# without a network (intersphinx reads a local inventory) and every other unresolved reference stays an error.
+ANSIBLE_DOCS_URL = 'https://docs.ansible.com/projects/ansible/devel/'
+ANSIBLE_DOCS_LABELS = {
+    'common_return_values': ('reference_appendices/common_return_values.html', 'Return Values'),
+    'action_plugins': ('plugins/action.html', 'Action plugins'),
+    'ansible_configuration_settings': ('reference_appendices/config.html', 'Ansible Configuration Settings'),
+}
+
+
+def _write_ansible_inventory(path: str) -> None:
+    import zlib  # pylint: disable=import-outside-toplevel
+    lines = ''.join('%s std:label -1 %s %s\n' % (name, uri, title) for name, (uri, title) in sorted(ANSIBLE_DOCS_LABELS.items()))
+    header = '# Sphinx inventory version 2\n# Project: Ansible\n# Version: devel\n# The remainder of this file is compressed using zlib.\n'
+    with open(path, 'wb') as handle:
+        handle.write(header.encode() + zlib.compress(lines.encode()))
+
+
+def stage_docsite() -> int:
+    """The collection's documentation site (modules, filters, roles and the guides of docs/docsite) rendered by
+    antsibull-docs and built by Sphinx into .build/docsite/build/html; any warning fails."""
+    site = os.path.join(BUILD, 'docsite')
+    shutil.rmtree(site, ignore_errors=True)
+    # antsibull-docs refuses a destination that others can write to.
+    os.makedirs(os.path.join(site, 'rst'), mode=0o700)
+    os.chmod(site, 0o700)
+    env = {'ANSIBLE_COLLECTIONS_PATH': os.path.join(ROOT, '.venv', 'collections')}
+    if run([tool('antsibull-docs'), 'sphinx-init', '--use-current', '--squash-hierarchy', '--fail-on-error',
+            '--sphinx-theme', 'alabaster', '--project', 'lustre.iokit', '--title', 'lustre.iokit',
+            '--dest-dir', site, 'lustre.iokit'], env=env, quiet=True) != 0:
+        return 1
+    _write_ansible_inventory(os.path.join(site, 'ansible.inv'))
+    with open(os.path.join(site, 'conf.py'), 'a', encoding='utf-8') as handle:
+        handle.write("\nintersphinx_mapping = {'ansible_devel': (%r, %r)}\n" % (ANSIBLE_DOCS_URL, os.path.join(site, 'ansible.inv')))
+    merged = dict(os.environ, PATH=VENV_BIN + os.pathsep + os.environ.get('PATH', ''), NO_COLOR='1', **env)
+    failures = 0
+    for cmd in ([tool('antsibull-docs'), '--config-file', 'antsibull-docs.cfg', 'collection', '--cleanup', 'everything',
+                 '--fail-on-error', '--use-current', '--squash-hierarchy', '--dest-dir', 'rst', 'lustre.iokit'],
+                [tool('sphinx-build'), '-M', 'html', 'rst', 'build', '-c', '.', '-W', '--keep-going', '-q']):
+        print('+ ' + ' '.join(cmd), flush=True)
+        done = subprocess.run(cmd, cwd=site, env=merged, capture_output=True, text=True, check=False)
+        output = done.stdout + done.stderr
+        warnings = [line for line in output.splitlines() if re.search(r'\b(WARNING|ERROR)\b|Found errors', line)]
+        if done.returncode != 0 or warnings:
+            print(output)
+            failures += 1
+    guides = glob.glob(os.path.join(site, 'build', 'html', 'docsite', '*.html'))
+    if not failures and not guides:
+        print('docsite: no guide of docs/docsite/extra-docs.yml was rendered')
+        failures += 1
+    print('docsite: %s' % os.path.join(site, 'build', 'html', 'index.html'))
+    return failures
+
+
+def stage_release() -> int:
+    """The release flow in a scratch copy of the checkout (this one keeps its version and fragments):
+    antsibull-changelog release with the version of galaxy.yml, then every fragment's entries must be in
+    CHANGELOG.md and changelogs/changelog.yaml, and the fragments consumed."""
+    import yaml  # pylint: disable=import-outside-toplevel
+    listed = subprocess.run(['git', 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], cwd=ROOT,
+                            check=True, capture_output=True).stdout.decode().split('\0')
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, 'lustre.iokit')
+        for name in filter(None, listed):
+            source = os.path.join(ROOT, name)
+            if os.path.isfile(source):
+                os.makedirs(os.path.dirname(os.path.join(copy, name)), exist_ok=True)
+                shutil.copy2(source, os.path.join(copy, name))
+        with open(os.path.join(copy, 'galaxy.yml'), encoding='utf-8') as handle:
+            version = yaml.safe_load(handle)['version']
+        fragments_dir = os.path.join(copy, 'changelogs', 'fragments')
+        fragments = {}
+        for path in sorted(glob.glob(os.path.join(fragments_dir, '*.yml'))):
+            with open(path, encoding='utf-8') as handle:
+                fragments[os.path.basename(path)] = yaml.safe_load(handle)
+        if run([tool('antsibull-changelog'), 'release', '--date', time.strftime('%Y-%m-%d')], cwd=copy) != 0:
+            return 1
+        with open(os.path.join(copy, 'CHANGELOG.md'), encoding='utf-8') as handle:
+            # The Markdown writer escapes punctuation and wraps code in <code>: compare the text without either.
+            changelog = re.sub(r'\\(.)', r'\1', re.sub(r'</?code>', '', handle.read()))
+        with open(os.path.join(copy, 'changelogs', 'changelog.yaml'), encoding='utf-8') as handle:
+            release = (yaml.safe_load(handle).get('releases') or {}).get(version) or {}
+
+        def words(text: str) -> str:
+            return ' '.join(re.findall(r'[A-Za-z0-9]+', text))
+
+        flat = words(changelog)
+        problems = []
+        if not re.search(r'^#+ v%s$' % re.escape(version), changelog, re.M):
+            problems.append('CHANGELOG.md has no section for v%s' % version)
+        for name, sections in fragments.items():
+            if name not in release.get('fragments', []):
+                problems.append('%s is not recorded in release %s of changelog.yaml' % (name, version))
+            for section, entries in (sections or {}).items():
+                if section == 'trivial':  # recorded, never rendered
+                    continue
+                for entry in ([entries] if isinstance(entries, str) else entries or []):
+                    # The first words of an entry, markup aside, must show up in the rendered changelog.
+                    if words(entry).split()[:8] and ' '.join(words(entry).split()[:8]) not in flat:
+                        problems.append('%s (%s): "%s..." is not in CHANGELOG.md' % (name, section, entry[:60]))
+        left = glob.glob(os.path.join(fragments_dir, '*.yml'))
+        if left:
+            problems.append('fragments left after the release: %s' % ', '.join(sorted(map(os.path.basename, left))))
+        for problem in problems:
+            print('release: ' + problem)
+        print('release: v%s with %d fragments' % (version, len(fragments)))
+        return 1 if problems or not fragments else 0
+
+
 def stage_build() -> int:
     """Build the tarball, check what it carries, install it offline and use a filter from it."""
     dist = os.path.join(BUILD, 'dist')
@@ -200,6 +309,8 @@ STAGES = {
     'fleet': stage_fleet,
     'changelog': stage_changelog,
     'docs': stage_docs,
+    'docsite': stage_docsite,
+    'release': stage_release,
     'build': stage_build,
 }
 
