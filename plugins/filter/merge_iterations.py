@@ -115,13 +115,13 @@ def merge_iterations(envelopes, iterations=None):
                                if value != STATUS_OK)})
             status = derive_status(records, errors)
     durations = [envelope.get('duration_s') for envelope in envelopes]
+    numeric = all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in durations)
     merged = dict(first)
     merged.update(
         status=status,
         parameters=dict(first.get('parameters') or {}, iterations=requested),
         finished=envelopes[-1].get('finished'),
-        duration_s=round(sum(durations), 3) if all(isinstance(value, (int, float)) and not isinstance(value, bool)
-                                                  for value in durations) else first.get('duration_s'),
+        duration_s=round(sum(durations), 3) if numeric else first.get('duration_s'),
         records=records,
         errors=errors,
     )

@@ -19,9 +19,11 @@ import sys
 
 import pytest
 
-from test_survey_playbooks import INVENTORY, LUSTRE_SIM, SURVEY_VARS, Cluster, pytestmark  # noqa: F401
+from test_survey_playbooks import INVENTORY, LUSTRE_SIM, SURVEY_VARS, Cluster, pytestmark as survey_mark
 
 from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+
+pytestmark = survey_mark
 
 RUN_ID = 'pbtest-iterations'
 ITERATIONS = 2
