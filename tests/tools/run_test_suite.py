@@ -88,6 +88,12 @@ def stage_integration() -> int:
                 '--color', 'no'], cwd=STAGED)
 
 
+def stage_guest() -> int:
+    """node_prep, sgpdd_survey and the sgpdd playbook against a QEMU (TCG) guest with real SCSI disks and sg
+    nodes, over real SSH; builds the guest image once (cached in .build/guest)."""
+    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/guest'])
+
+
 def _pyenv_python(version: str) -> str | None:
     roots = [os.path.expanduser('~/.pyenv/versions')]
     if os.environ.get('PYENV_ROOT'):
@@ -139,6 +145,16 @@ def stage_fleet() -> int:
     env = {'CONTAINERS_CONF': os.path.join(ROOT, 'molecule', 'containers.conf'),
            'ANSIBLE_COLLECTIONS_PATH': os.path.join(ROOT, '.venv', 'collections')}
     return run([tool('molecule'), 'test', '-s', 'fleet'], env=env)
+
+
+def stage_faults() -> int:
+    """molecule/faults: two podman OSSs over real SSH; the survey playbooks under injected faults (async limit,
+    dead host, leftover echo client, ENOMEM, I/O errors, interrupted ansible-playbook), each host clean afterwards."""
+    if run([sys.executable, os.path.join(ROOT, 'tests', 'tools', 'fleet_images.py')]) != 0:
+        return 1
+    env = {'CONTAINERS_CONF': os.path.join(ROOT, 'molecule', 'containers.conf'),
+           'ANSIBLE_COLLECTIONS_PATH': os.path.join(ROOT, '.venv', 'collections')}
+    return run([tool('molecule'), 'test', '-s', 'faults'], env=env)
 
 
 def stage_changelog() -> int:
@@ -303,10 +319,12 @@ STAGES = {
     'units': stage_units,
     'target-pythons': stage_target_pythons,
     'integration': stage_integration,
+    'guest': stage_guest,
     'simulator': stage_simulator,
     'report-html': stage_report_html,
     'playbooks': stage_playbooks,
     'fleet': stage_fleet,
+    'faults': stage_faults,
     'changelog': stage_changelog,
     'docs': stage_docs,
     'docsite': stage_docsite,
