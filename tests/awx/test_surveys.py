@@ -64,7 +64,7 @@ def _as_bool(text) -> bool:
 def test_every_survey_playbook_has_a_form():
     playbooks = {_template(_load(p))['playbook'] for p in SURVEYS}
     wanted = {os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, 'playbooks', 'survey-*.yml'))}
-    wanted |= {'playbooks/%s.yml' % name for name in ('acceptance', 'cleanup', 'prepare', 'report')}
+    wanted |= {'playbooks/%s.yml' % name for name in ('acceptance', 'cleanup', 'prepare', 'report', 'stats-collect')}
     assert sorted(wanted - playbooks) == []
 
 
