@@ -8,12 +8,18 @@ What is ours comes from the node state (``node_state.py``), written before
 each survey acted; I/O-kit leftovers come from ``lctl dl`` by name.  The
 order matters:
 
-1. our helper processes (an ``lctl --threads test_brw`` holds its echo client);
+1. processes a role recorded by command line (a survey module killed by the
+   async limit: SIGTERM lets it tear down what it made), then our helper
+   processes by pid (an ``lctl --threads test_brw`` holds its echo client);
 2. echo clients we recorded: destroy the objects we created while the device
    still exists, then ``cleanup`` and ``detach`` it by name;
 3. I/O-kit leftovers (echo clients before the ``echotmp`` osc they sit on);
-4. our lst sessions; 5. our scratch paths (only under the workdir);
-6. kernel modules we loaded, once nothing uses them.
+4. our lst sessions; 5. tunables; 6. loop devices a role recorded (while
+   still backed by the recorded file), then scratch paths (a survey's only
+   under the workdir or its Lustre directory, a role's where it recorded them);
+7. kernel modules we loaded, once nothing uses them;
+8. when nothing is left to undo, the state file itself and the directories
+   a role recorded as ``empty_dir`` (the workdir it created), if empty.
 
 Something already gone is crossed off the node state and reported under
 ``forgotten``, never an error.  In check mode nothing is changed, the node
@@ -27,20 +33,28 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 import shutil
 import signal
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
+    KINDS,
     STATE_FILE,
     NodeStateError,
+    command_id,
+    is_empty,
     is_same_process,
     process_start_time,
 )
 
-REMOVED_KINDS = ('processes', 'echo_clients', 'lst_sessions', 'params', 'paths', 'modules')
+REMOVED_KINDS = ('processes', 'echo_clients', 'lst_sessions', 'params', 'loop_devices', 'paths', 'modules')
+# How a path a role recorded is removed: with its content, or only when empty once nothing else is left.
+PATH_REMOVALS = ('tree', 'empty_dir')
 _POLL_INTERVAL_S = 0.05
+# What the workdir holds of ours when nothing else is left in it.
+_STATE_NAMES = set([STATE_FILE, STATE_FILE + '.lock'])
 # osc and obdecho leftovers of the network case are set up under their echo client: remove them last.
 _LEFTOVER_TYPE_ORDER = {'echo_client': 0, 'osc': 1, 'obdecho': 2}
 
@@ -99,10 +113,12 @@ class Cleanup:
     """One cleanup pass.  ``run()`` returns the report (see the module's RETURN)."""
 
     def __init__(self, runner, node_state, run_id=None, include_iokit_leftovers=True, unload_modules=True,
-                 check_mode=False, kill_grace_s=5.0, lst_path=None, lctl='lctl'):
+                 check_mode=False, kill_grace_s=5.0, lst_path=None, lctl='lctl', surveys=None, losetup_path=None):
         self.runner = runner
         self.node_state = node_state
         self.run_id = run_id
+        self.surveys = None if surveys is None else set(surveys)
+        self.losetup_path = losetup_path
         self.include_iokit_leftovers = include_iokit_leftovers
         self.unload_modules = unload_modules
         self.check_mode = check_mode
@@ -116,11 +132,18 @@ class Cleanup:
         self._devices = None
         self._devices_unreadable = False
         self._state = None
+        self.adopted = []
 
     # -- bookkeeping -----------------------------------------------------------------
 
+    def _selected(self, entry):
+        # A role's entries carry no run id (only their survey); a module's carry no survey (only their run id).
+        if self.run_id is not None and entry.get('run_id') not in (self.run_id, None):
+            return False
+        return self.surveys is None or entry.get('survey') is None or entry['survey'] in self.surveys
+
     def _entries(self, kind):
-        return [entry for entry in self._state[kind] if self.run_id is None or entry.get('run_id') == self.run_id]
+        return [entry for entry in self._state.get(kind, []) if self._selected(entry)]
 
     def _forget(self, kind, identity, reason):
         self.forgotten.append({'kind': kind, 'id': identity, 'reason': reason})
@@ -152,30 +175,101 @@ class Cleanup:
 
     # -- the pass ----------------------------------------------------------------------
 
-    def run(self):
+    def _read_state(self):
         try:
             self._state = self.node_state.read()
         except NodeStateError as exc:
             # Without the record we cannot tell what is ours; leftovers by name are still safe to remove.
             self.errors.append({'kind': 'node_state', 'id': self.node_state.path, 'message': str(exc)})
-            self._state = dict((kind, []) for kind in REMOVED_KINDS)
+            self._state = dict((kind, []) for kind in KINDS)
+            return False
+        return True
+
+    def run(self):
+        state_readable = self._read_state()
+        if state_readable and not self.check_mode:
+            try:
+                self.adopted = self.node_state.adopt_legacy_role_state()
+            except NodeStateError as exc:
+                self.errors.append({'kind': 'node_state', 'id': exc.args[0].split(' ', 1)[0], 'message': str(exc)})
+            if self.adopted:
+                self._read_state()
+        self.stop_recorded_commands()
+        if self.removed['processes'] and state_readable:
+            # A survey module stopped by SIGTERM tears down and crosses off what it made: read what is left.
+            self._read_state()
         self.stop_processes()
         handled = self.remove_recorded_echo_clients()
         if self.include_iokit_leftovers:
             self.remove_leftover_devices(handled)
         self.end_lst_sessions()
         self.restore_params()
+        self.detach_loop_devices()
         self.remove_paths()
         if self.unload_modules:
             self.unload_our_modules()
+        self.note_foreign_echo_module(handled)
+        if state_readable:
+            self.finish()
         return self.report()
 
     def report(self):
-        changed = any(self.removed[kind] for kind in REMOVED_KINDS)
+        changed = any(self.removed[kind] for kind in REMOVED_KINDS) or bool(self.adopted)
         return {'changed': changed, 'removed': self.removed, 'forgotten': self.forgotten, 'kept': self.kept,
-                'errors': self.errors}
+                'errors': self.errors, 'adopted': self.adopted}
 
     # -- processes -----------------------------------------------------------------------
+
+    def stop_recorded_commands(self):
+        """Stop the processes a role recorded by command name and arguments, then cross the entries off."""
+        entries = self._entries('commands')
+        if not entries:
+            return
+        running = _command_lines()
+        stopping = []
+        for entry in entries:
+            pids = [pid for pid, (comm, argv) in sorted(running.items()) if _matches_command(entry, comm, argv)]
+            if not pids:
+                self._forget('commands', entry['id'], 'no such process is running')
+                continue
+            for pid in pids:
+                fake = {'pid': pid, 'start_time': process_start_time(pid)}
+                summary = {'pid': pid, 'command': running[pid][1], 'survey': entry.get('survey'),
+                           'matched': entry['id']}
+                stopping.append((fake, summary, False, entry))
+        if self.check_mode:
+            self.removed['processes'].extend(summary for unused, summary, unused_group, unused_entry in stopping)
+            return
+        stopped = self._stop(stopping)
+        for entry in entries:
+            mine = [item for item in stopping if item[3] is entry]
+            if mine and all(item in stopped for item in mine):
+                self.node_state.forget('commands', entry['id'])
+
+    def _stop(self, stopping):
+        """SIGTERM, SIGKILL after the grace time, then report; ``stopping``: (entry, summary, group, ...)."""
+        for item in stopping:
+            _signal(int(item[0]['pid']), signal.SIGTERM, item[2])
+        deadline = time.monotonic() + self.kill_grace_s
+        while time.monotonic() < deadline and any(_still_running(item[0], item[2]) for item in stopping):
+            time.sleep(_POLL_INTERVAL_S)
+        for item in stopping:
+            if _still_running(item[0], item[2]):
+                _signal(int(item[0]['pid']), signal.SIGKILL, item[2])
+                item[1]['signal'] = 'SIGKILL'
+            else:
+                item[1]['signal'] = 'SIGTERM'
+        deadline = time.monotonic() + max(self.kill_grace_s, 1.0)
+        while time.monotonic() < deadline and any(_still_running(item[0], item[2]) for item in stopping):
+            time.sleep(_POLL_INTERVAL_S)
+        stopped = []
+        for item in stopping:
+            if _still_running(item[0], item[2]):
+                self._error('processes', item[1]['pid'], 'process %d survived SIGKILL' % item[1]['pid'])
+                continue
+            self.removed['processes'].append(item[1])
+            stopped.append(item)
+        return stopped
 
     def stop_processes(self):
         stopping = []
@@ -201,25 +295,7 @@ class Cleanup:
             for unused_entry, summary, unused_group in stopping:
                 self.removed['processes'].append(summary)
             return
-        for entry, summary, group in stopping:
-            _signal(int(entry['pid']), signal.SIGTERM, group)
-        deadline = time.monotonic() + self.kill_grace_s
-        while time.monotonic() < deadline and any(_still_running(entry, group) for entry, unused, group in stopping):
-            time.sleep(_POLL_INTERVAL_S)
-        for entry, summary, group in stopping:
-            if _still_running(entry, group):
-                _signal(int(entry['pid']), signal.SIGKILL, group)
-                summary['signal'] = 'SIGKILL'
-            else:
-                summary['signal'] = 'SIGTERM'
-        deadline = time.monotonic() + self.kill_grace_s
-        while time.monotonic() < deadline and any(_still_running(entry, group) for entry, unused, group in stopping):
-            time.sleep(_POLL_INTERVAL_S)
-        for entry, summary, group in stopping:
-            if _still_running(entry, group):
-                self._error('processes', summary['pid'], 'process %d survived SIGKILL' % summary['pid'])
-                continue
-            self.removed['processes'].append(summary)
+        for entry, unused_summary, unused_group in self._stop(stopping):
             self.node_state.forget('processes', entry['pid'])
 
     # -- echo clients ------------------------------------------------------------------------
@@ -371,10 +447,18 @@ class Cleanup:
     def remove_paths(self):
         workdir = self.node_state.workdir
         protected = set(os.path.abspath(os.path.join(workdir, name)) for name in (STATE_FILE, STATE_FILE + '.lock'))
+        protected.update([os.sep, os.path.abspath(workdir)])
         for entry in self._entries('paths'):
             path = entry['path']
             absolute = os.path.abspath(path)
-            if not self._removable_path(entry, absolute, protected):
+            if entry.get('remove') == 'empty_dir':
+                continue  # in finish(), once nothing else is left
+            if entry.get('remove') == 'tree':
+                # A role recorded it, where its playbook said, before creating it: removed wherever it is.
+                removable = os.path.isabs(path) and absolute not in protected
+            else:
+                removable = self._removable_path(entry, absolute, protected)
+            if not removable:
                 self._keep('paths', path, 'not under the workdir %s nor a survey directory on a Lustre mount; '
                            'never removed' % workdir)
                 continue
@@ -394,6 +478,54 @@ class Cleanup:
                         continue
                 self.node_state.forget('paths', path)
             self.removed['paths'].append(summary)
+
+    # -- loop devices ------------------------------------------------------------------------------
+
+    def detach_loop_devices(self):
+        """Detach the recorded loop devices still backed by the recorded file, then remove that file."""
+        entries = self._entries('loop_devices')
+        if not entries:
+            return
+        attached = {}
+        if self.losetup_path is not None:
+            listed = self.runner.run([self.losetup_path, '--list', '--noheadings', '--raw', '--output',
+                                      'NAME,BACK-FILE'])
+            if listed.rc != 0:
+                self._error('loop_devices', None, lctl_utils.LctlError(listed.argv, listed.stderr, listed.rc))
+                return
+            for line in listed.stdout.splitlines():
+                words = line.split(None, 1)
+                if len(words) == 2:
+                    # losetup appends " (deleted)" to a backing file that is gone.
+                    attached[words[0]] = re.sub(r' \(deleted\)$', '', words[1].strip())
+        for entry in entries:
+            device, backing = entry['device'], os.path.normpath(entry['backing_file'])
+            summary = {'device': device, 'backing_file': backing, 'survey': entry.get('survey'), 'steps': []}
+            if attached.get(device) == backing:
+                summary['steps'].append('detach')
+                if not self.check_mode:
+                    detached = self.runner.run([self.losetup_path, '--detach', device])
+                    if detached.rc != 0:
+                        self._error('loop_devices', device,
+                                    lctl_utils.LctlError(detached.argv, detached.stderr, detached.rc))
+                        continue
+            elif device in attached:
+                self._keep('loop_devices', device, 'now backed by %s, not by the recorded %s' % (attached[device], backing))
+            if os.path.lexists(backing):
+                summary['steps'].append('remove_backing_file')
+                if not self.check_mode:
+                    try:
+                        os.unlink(backing)
+                    except OSError as exc:
+                        if os.path.lexists(backing):
+                            self._error('loop_devices', device, exc)
+                            continue
+            if not summary['steps']:
+                self._forget('loop_devices', device, 'not attached to the recorded file, which is gone')
+                continue
+            if not self.check_mode:
+                self.node_state.forget('loop_devices', device)
+            self.removed['loop_devices'].append(summary)
 
     # -- modules ----------------------------------------------------------------------------------
 
@@ -426,6 +558,60 @@ class Cleanup:
                 users = loaded.get(name, {}).get('used_by') or [device['name'] for device in echo_devices_left]
                 self._keep('modules', name, 'still in use%s' % (' by ' + ', '.join(users) if users else ''))
 
+    def note_foreign_echo_module(self, handled):
+        """After removing I/O-kit leftovers, say so when obdecho stays loaded because we did not load it.
+
+        Design section 6: only what this collection loaded is unloaded.  The module that an aborted
+        lustre-iokit script (or an administrator) loaded is left, and the report says how to unload it.
+        """
+        removed_leftovers = [item for item in self.removed['echo_clients'] if item.get('source') == 'iokit_leftover']
+        if not removed_leftovers:
+            return
+        echo_module = lctl_utils.ECHO_MODULE
+        if any(lctl_utils.canonical_module(entry.get('name', '')) == echo_module for entry in self._state['modules']):
+            return
+        try:
+            loaded = lctl_utils.loaded_modules(self.runner)
+        except lctl_utils.LctlError:
+            return
+        if echo_module in loaded:
+            self._keep('modules', echo_module, 'loaded, but not by this collection (the aborted run whose echo '
+                       'devices were removed, or an administrator, loaded it); left loaded: run "rmmod %s" once '
+                       'nothing else uses it' % echo_module)
+
+    # -- the state file ---------------------------------------------------------------------------
+
+    def finish(self):
+        """Once nothing is left to undo: remove the state file, then the directories a role recorded as
+        ``empty_dir`` (the workdir it created), each only when empty."""
+        try:
+            state = self.node_state.read()
+        except NodeStateError:
+            return
+        last = [entry for entry in state['paths'] if entry.get('remove') == 'empty_dir' and self._selected(entry)]
+        rest = dict(state)
+        rest['paths'] = [entry for entry in state['paths'] if entry not in last]
+        if not is_empty(rest):
+            return
+        directories = sorted(set(os.path.abspath(entry['path']) for entry in last), key=len, reverse=True)
+        if self.check_mode:
+            self.removed['paths'].extend({'path': path, 'run_id': None} for path in directories
+                                         if os.path.isdir(path) and set(os.listdir(path)) <= _STATE_NAMES)
+            return
+        for path in directories:
+            self.node_state.forget('paths', path)
+        # The lock file goes too: a survey starting this very moment would re-create both.
+        if not self.node_state.remove_if_empty():
+            return
+        for path in directories:
+            try:
+                os.rmdir(path)
+            except OSError as exc:
+                if os.path.isdir(path):
+                    self._keep('paths', path, 'not empty (%s); left in place' % exc.strerror)
+                continue
+            self.removed['paths'].append({'path': path, 'run_id': None})
+
     def _predict_unload(self, name, loaded, summary):
         if name not in loaded:
             self.forgotten.append({'kind': 'modules', 'id': name, 'reason': 'not loaded any more'})
@@ -449,6 +635,49 @@ def _carries_marker(path, entry):
             return handle.read().strip() == entry.get('run_id')
     except (IOError, OSError):
         return False
+
+
+def _command_lines():
+    """{pid: (command name, argv)} of every process but this one and its ancestors (read from /proc)."""
+    spared = set()
+    pid = os.getpid()
+    while pid > 1 and pid not in spared:
+        spared.add(pid)
+        try:
+            with open('/proc/%d/stat' % pid) as handle:
+                pid = int(handle.read().rsplit(')', 1)[1].split()[1])
+        except (IOError, OSError, IndexError, ValueError):
+            break
+    found = {}
+    for name in os.listdir('/proc'):
+        if not name.isdigit() or int(name) in spared:
+            continue
+        try:
+            with open('/proc/%s/comm' % name) as handle:
+                comm = handle.read().strip()
+            with open('/proc/%s/cmdline' % name, 'rb') as handle:
+                argv = [arg.decode('utf-8', 'replace') for arg in handle.read().split(b'\0') if arg]
+        except (IOError, OSError):
+            continue
+        if argv and not _is_zombie(int(name)):
+            found[int(name)] = (comm, argv)
+    return found
+
+
+def _matches_command(entry, comm, argv):
+    """A process matches a ``commands`` entry by its name (unless the entry has none) and one argument.
+
+    An argument matches exactly or by its last path component, and so does each word of an argument,
+    so that ``obdfilter-survey`` matches ``/bin/bash /usr/bin/obdfilter-survey``.
+    """
+    if entry.get('name') not in (None, comm):
+        return False
+    wanted = set(entry.get('args_any') or [])
+    for arg in argv:
+        for word in [arg] + arg.split():
+            if word in wanted or os.path.basename(word) in wanted:
+                return True
+    return False
 
 
 def _leader_of_own_group(pid):
@@ -479,3 +708,40 @@ def _still_running(entry, group):
     if group:
         return bool(_live_group_members(pid))
     return is_same_process(entry) and not _is_zombie(pid)
+
+
+def record_entries(node_state, survey, run_id=None, processes=(), paths=(), modules=(), loop_devices=(),
+                   check_mode=False):
+    """Write down what a role is about to start, create or load (iokit_cleanup ``state=recorded``).
+
+    Returns the entries that were not recorded yet (each with its ``kind``); recording the same thing
+    twice keeps one entry, so a rerun changes nothing.  The workdir itself is recorded as an
+    ``empty_dir`` when it does not exist yet, so that the cleanup removes it once it is empty again.
+    """
+    wanted = []
+    if not os.path.isdir(node_state.workdir):
+        wanted.append(('paths', {'path': os.path.normpath(node_state.workdir), 'remove': 'empty_dir'}))
+    for process in processes:
+        args_any = [str(arg) for arg in process['args_any']]
+        wanted.append(('commands', {'id': command_id(process.get('name'), args_any), 'name': process.get('name'),
+                                    'args_any': args_any}))
+    for path in paths:
+        wanted.append(('paths', {'path': os.path.normpath(path['path']), 'remove': path.get('kind') or 'tree'}))
+    for module in modules:
+        wanted.append(('modules', {'name': module}))
+    for loop_device in loop_devices:
+        wanted.append(('loop_devices', {'device': loop_device['device'],
+                                        'backing_file': os.path.normpath(loop_device['backing_file'])}))
+    state = node_state.read()
+    new = []
+    for kind, details in wanted:
+        details['survey'] = survey
+        key = KINDS[kind]
+        same = [entry for entry in state[kind] if entry.get(key) == details[key]]
+        if any(all(entry.get(field) == value for field, value in details.items()) and entry.get('run_id') == run_id
+               for entry in same):
+            continue
+        new.append(dict(details, kind=kind, run_id=run_id))
+        if not check_mode:
+            node_state.record(kind, run_id, **details)
+    return new

@@ -31,6 +31,15 @@ description:
     them any more; a module still in use is kept (RV(kept)) and stays recorded for a later cleanup.
   - Whatever is already gone is crossed off the node state and listed in RV(forgotten); it never fails the task.
     A second run therefore reports C(changed=false).
+  - Roles record in the same node state, before they start anything, with O(state=recorded) (the survey module
+    itself and its helpers by command line, scratch paths, kernel modules, loop devices); O(state=absent) then
+    stops those processes first (SIGTERM lets a survey module tear down what it made), detaches the loop devices
+    while they are still backed by the recorded file and removes that file, and removes the paths wherever they
+    were recorded.
+  - Once nothing is left to undo, the node state file is removed, and so is O(workdir) when a recording created
+    it and it is empty.
+  - A C(state.json) that the cleanup role of earlier versions kept beside the node state is merged into it once
+    (RV(adopted)) and removed.
 author:
   - lustre.iokit contributors (@lustre)
 requirements:
@@ -40,11 +49,91 @@ attributes:
     description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details:
-      - Nothing is changed, the node state included; RV(removed) lists what would be removed.
+      - Nothing is changed, the node state included; RV(removed) lists what would be removed, RV(recorded) what
+        would be recorded.
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 options:
+  state:
+    description:
+      - V(absent) removes what the surveys left (everything below but O(survey) and O(record)).
+      - V(recorded) only writes the entries of O(record) into the node state, so that a later V(absent) undoes
+        them even when the survey is killed; nothing is removed. Recording the same entries again changes nothing.
+    type: str
+    choices: [absent, recorded]
+    default: absent
+  survey:
+    description:
+      - With O(state=recorded), the survey the entries belong to (such as V(obdfilter)); O(surveys) selects by it.
+      - Required with O(state=recorded).
+    type: str
+  surveys:
+    description:
+      - With O(state=absent), undo only the entries recorded for these surveys. Entries that the survey modules
+        recorded name no survey; O(run_id) alone selects them.
+      - Unset undoes the entries of every survey.
+    type: list
+    elements: str
+  record:
+    description:
+      - With O(state=recorded), what the role is about to start, create or load.
+    type: dict
+    default: {}
+    suboptions:
+      processes:
+        description:
+          - Processes the survey may leave running. A process matches when its command name is C(name) (any name
+            when omitted, for a module run by whichever Python the node has) and one of its arguments, or a word
+            or the last path component of one, is in C(args_any).
+        type: list
+        elements: dict
+        default: []
+        suboptions:
+          name:
+            description: The command name, as C(/proc/PID/comm) has it.
+            type: str
+          args_any:
+            description: Arguments of which one must appear.
+            type: list
+            elements: str
+            required: true
+      paths:
+        description:
+          - Files and directories to remove. C(tree) removes one with its content; C(empty_dir) removes a
+            directory only when it is empty, after everything else is undone.
+        type: list
+        elements: dict
+        default: []
+        suboptions:
+          path:
+            description: An absolute path.
+            type: path
+            required: true
+          kind:
+            description: How to remove it.
+            type: str
+            choices: [tree, empty_dir]
+            default: tree
+      modules:
+        description: Kernel modules the role loaded (only ones that were not loaded before).
+        type: list
+        elements: str
+        default: []
+      loop_devices:
+        description: Loop devices made for a test or the demo, detached only while still backed by C(backing_file).
+        type: list
+        elements: dict
+        default: []
+        suboptions:
+          device:
+            description: The loop device, such as C(/dev/loop3).
+            type: path
+            required: true
+          backing_file:
+            description: The file behind it, removed after the detach.
+            type: path
+            required: true
   workdir:
     description:
       - Scratch directory on the node that holds the node state; the same value the surveys used.
@@ -53,8 +142,9 @@ options:
     default: /tmp/lustre-iokit
   run_id:
     description:
-      - Undo only what this run recorded. Echo clients recorded by other runs are then left alone (they may be
-        in use) and listed in RV(kept).
+      - Undo only what this run recorded (and what was recorded without a run id). Echo clients recorded by other
+        runs are then left alone (they may be in use) and listed in RV(kept).
+      - With O(state=recorded), the run id written with the entries.
       - Unset undoes every run's records, which is what C(playbooks/cleanup.yml) does after a cancelled job.
     type: str
   include_iokit_leftovers:
@@ -106,13 +196,27 @@ EXAMPLES = r'''
 - name: What would be removed
   lustre.iokit.iokit_cleanup:
   check_mode: true
+
+- name: Before starting a survey, record what cleanup must undo if it is killed
+  lustre.iokit.iokit_cleanup:
+    state: recorded
+    survey: sgpdd
+    workdir: "{{ iokit_workdir }}"
+    record:
+      processes:
+        - args_any: [AnsiballZ_sgpdd_survey.py, sgpdd-survey]
+        - name: sgp_dd
+          args_any: [if=/dev/sg3, of=/dev/sg3]
+      paths:
+        - path: "{{ iokit_workdir }}/{{ iokit_run_id }}"
+      modules: [sg]
 '''
 
 RETURN = r'''
 removed:
   description:
     - What was removed (in check mode, what would be), by kind.
-  returned: always
+  returned: when O(state=absent)
   type: dict
   contains:
     echo_clients:
@@ -131,7 +235,14 @@ removed:
     processes:
       description:
         - Helper processes stopped, each with C(pid), C(command), C(run_id) and C(signal) (the last one sent);
-          C(orphaned_group) is true when only the workers of a killed leader were left.
+          C(orphaned_group) is true when only the workers of a killed leader were left. Processes found by a
+          recorded command line have C(survey) and C(matched) (the entry's id) instead of C(run_id).
+      type: list
+      elements: dict
+    loop_devices:
+      description:
+        - Loop devices undone, each with C(device), C(backing_file), C(survey) and C(steps) (C(detach),
+          C(remove_backing_file)).
       type: list
       elements: dict
     paths:
@@ -152,34 +263,68 @@ forgotten:
   description:
     - Records crossed off because the thing was already gone (C(kind), C(id), C(reason)), such as a process
       that has exited or whose pid was reused, or an echo client that no longer exists.
-  returned: always
+  returned: when O(state=absent)
   type: list
   elements: dict
 kept:
   description:
-    - Things deliberately left in place (C(kind), C(id), C(reason)), such as C(obdecho) still in use, an echo
-      client recorded by another run, a path outside O(workdir), or an object that could not be destroyed.
-  returned: always
+    - Things deliberately left in place (C(kind), C(id), C(reason)), such as C(obdecho) still in use, or loaded
+      by someone else after their leftover echo devices were removed, an echo client recorded by another run, a
+      path outside O(workdir), or an object that could not be destroyed.
+  returned: when O(state=absent)
+  type: list
+  elements: dict
+recorded:
+  description:
+    - With O(state=recorded), the entries written (those not recorded yet), each with C(kind) (V(commands),
+      V(paths), V(modules), V(loop_devices)), C(survey) and C(run_id).
+  returned: when O(state=recorded)
+  type: list
+  elements: dict
+adopted:
+  description:
+    - Entries merged from the old cleanup role's C(state.json), which was then removed, each with its C(kind).
+  returned: when O(state=absent)
   type: list
   elements: dict
 errors:
   description:
     - Things still there that could not be removed (C(kind), C(id), C(message); for commands also C(command),
       C(rc) and C(stderr)).
-  returned: always
+  returned: when O(state=absent)
   type: list
   elements: dict
 '''
 
+import os
+
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, record_entries
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, NodeStateError
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 
 
 def argument_spec():
     return dict(
+        state=dict(type='str', choices=['absent', 'recorded'], default='absent'),
+        survey=dict(type='str'),
+        surveys=dict(type='list', elements='str'),
+        record=dict(type='dict', default={}, options=dict(
+            processes=dict(type='list', elements='dict', default=[], options=dict(
+                name=dict(type='str'),
+                args_any=dict(type='list', elements='str', required=True),
+            )),
+            paths=dict(type='list', elements='dict', default=[], options=dict(
+                path=dict(type='path', required=True),
+                kind=dict(type='str', choices=['tree', 'empty_dir'], default='tree'),
+            )),
+            modules=dict(type='list', elements='str', default=[]),
+            loop_devices=dict(type='list', elements='dict', default=[], options=dict(
+                device=dict(type='path', required=True),
+                backing_file=dict(type='path', required=True),
+            )),
+        )),
         workdir=dict(type='path', default='/tmp/lustre-iokit'),
         run_id=dict(type='str'),
         include_iokit_leftovers=dict(type='bool', default=True),
@@ -189,17 +334,55 @@ def argument_spec():
     )
 
 
+def record_problems(params):
+    """What is wrong with a state=recorded call, each naming the option."""
+    problems = []
+    if not params['survey']:
+        problems.append('survey: required with state=recorded (the survey the entries belong to)')
+    record = params['record'] or {}
+    for index, path in enumerate(record.get('paths') or []):
+        if not os.path.isabs(path['path']) or os.path.normpath(path['path']) == os.sep:
+            problems.append('record.paths[%d].path: must be an absolute path other than /, got %r' % (index, path['path']))
+    for index, process in enumerate(record.get('processes') or []):
+        if not [arg for arg in process['args_any'] if arg]:
+            problems.append('record.processes[%d].args_any: needs at least one non-empty argument' % index)
+    if not os.path.isabs(params['workdir']) or os.path.normpath(params['workdir']) == os.sep:
+        problems.append('workdir: must be an absolute path other than /, got %r' % params['workdir'])
+    return problems
+
+
+def record(module):
+    params = module.params
+    problems = record_problems(params)
+    if problems:
+        module.fail_json(msg='; '.join(problems))
+    entries = params['record'] or {}
+    try:
+        recorded = record_entries(
+            NodeState(params['workdir']), params['survey'], run_id=params['run_id'],
+            processes=entries.get('processes') or [], paths=entries.get('paths') or [],
+            modules=entries.get('modules') or [], loop_devices=entries.get('loop_devices') or [],
+            check_mode=module.check_mode)
+    except NodeStateError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(changed=bool(recorded), recorded=recorded)
+
+
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    if params['kill_grace_s'] < 0:
-        module.fail_json(msg='kill_grace_s: must not be negative, got %s' % params['kill_grace_s'])
     if params['run_id'] is not None and not params['run_id'].strip():
         module.fail_json(msg='run_id: must not be empty; leave it unset to clean up every run')
+    if params['state'] == 'recorded':
+        record(module)
+        return
+    if params['kill_grace_s'] < 0:
+        module.fail_json(msg='kill_grace_s: must not be negative, got %s' % params['kill_grace_s'])
     cleanup = Cleanup(
         Runner(), NodeState(params['workdir']), run_id=params['run_id'],
         include_iokit_leftovers=params['include_iokit_leftovers'], unload_modules=params['unload_modules'],
-        check_mode=module.check_mode, kill_grace_s=params['kill_grace_s'], lst_path=module.get_bin_path('lst'))
+        check_mode=module.check_mode, kill_grace_s=params['kill_grace_s'], lst_path=module.get_bin_path('lst'),
+        surveys=params['surveys'], losetup_path=module.get_bin_path('losetup'))
     report = cleanup.run()
     if report['errors'] and params['fail_on_error']:
         module.fail_json(msg='cleanup left things behind: %s' % '; '.join(

@@ -23,7 +23,7 @@ import time
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
-from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, _object_ranges
+from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, _object_ranges, record_entries
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, process_start_time
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 
@@ -118,8 +118,10 @@ def test_leftover_echo_client_of_an_aborted_iokit_run(sim, state):
         {'name': 'testfs-OST0000_ecc', 'source': 'iokit_leftover', 'type': 'echo_client', 'status': 'UP',
          'objects_destroyed': [], 'steps': ['cleanup', 'detach']}]
     assert 'testfs-OST0000_ecc' not in sim.device_names()
-    # The leftover's obdecho was not loaded by us: it stays.
+    # The leftover's obdecho was not loaded by us: it stays, and the report says so and how to unload it.
     assert 'obdecho' in sim.modules() and report['removed']['modules'] == []
+    assert [(item['kind'], item['id']) for item in report['kept']] == [('modules', 'obdecho')]
+    assert 'not by this collection' in report['kept'][0]['reason'] and 'rmmod obdecho' in report['kept'][0]['reason']
     again = cleanup(state)
     assert not again['changed'] and again['removed']['echo_clients'] == []
 
@@ -442,7 +444,8 @@ def test_module_end_to_end_is_idempotent_and_check_mode_safe(sim, state):
     assert not any(name.endswith('_ecc') for name in sim.device_names())
     second = run_module(args)
     assert second['changed'] is False and second['removed'] == {
-        'processes': [], 'echo_clients': [], 'lst_sessions': [], 'params': [], 'paths': [], 'modules': []}
+        'processes': [], 'echo_clients': [], 'lst_sessions': [], 'params': [], 'loop_devices': [], 'paths': [],
+        'modules': []}
 
 
 def test_module_fails_naming_what_is_left_unless_told_not_to(sim, state):
@@ -454,3 +457,171 @@ def test_module_fails_naming_what_is_left_unless_told_not_to(sim, state):
     assert not tolerated.get('failed') and tolerated['errors']
     bad = run_module({'workdir': state.workdir, 'kill_grace_s': -1})
     assert bad['failed'] and bad['msg'].startswith('kill_grace_s:')
+
+
+# -- what roles record (state=recorded) in the same node state ------------------------------------------------
+
+
+def start_fake_survey_module(tmp_path, name='AnsiballZ_fake_survey.py', ignore_term=False):
+    """A process that looks like a survey module run by Python: its script name is an argument."""
+    script = tmp_path / name
+    ready = tmp_path / (name + '.ready')
+    script.write_text('import signal, sys, time\n'
+                      + ('signal.signal(signal.SIGTERM, signal.SIG_IGN)\n' if ignore_term else '')
+                      + 'open(sys.argv[1], "w").close()\ntime.sleep(120)\n')
+    process = subprocess.Popen([sys.executable, str(script), str(ready)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    # Ready once its signal disposition is set (before that it would die of SIGTERM even when it must not).
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not ready.exists():
+        time.sleep(0.02)
+    return process
+
+
+def test_role_records_are_undone_and_the_workdir_it_created_removed(sim, state, tmp_path):
+    module = start_fake_survey_module(tmp_path)
+    bystander = start_fake_survey_module(tmp_path, name='someone_elses_tool.py')
+    try:
+        recorded = record_entries(state, 'obdfilter', processes=[{'name': None, 'args_any': ['AnsiballZ_fake_survey.py']}],
+                                  paths=[{'path': state.workdir + '/run-1'}])
+        assert [(entry['kind'], entry['survey']) for entry in recorded] == [
+            ('paths', 'obdfilter'), ('commands', 'obdfilter'), ('paths', 'obdfilter')]
+        assert recorded[0] == {'kind': 'paths', 'path': state.workdir, 'remove': 'empty_dir', 'survey': 'obdfilter',
+                               'run_id': None}
+        # Recording the same again changes nothing.
+        assert record_entries(state, 'obdfilter', processes=[{'name': None, 'args_any': ['AnsiballZ_fake_survey.py']}],
+                              paths=[{'path': state.workdir + '/run-1'}]) == []
+        os.makedirs(os.path.join(state.workdir, 'run-1', 'sub'))
+        report = cleanup(state, surveys=['obdfilter'], run_id=RUN)
+        assert report['errors'] == [] and report['changed']
+        assert [(item['pid'], item['signal'], item['matched']) for item in report['removed']['processes']] == [
+            (module.pid, 'SIGTERM', '* AnsiballZ_fake_survey.py')]
+        assert module.wait(timeout=5) == -signal.SIGTERM and bystander.poll() is None
+        assert names(report, 'paths') == [state.workdir + '/run-1', state.workdir]
+        assert not os.path.exists(state.workdir)
+        again = cleanup(state, surveys=['obdfilter'])
+        assert not again['changed'] and not os.path.exists(state.workdir)
+    finally:
+        for process in (module, bystander):
+            process.kill()
+            process.wait()
+
+
+def test_a_recorded_process_ignoring_sigterm_is_killed(sim, state, tmp_path):
+    stubborn = start_fake_survey_module(tmp_path, ignore_term=True)
+    try:
+        record_entries(state, 'sgpdd', processes=[{'args_any': ['AnsiballZ_fake_survey.py']}])
+        report = cleanup(state, kill_grace_s=0.5)
+        assert [(item['pid'], item['signal']) for item in report['removed']['processes']] == [(stubborn.pid, 'SIGKILL')]
+        assert stubborn.wait(timeout=5) == -signal.SIGKILL
+        assert state.read()['commands'] == [] if os.path.exists(state.path) else True
+    finally:
+        stubborn.kill()
+        stubborn.wait()
+
+
+def test_surveys_select_the_role_entries_and_the_state_file_stays_while_others_remain(sim, state):
+    record_entries(state, 'sgpdd', paths=[{'path': state.workdir + '/sgpdd-run'}])
+    record_entries(state, 'obdfilter', paths=[{'path': state.workdir + '/obdfilter-run'}])
+    for name in ('sgpdd-run', 'obdfilter-run'):
+        os.makedirs(os.path.join(state.workdir, name))
+    report = cleanup(state, surveys=['obdfilter'])
+    assert names(report, 'paths') == [state.workdir + '/obdfilter-run']
+    assert os.path.isdir(state.workdir + '/sgpdd-run') and os.path.exists(state.path)
+    left = state.read()['paths']
+    assert sorted(entry['path'] for entry in left) == [state.workdir, state.workdir + '/sgpdd-run']
+    # The last survey's cleanup removes the state file and the workdir the first recording created.
+    final = cleanup(state, surveys=['sgpdd'])
+    assert names(final, 'paths') == [state.workdir + '/sgpdd-run', state.workdir]
+    assert not os.path.exists(state.workdir)
+
+
+def test_a_path_a_role_recorded_is_removed_where_it_was_recorded(sim, state, tmp_path):
+    scratch = tmp_path / 'demo' / 'loop'
+    scratch.mkdir(parents=True)
+    (scratch / 'image').write_bytes(b'\0' * 10)
+    record_entries(state, 'sgpdd', paths=[{'path': str(scratch)}])
+    report = cleanup(state)
+    assert names(report, 'paths') == [str(scratch), state.workdir]
+    assert not scratch.exists() and (tmp_path / 'demo').exists()
+
+
+def test_the_old_role_state_file_is_adopted_once(sim, state, tmp_path):
+    os.makedirs(state.workdir)
+    scratch = os.path.join(state.workdir, 'old-run')
+    os.makedirs(scratch)
+    legacy = {'schema': 'lustre.iokit/cleanup-role-state/v1', 'entries': [
+        {'survey': 'sgpdd', 'kind': 'path', 'path': state.workdir, 'remove': 'empty_dir'},
+        {'survey': 'sgpdd', 'kind': 'process', 'name': 'sgp_dd', 'args_any': ['if=/dev/nonexistent-sg9']},
+        {'survey': 'sgpdd', 'kind': 'path', 'path': scratch, 'remove': 'tree'},
+        {'survey': 'sgpdd', 'kind': 'module', 'name': 'sg_not_loaded'},
+        {'survey': 'sgpdd', 'kind': 'unknown-kind'}]}
+    with open(os.path.join(state.workdir, 'state.json'), 'w') as handle:
+        json.dump(legacy, handle)
+    report = cleanup(state)
+    assert report['errors'] == [] and report['changed']
+    assert sorted((item['kind'], item.get('path') or item.get('id') or item.get('name')) for item in report['adopted']) == [
+        ('commands', 'sgp_dd if=/dev/nonexistent-sg9'), ('modules', 'sg_not_loaded'), ('paths', state.workdir),
+        ('paths', scratch)]
+    assert names(report, 'paths') == [scratch, state.workdir]
+    assert not os.path.exists(state.workdir)
+    again = cleanup(state)
+    assert again['adopted'] == [] and not again['changed']
+
+
+def test_a_state_json_that_is_not_the_old_roles_is_left_untouched(sim, state):
+    os.makedirs(state.workdir)
+    foreign = os.path.join(state.workdir, 'state.json')
+    with open(foreign, 'w') as handle:
+        handle.write('{"schema": "somebody/else"}')
+    report = cleanup(state)
+    assert 'not a lustre.iokit cleanup role state file' in report['errors'][0]['message']
+    assert os.path.exists(foreign)
+
+
+def fake_losetup(tmp_path, listing):
+    """A losetup that prints ``listing`` for --list and logs every call."""
+    log = tmp_path / 'losetup.log'
+    tool = tmp_path / 'losetup'
+    tool.write_text('#!/bin/sh\necho "$*" >> %s\n[ "$1" = --list ] && printf "%%s" "%s"\nexit 0\n' % (log, listing))
+    tool.chmod(0o755)
+    return str(tool), log
+
+
+def test_recorded_loop_devices_are_detached_only_while_backed_by_the_recorded_file(sim, state, tmp_path):
+    ours = tmp_path / 'ours.img'
+    ours.write_bytes(b'\0')
+    gone = tmp_path / 'gone.img'
+    other = tmp_path / 'other.img'
+    other.write_bytes(b'\0')
+    losetup, log = fake_losetup(tmp_path, '/dev/loop3 %s\n/dev/loop4 %s (deleted)\n/dev/loop5 /srv/someone.img\n'
+                                % (ours, gone))
+    record_entries(state, 'sgpdd', loop_devices=[{'device': '/dev/loop3', 'backing_file': str(ours)},
+                                                 {'device': '/dev/loop4', 'backing_file': str(gone)},
+                                                 {'device': '/dev/loop5', 'backing_file': str(other)}])
+    plan = cleanup(state, losetup_path=losetup, check_mode=True)
+    assert [item['device'] for item in plan['removed']['loop_devices']] == ['/dev/loop3', '/dev/loop4', '/dev/loop5']
+    assert log.read_text().splitlines() == ['--list --noheadings --raw --output NAME,BACK-FILE']
+    report = cleanup(state, losetup_path=losetup)
+    assert [(item['device'], item['steps']) for item in report['removed']['loop_devices']] == [
+        ('/dev/loop3', ['detach', 'remove_backing_file']), ('/dev/loop4', ['detach']),
+        ('/dev/loop5', ['remove_backing_file'])]
+    assert [line for line in log.read_text().splitlines() if line.startswith('--detach')] == [
+        '--detach /dev/loop3', '--detach /dev/loop4']
+    assert report['kept'] == [{'kind': 'loop_devices', 'id': '/dev/loop5',
+                               'reason': 'now backed by /srv/someone.img, not by the recorded %s' % other}]
+    assert not ours.exists() and not other.exists()
+
+
+def test_module_records_idempotently_and_names_bad_options(sim, state):
+    args = {'workdir': state.workdir, 'state': 'recorded', 'survey': 'mds',
+            'record': {'paths': [{'path': state.workdir + '/run-9'}], 'modules': ['obdecho']}}
+    planned = run_module(args, check_mode=True)
+    assert planned['changed'] and not os.path.exists(state.workdir)
+    first = run_module(args)
+    assert first['changed'] and [entry['kind'] for entry in first['recorded']] == ['paths', 'paths', 'modules']
+    assert run_module(args)['changed'] is False
+    missing = run_module({'workdir': state.workdir, 'state': 'recorded'})
+    assert missing['failed'] and missing['msg'].startswith('survey: required with state=recorded')
+    relative = run_module(dict(args, record={'paths': [{'path': 'scratch'}]}))
+    assert relative['failed'] and 'record.paths[0].path: must be an absolute path' in relative['msg']
