@@ -166,6 +166,12 @@ def stage_docs() -> int:
     return run([tool('antsibull-docs'), 'lint-collection-docs', '--plugin-docs', '--skip-rstcheck', '.'], env=env)
 
 
+def stage_awx() -> int:
+    """The execution environment's build context (ansible-builder create, no container engine), the AWX survey
+    forms against the roles' argument specs, and awx-configure.yml's job templates and workflow without an AWX."""
+    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/ee', 'tests/awx'])
+
+
 # The few labels of Ansible's own documentation that antsibull-docs' pages link to, so that the docsite builds
 # without a network (intersphinx reads a local inventory) and every other unresolved reference stays an error.
 ANSIBLE_DOCS_URL = 'https://docs.ansible.com/projects/ansible/devel/'
@@ -328,6 +334,7 @@ STAGES = {
     'changelog': stage_changelog,
     'docs': stage_docs,
     'docsite': stage_docsite,
+    'awx': stage_awx,
     'release': stage_release,
     'build': stage_build,
 }
