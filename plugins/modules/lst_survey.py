@@ -144,7 +144,7 @@ EXAMPLES = r'''
 - name: Show the plan only
   lustre.iokit.lst_survey:
     servers: [10.0.0.1@o2ib]
-    clients: [10.0.0.[11-14]@o2ib]
+    clients: ['10.0.0.[11-14]@o2ib']
   check_mode: true
   register: lnet_plan
 '''

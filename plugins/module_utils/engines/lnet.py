@@ -616,8 +616,7 @@ def run_survey(survey):
     """Open the session and yield every record; the session is ended whatever happens (``close_problems``)."""
     try:
         survey.open_session()
-        for record in survey.run():
-            yield record
+        yield from survey.run()
     finally:
         survey.close_problems = survey.close()
 
