@@ -98,6 +98,18 @@ options:
     description: Client counter sampling interval in seconds (the I/O kit's C(CLIENT_INTERVAL)); 0 reads them at start and stop.
     type: int
     default: 0
+  label:
+    description:
+      - What the statistics are for, usually the survey they surround (V(obdfilter), V(mdtest), ...); every record
+        and error carries it (only read with O(state=started)).
+    type: str
+    default: stats
+  previous:
+    description:
+      - With O(state=collected), the envelope already stored for this host in this run (for instance by an earlier
+        survey of the run on the same host); its records and errors of other labels are kept in the returned
+        envelope, whose times then span both, so that one host's statistics file holds every survey of the run.
+    type: dict
   max_duration_s:
     description:
       - Every sampler stops by itself after this many seconds, even when nobody stops it; set it above the
@@ -134,10 +146,13 @@ EXAMPLES = r'''
     collectors: [vmstat, brw]
     brw_interval: 10
 
-- name: Stop and collect
+- name: Stop and collect, keeping what an earlier survey of the run stored for this host
   lustre.iokit.stats_collect:
     state: collected
     run_id: "{{ iokit_run_id }}"
+    previous: "{{ lookup('ansible.builtin.file', stats_path) | from_json if stats_path is file else omit }}"
+  vars:
+    stats_path: "./iokit-results/{{ iokit_run_id }}/{{ inventory_hostname }}/stats_collect.json"
   register: stats
 
 - name: Store the statistics beside the survey's results
@@ -213,7 +228,8 @@ duration_s:
   type: float
 records:
   description:
-    - One record per collector output, each with C(collector). V(brw) records, one per target, have C(target),
+    - One record per collector output, each with C(collector) and C(label) (O(label) of its collection).
+    - V(brw) records, one per target, have C(target),
       C(histograms) (title to rows of C(bucket) with C(read)/C(write) C(count), C(pct) and C(cum_pct), only
       buckets that changed), C(units), C(reset), C(start_time), C(end_time) (epoch seconds) and C(elapsed_s).
     - V(service) and V(client) records, one per parameter, have C(param) and C(counters) (name to C(count),
@@ -224,7 +240,9 @@ records:
   type: list
   elements: dict
 errors:
-  description: Problems met (each with C(point) null and a C(message)); the start and stop problems are here too.
+  description:
+    - Problems met, each with C(point) null and a C(message) that starts with its label; the problems of the start
+      and the stop are here too.
   returned: when RV(collected) is true
   type: list
   elements: dict
@@ -265,6 +283,8 @@ def argument_spec():
         workdir=dict(type='path', default=DEFAULT_WORKDIR),
         collectors=dict(type='list', elements='str', choices=list(stats_collect.COLLECTORS),
                         default=list(stats_collect.COLLECTORS)),
+        label=dict(type='str', default=stats_collect.DEFAULT_LABEL),
+        previous=dict(type='dict'),
         max_duration_s=dict(type='int', default=stats_collect.DEFAULT_MAX_DURATION_S),
         stop_grace_s=dict(type='int', default=int(stats_collect.DEFAULT_GRACE_S)),
     )
@@ -281,6 +301,8 @@ def option_problems(params):
         problems.append('run_id: %s' % exc)
     intervals = dict((name, params[option]) for name, option in INTERVAL_OPTIONS.items())
     problems.extend(stats_collect.interval_problems(intervals, params['collectors'], params['max_duration_s']))
+    if not params['label'].strip():
+        problems.append('label: must not be empty (the survey the statistics are for, or stats)')
     if params['stop_grace_s'] < 0:
         problems.append('stop_grace_s: must be 0 or more seconds, got %d' % params['stop_grace_s'])
     return problems
@@ -320,7 +342,7 @@ def main():
                              collected=False, **base)
 
         if params['state'] == 'started':
-            outcome = collection.start(params['collectors'], intervals, params['max_duration_s'])
+            outcome = collection.start(params['collectors'], intervals, params['max_duration_s'], label=params['label'])
             for problem in outcome['manifest'].get('errors', []):
                 module.warn(problem)
             module.exit_json(changed=outcome['changed'], samplers=sampler_list(outcome['manifest']['collectors']),
@@ -342,6 +364,9 @@ def main():
     if not info['collected']:
         module.exit_json(changed=False, collected=False, samplers=[], skipped_collectors={}, stopped=[],
                          msg=info['reason'], **base)
+    started, stopped = info['started'], max(info['stopped'], info['started'])
+    records, errors, started, stopped = stats_collect.merge_previous(params['previous'], info['label'], records,
+                                                                     errors, started, stopped)
     manifest = collection.read_manifest()
     # The envelope's times are those of the collection (start to stop), not of this call: the statistics
     # cover that span, and collecting twice gives the same envelope.
@@ -350,7 +375,7 @@ def main():
                                            intervals=dict((name, entry['interval_s'])
                                                           for name, entry in manifest['collectors'].items()),
                                            max_duration_s=manifest['max_duration_s']),
-                                      now=info['started'])
+                                      now=started)
     for record in records:
         builder.add_record(record)
     for message in errors:
@@ -360,7 +385,7 @@ def main():
     builder.set_environment(collectors=info['collectors'], skipped_collectors=info['skipped'],
                             stats_dir=collection.directory, kernel=os.uname()[2])
     builder.set_raw_output(info['manifest'])
-    envelope = builder.finish(now=max(info['stopped'], info['started']))
+    envelope = builder.finish(now=stopped)
     module.exit_json(changed=info['changed'], collected=True, stopped=info['stopped_now'],
                      samplers=sampler_list(info['collectors']), skipped_collectors=info['skipped'],
                      raw_files=info['files'], stats_dir=collection.directory, **module_result(envelope))

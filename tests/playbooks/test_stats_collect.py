@@ -61,9 +61,9 @@ class Node:
         return subprocess.run(list(argv), env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               universal_newlines=True, check=check)
 
-    def playbook(self, action):
+    def playbook(self, action, *extra):
         return subprocess.run(
-            [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', 'stats_collect_action=%s' % action,
+            [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', 'stats_collect_action=%s' % action] + list(extra) + [
              '-e', 'iokit_run_id=%s' % RUN_ID, '-e', 'iokit_results_dir=%s' % self.results,
              '-e', 'iokit_workdir=%s' % self.workdir, os.path.join(ROOT, 'playbooks', 'stats-collect.yml')],
             cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
@@ -104,6 +104,10 @@ def node(tmp_path_factory):
         made.collect = made.playbook('collect')
         made.first_envelope = envelope(made) if made.collect.returncode == 0 else None
         made.collect_again = made.playbook('collect')
+        made.envelope_again = envelope(made) if made.collect_again.returncode == 0 else None
+        # A second collection in the run, as a second survey on the same host makes: both are kept.
+        made.second_start = made.playbook('start', '-e', 'stats_collect_label=second')
+        made.second_collect = made.playbook('collect')
         yield made
     finally:
         made.decoy.send_signal(signal.SIGKILL)
@@ -124,7 +128,7 @@ def test_start_runs_the_samplers_and_records_them(node):
 
 def test_collect_stores_the_histogram_of_exactly_the_io_between(node):
     assert node.collect.returncode == 0, node.collect.stdout[-6000:]
-    stored = envelope(node)
+    stored = node.first_envelope
     assert (stored['survey'], stored['run_id'], stored['status']) == ('stats_collect', RUN_ID, 'ok')
     brw = dict((record['target'], record) for record in stored['records'] if record['collector'] == 'brw')
     assert sorted(brw) == ['testfs-MDT0000', 'testfs-OST0000', 'testfs-OST0001']
@@ -160,4 +164,16 @@ def test_no_sampler_is_left_and_only_ours_were_stopped(node):
 def test_a_second_collect_stores_the_same_result_without_change(node):
     assert node.collect_again.returncode == 0, node.collect_again.stdout[-6000:]
     assert 'changed=0' in node.collect_again.stdout
-    assert envelope(node) == node.first_envelope
+    assert node.envelope_again == node.first_envelope
+
+
+def test_a_second_collection_in_the_run_keeps_the_first(node):
+    assert node.second_start.returncode == 0, node.second_start.stdout[-6000:]
+    assert node.second_collect.returncode == 0, node.second_collect.stdout[-6000:]
+    stored = envelope(node)
+    first = [record for record in stored['records'] if record['label'] == 'stats']
+    second = [record for record in stored['records'] if record['label'] == 'second']
+    assert first == node.first_envelope['records']
+    assert second and all(rows == [] for record in second if record['collector'] == 'brw'
+                          for rows in record['histograms'].values())
+    assert stored['started'] == node.first_envelope['started'] and stored['finished'] > node.first_envelope['finished']

@@ -85,8 +85,8 @@ def test_the_statistics_section_is_drawn_and_labelled(browser, report):
 def test_the_io_size_table_sorts_by_write_count(browser, report):
     browser.events.clear()
     browser.open(report)
-    column = "Array.from(document.querySelectorAll('#stats-io-size-table tbody tr')).map(r => parseFloat(r.cells[5].dataset.v))"
-    header = "document.querySelectorAll('#stats-io-size-table th')[5]"
+    column = "Array.from(document.querySelectorAll('#stats-io-size-table tbody tr')).map(r => parseFloat(r.cells[6].dataset.v))"
+    header = "document.querySelectorAll('#stats-io-size-table th')[6]"
     browser.evaluate(header + '.click()')
     assert browser.evaluate(column) == [0, 0, 8192, 16384]
     browser.evaluate(header + '.click()')

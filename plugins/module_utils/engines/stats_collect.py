@@ -50,6 +50,7 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import is_same_process, process_start_time
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.brw_stats import parse_brw_stats
+from ansible_collections.lustre.iokit.plugins.module_utils.results import parse_timestamp
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import child_environment
 
 SURVEY = 'stats_collect'
@@ -70,6 +71,8 @@ LUSTRE_COLLECTORS = (BRW, SERVICE, CLIENT)
 # CLIENT_INTERVAL has no default there (the gather script never forwards it), 0 here so clients report too.
 DEFAULT_INTERVALS = {VMSTAT: 1, IOSTAT: 1, BRW: 0, SERVICE: 0, CLIENT: 0}
 DEFAULT_MAX_DURATION_S = 21600
+# What a collection is for (the survey it surrounds); records and errors carry it.
+DEFAULT_LABEL = 'stats'
 DEFAULT_GRACE_S = 5.0
 
 # Parameters read per collector.  brw_stats belongs to the osd since 2.x; older servers have it under
@@ -357,6 +360,31 @@ def counters_delta(start, end):
     return counters, bool(reset and start is not None)
 
 
+def merge_previous(previous, label, records, errors, started, stopped):
+    """Add what an earlier collection of the run on this host stored (``previous``, an envelope) to this one.
+
+    One host may be surveyed several times in a run (ost-survey, then mdtest on a client); each collection is
+    labelled with its survey, and the stored envelope keeps the records and errors of every other label.
+    Returns ``(records, errors, started, stopped)``, the times spanning both.
+    """
+    if not previous:
+        return records, errors, started, stopped
+    prefix = label + ': '
+    kept = [record for record in previous.get('records', []) if record.get('label', DEFAULT_LABEL) != label]
+    kept_errors = []
+    for error in previous.get('errors', []):
+        message = error.get('message') if isinstance(error, dict) else error
+        if isinstance(message, str) and message and not message.startswith(prefix):
+            kept_errors.append(message)
+    if kept:
+        try:
+            started = min(started, parse_timestamp(previous['started']).timestamp())
+            stopped = max(stopped, parse_timestamp(previous['finished']).timestamp())
+        except (KeyError, ValueError):
+            pass
+    return kept + records, kept_errors + errors, started, stopped
+
+
 def vmstat_summary(rows):
     """Mean and peak of CPU busy (us+sy, plus st/gu when printed) and iowait over the samples."""
     if not rows:
@@ -586,7 +614,7 @@ class StatsCollection:
                                             (result.stderr or 'exit status %s' % result.rc).strip())
         return None
 
-    def start(self, collectors, intervals, max_duration_s):
+    def start(self, collectors, intervals, max_duration_s, label=DEFAULT_LABEL):
         """Take the start snapshots and start the samplers; returns ``{'changed', 'manifest'}``.
 
         A run whose samplers are already started is left alone (``changed`` False); a run that was
@@ -603,7 +631,7 @@ class StatsCollection:
             if name.startswith(FILE_PREFIX):
                 os.unlink(self._path(name))
         manifest = {'schema': MANIFEST_SCHEMA, 'run_id': self.run_id, 'host': self.host, 'started': self.clock(),
-                    'stopped': None, 'max_duration_s': max_duration_s, 'requested': list(collectors),
+                    'stopped': None, 'max_duration_s': max_duration_s, 'requested': list(collectors), 'label': label,
                     'collectors': plan['collectors'],
                     'skipped': plan['skipped'], 'errors': []}
         # Written before anything starts, and again after each sampler: a killed module leaves a manifest
@@ -763,8 +791,13 @@ class StatsCollection:
                 found, problems = self._counter_records(name, entry)
                 records.extend(found)
                 errors.extend(problems)
-        info = {'collected': True, 'changed': stop['changed'], 'stopped_now': stop['stopped'], 'files': files, 'manifest': self.manifest_path,
-                'skipped': manifest.get('skipped', {}), 'started': manifest['started'], 'stopped': manifest['stopped'],
+        label = manifest.get('label', DEFAULT_LABEL)
+        for record in records:
+            record['label'] = label
+        errors = ['%s: %s' % (label, message) for message in errors]
+        info = {'collected': True, 'changed': stop['changed'], 'stopped_now': stop['stopped'], 'files': files,
+                'manifest': self.manifest_path, 'label': label, 'skipped': manifest.get('skipped', {}),
+                'started': manifest['started'], 'stopped': manifest['stopped'],
                 'collectors': dict((name, dict((key, value) for key, value in entry.items() if key != 'argv'))
                                    for name, entry in _ordered(manifest['collectors']))}
         return records, errors, info

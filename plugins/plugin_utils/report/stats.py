@@ -55,7 +55,8 @@ def io_size_rows(envelope: dict) -> list[dict]:
         if record.get('collector') != 'brw':
             continue
         for row in record.get('histograms', {}).get(IO_SIZE_HISTOGRAM, []):
-            rows.append({'host': envelope['host'], 'target': record.get('target'), 'bucket': row['bucket'],
+            rows.append({'host': envelope['host'], 'label': record.get('label', 'stats'), 'target': record.get('target'),
+                         'bucket': row['bucket'],
                          'read': row['read']['count'], 'read_pct': row['read'].get('pct'),
                          'write': row['write']['count'], 'write_pct': row['write'].get('pct'),
                          'elapsed_s': record.get('elapsed_s'), 'reset': bool(record.get('reset'))})

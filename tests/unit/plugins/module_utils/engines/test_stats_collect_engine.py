@@ -542,3 +542,34 @@ def test_start_and_stop_with_real_processes_leave_nothing_running(tmp_path):
     assert NodeState(str(tmp_path)).entries('processes') == []
     with open(stats.manifest_path) as handle:
         assert json.load(handle)['collectors']['vmstat']['ended_early'] is True
+
+
+# -- one host, several surveys in a run ------------------------------------------------------------------------
+
+
+def test_records_and_errors_carry_the_label_of_their_collection(tmp_path):
+    runner = FakeRunner(snapshots=[COUNTERS_START, COUNTERS_END])
+    processes = FakeProcesses()
+    stats = collection(tmp_path, runner, processes)
+    stats.start([sc.VMSTAT, sc.SERVICE], {'vmstat': 1, 'service': 0}, 600, label='mdtest')
+    processes.running.clear()  # vmstat died early: an error of this collection
+    records, errors, info = stats.collect()
+    assert {record['label'] for record in records} == {'mdtest'} and info['label'] == 'mdtest'
+    assert errors == ['mdtest: the vmstat sampler had ended before the stop: no error output']
+
+
+def test_merge_keeps_the_other_surveys_of_the_run_and_replaces_this_one():
+    previous = {'started': '2026-11-23T10:00:00Z', 'finished': '2026-11-23T10:05:00Z',
+                'records': [{'collector': 'vmstat', 'label': 'ost'}, {'collector': 'brw', 'label': 'mdtest'}],
+                'errors': [{'point': None, 'message': 'ost: the vmstat sampler had ended before the stop: x'},
+                           {'point': None, 'message': 'mdtest: an old problem'}]}
+    later = 1795428000.0 + 600  # 2026-11-23T10:10:00Z
+    records, errors, started, stopped = sc.merge_previous(
+        previous, 'mdtest', [{'collector': 'vmstat', 'label': 'mdtest'}], ['mdtest: new'], later, later + 60)
+    assert records == [{'collector': 'vmstat', 'label': 'ost'}, {'collector': 'vmstat', 'label': 'mdtest'}]
+    assert errors == ['ost: the vmstat sampler had ended before the stop: x', 'mdtest: new']
+    assert (started, stopped) == (1795428000.0, later + 60)
+
+
+def test_merge_without_a_previous_envelope_changes_nothing():
+    assert sc.merge_previous(None, 'stats', [{'a': 1}], [], 5.0, 6.0) == ([{'a': 1}], [], 5.0, 6.0)

@@ -120,7 +120,7 @@ def test_the_html_report_has_the_statistics_and_no_unsupported_warning(tmp_path)
     with open(summary['files']['html'], encoding='utf-8') as handle:
         html = handle.read()
     assert '<h2 id="stats">' in html and 'id="stats-cpu-oss1"' in html
-    assert '<td>oss1</td><td>testfs-OST0000</td><td>1M</td>' in html
+    assert '<td>oss1</td><td>stats</td><td>testfs-OST0000</td><td>1M</td>' in html
     assert 'the vmstat sampler had ended before the stop: killed' in html
     assert 'iostat (iostat is not installed)' in html
     assert 'Survey stats_collect: its records are kept but this report does not chart them yet' not in html
