@@ -233,7 +233,7 @@ def inner_faults_run():
     after = {host: leftovers(host) for host in HOSTS}
     for host in HOSTS:
         sim(host, 'fault', 'clear', '--all')
-    # The leftover's obdecho was loaded by the "aborted run", not by us: it stays loaded (docs/safety.md);
+    # The leftover's obdecho was loaded by the "aborted run", not by us: it stays loaded (docs/docsite/rst/safety.rst);
     # the test unloads it to give the next test a pristine node.
     if 'obdecho' in sim_status(OSS1)['modules']:
         on_host(OSS1, 'rmmod', 'obdecho')
