@@ -177,3 +177,25 @@ def test_a_second_collection_in_the_run_keeps_the_first(node):
     assert second and all(rows == [] for record in second if record['collector'] == 'brw'
                           for rows in record['histograms'].values())
     assert stored['started'] == node.first_envelope['started'] and stored['finished'] > node.first_envelope['finished']
+
+
+def test_a_failed_collection_fails_the_host_unless_told_to_keep_going(node):
+    broken_run = RUN_ID + '-broken'
+    manifest = os.path.join(node.workdir, broken_run, 'stats', 'manifest.json')
+    os.makedirs(os.path.dirname(manifest))
+    with open(manifest, 'w', encoding='utf-8') as handle:
+        handle.write('{"truncated": ')
+
+    def collect(*extra):
+        return subprocess.run(
+            [ANSIBLE_PLAYBOOK, '-i', node.inventory, '-e', 'stats_collect_action=collect', '-e', 'iokit_run_id=' + broken_run,
+             '-e', 'iokit_results_dir=%s' % node.results, '-e', 'iokit_workdir=%s' % node.workdir] + list(extra)
+            + [os.path.join(ROOT, 'playbooks', 'stats-collect.yml')],
+            cwd=ROOT, env=node.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+
+    failed = collect()
+    assert failed.returncode != 0 and 'manifest.json is not valid JSON' in failed.stdout
+    # What the survey playbooks do: their cleanup runs next, so the host goes on.
+    kept_going = collect('-e', 'stats_collect_keep_going=true')
+    assert kept_going.returncode == 0, kept_going.stdout[-6000:]
+    assert 'statistics of run %s not collected on localhost' % broken_run in kept_going.stdout
