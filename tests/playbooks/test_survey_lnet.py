@@ -190,3 +190,50 @@ def test_check_mode_loads_nothing_and_stores_nothing(cluster):
     assert 'tests: [\'read_1m\', \'ping\']' in checked.stdout
     assert not os.path.exists(os.path.join(cluster.results, 'lnet-check'))
     assert 'lnet_selftest' not in cluster.status()['modules']
+
+
+def _iokit_dirs():
+    """Directories holding lst-survey and lst.sh: LUSTRE_IOKIT_DIR itself or its per-tag subdirectories."""
+    base = os.environ.get('LUSTRE_IOKIT_DIR')
+    if not base or not os.path.isdir(base):
+        return []
+    candidates = [base] + sorted(os.path.join(base, name) for name in os.listdir(base))
+    return [path for path in candidates if os.path.isfile(os.path.join(path, 'lst-survey'))
+            and os.path.isfile(os.path.join(path, 'lst.sh'))]
+
+
+@pytest.mark.skipif(not _iokit_dirs(), reason='LUSTRE_IOKIT_DIR with lst-survey and lst.sh (2.16+) not given')
+@pytest.mark.parametrize('iokit_dir', _iokit_dirs())
+def test_engine_iokit_runs_the_real_lst_survey_and_agrees_with_native(tmp_path, iokit_dir):
+    root = str(tmp_path / 'node')
+    subprocess.run([LUSTRE_SIM, 'init', '--root', root, '--lustre-version', '2.16.1', '--osts', '1', '--mdts', '1',
+                    '--force'], check=True, stdout=subprocess.DEVNULL)
+    scripts = tmp_path / 'iokit'
+    scripts.mkdir()
+    for name in ('lst-survey', 'lst.sh'):
+        shutil.copy(os.path.join(iokit_dir, name), str(scripts / name))
+        os.chmod(str(scripts / name), 0o755)
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'), ANSIBLE_NOCOLOR='1',
+               LUSTRE_SIM_ROOT=root, PATH=os.pathsep.join([os.path.join(root, 'bin'), str(scripts), VENV_BIN,
+                                                           os.environ['PATH']]))
+    results = {}
+    try:
+        for engine in ('native', 'iokit'):
+            args = {'servers': SERVERS, 'clients': CLIENTS, 'modes': ['read', 'ping'], 'sizes': ['4k'],
+                    'stat_count': 1, 'stat_delay_s': 1, 'split': ['all', 'each_server'], 'engine': engine,
+                    'workdir': str(tmp_path / 'work')}
+            done = subprocess.run([os.path.join(VENV_BIN, 'ansible'), 'localhost', '-c', 'local', '-o', '-e',
+                                   'ansible_python_interpreter=%s' % sys.executable, '-m', 'lustre.iokit.lst_survey',
+                                   '-a', json.dumps(args)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                  universal_newlines=True, check=False)
+            assert done.returncode == 0, done.stdout[-4000:]
+            results[engine] = json.loads(done.stdout.split('=>', 1)[1])
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', root], check=False, stdout=subprocess.DEVNULL)
+    native, iokit = results['native'], results['iokit']
+    assert iokit['status'] == 'ok' and iokit['engine'] == 'iokit'
+    assert [(r['split'], r['servers'], r['mode']) for r in iokit['records']] == [
+        (r['split'], r['servers'], r['mode']) for r in native['records']]
+    # lst-survey truncates its averages to integers; the model's figures are steady.
+    for mine, theirs in zip(native['records'], iokit['records']):
+        assert int(mine['write_mib_s']) == theirs['write_mib_s'] and int(mine['read_rpc_s']) == theirs['read_rpc_s']
