@@ -232,6 +232,13 @@ class Guest:
         self.pid = 0
         self.boot_seconds = 0.0
 
+    @classmethod
+    def attached(cls, port: int) -> Guest:
+        """A guest that is already running (started by someone else) on ``port``; stop() leaves it running."""
+        guest = cls()
+        guest.port = port
+        return guest
+
     @property
     def key(self) -> str:
         return self.image.key
