@@ -73,6 +73,11 @@ def main() -> int:
     if os.path.exists(marker):
         print('awx.awx %s already installed from ansible %s' % (installed_version(args.dest), args.ansible_version))
         return 0
+    present = installed_version(args.dest)
+    if present and not glob.glob(os.path.join(args.dest, 'ansible_collections', *COLLECTION, '.from-ansible-*')):
+        # Installed by hand (a current awx.awx from Galaxy, to configure a live AWX): keep it.
+        print('awx.awx %s is installed from elsewhere; left as it is' % present)
+        return 0
     extract(download_sdist(args.ansible_version, args.cache), args.ansible_version, args.dest)
     with open(marker, 'w', encoding='utf-8'):
         pass
