@@ -60,6 +60,19 @@ sys.path.insert(0, collections_root())
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd  # noqa: E402
 
 
+# Runs the module as Ansible would and, at exit, prints the CPU seconds of the module's own process
+# (its threads, not its sgp_dd children): an overhead measure that a loaded machine does not inflate.
+CPU_REPORTER = '''
+import atexit, resource, runpy, sys
+def report():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    sys.stderr.write('module-cpu-s=%.4f\\n' % (usage.ru_utime + usage.ru_stime))
+atexit.register(report)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name='__main__')
+'''
+
+
 def load_average():
     with open('/proc/loadavg', encoding='ascii') as handle:
         return ' '.join(handle.read().split()[:3])
@@ -76,6 +89,8 @@ class Bench:
         self.engine = sgpdd.SgpddSurvey(None, [target], args.size_mib, actions=ACTIONS, rszlo=args.rsz_kib,
                                         rszhi=args.rsz_kib, crglo=1, crghi=args.crghi, thrlo=1, thrhi=args.thrhi)
         self.points = [point for point in self.engine.plan() if point['skip'] is None]
+        self.sizes_mib = {(point['crg'], point['thr'], action): point['size_kib'] / 1024.0
+                          for point in self.points for action in ACTIONS}
 
     def module(self, run_id):
         """One module run: ({(point, action): MiB/s}, wall s, children s)."""
@@ -88,8 +103,9 @@ class Bench:
             json.dump(args, handle)
         env = dict(os.environ, PYTHONPATH=collections_root())
         started = time.monotonic()
-        completed = subprocess.run([sys.executable, MODULE, args_file], capture_output=True, text=True, env=env,
-                                   check=False)
+        completed = subprocess.run([sys.executable, '-c', CPU_REPORTER, MODULE, args_file], capture_output=True,
+                                   text=True, env=env, check=False)
+        cpu_s = float(completed.stderr.rsplit('module-cpu-s=', 1)[1].split()[0])
         result = json.loads(completed.stdout)
         if result.get('failed') or result['status'] != 'ok':
             sys.exit('module failed: %s' % (result.get('msg') or result['errors']))
@@ -102,7 +118,7 @@ class Bench:
                 rates[(record['crg_per_dev'], record['thr_per_dev'], action)] = test['mib_s']
                 children += test['elapsed_s']
         shutil.rmtree(os.path.join(self.workdir, run_id), ignore_errors=True)
-        return rates, wall, children
+        return rates, wall, children, cpu_s
 
     def plain(self):
         rates = {}
@@ -170,14 +186,14 @@ def main():
         keys = [(point['crg'], point['thr'], action) for point in bench.points for action in ACTIONS]
         measured = {tool: {key: [] for key in keys} for tool in ('module', 'plain', 'fio')}
         ratios = {key: [] for key in keys}
-        total_ratios = []
-        overheads_s, overheads_pct, walls = [], [], []
+        total_ratios, plain_times = [], []
+        overheads_s, overheads_pct, walls, cpus_s = [], [], [], []
         for repetition in range(args.repetitions):
             order = ('module', 'plain') if repetition % 2 == 0 else ('plain', 'module')
             got = {}
             for tool in order:
                 if tool == 'module':
-                    got['module'], wall, children = bench.module('bench-%d' % repetition)
+                    got['module'], wall, children, cpu_s = bench.module('bench-%d' % repetition)
                 else:
                     got['plain'] = bench.plain()
             if not args.no_fio:
@@ -188,7 +204,9 @@ def main():
             for key in keys:
                 ratios[key].append(got['module'][key] / got['plain'][key])
             # the whole sweep: total MiB over total time, module vs plain
+            plain_times.append(sum(point_mib / got['plain'][key] for key, point_mib in bench.sizes_mib.items()))
             total_ratios.append(sum(1.0 / got['plain'][key] for key in keys) / sum(1.0 / got['module'][key] for key in keys))
+            cpus_s.append(cpu_s)
             overheads_s.append(wall - children)
             overheads_pct.append((wall - children) / wall * 100.0)
             walls.append(wall)
@@ -212,6 +230,8 @@ def main():
         print('module wall time %.2f ± %.2f s; its own overhead (start, imports, probes, plan, parse, raw and result '
               'files) %.3f ± %.3f s = %.2f%% ± %.2f%% of it   (target < 2%%)'
               % (*mean_sd(walls), *mean_sd(overheads_s), *mean_sd(overheads_pct)))
+        print('module process CPU (its own threads, not sgp_dd): %.3f ± %.3f s = %.2f%% of the plain sweep\'s time'
+              % (*mean_sd(cpus_s), statistics.mean(cpus_s) / statistics.mean(plain_times) * 100.0))
     finally:
         if device:
             subprocess.run(['losetup', '--detach', device], check=False)
