@@ -118,8 +118,8 @@ def cluster(tmp_path_factory):
     made.sim('init', '--root', made.root, '--config', config, '--osts', '1', '--mdts', '1', '--force')
     try:
         made.inventory = made.write('inventory.yml', INVENTORY.format(python=sys.executable))
-        made.extra_vars = made.write('vars.json', json.dumps(dict(COMMON, iokit_results_dir=made.results,
-                                                                 iokit_workdir=made.workdir)))
+        settings = dict(COMMON, iokit_results_dir=made.results, iokit_workdir=made.workdir)
+        made.extra_vars = made.write('vars.json', json.dumps(settings))
         runs = made.write('runs.yml', RUNS.format(playbook=os.path.join(ROOT, 'playbooks', 'survey-lnet.yml'),
                                                   servers=json.dumps(SERVERS), clients=json.dumps(CLIENTS)))
         made.run = made.playbook(runs, made.extra_vars)
