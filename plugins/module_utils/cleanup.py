@@ -226,9 +226,15 @@ class Cleanup:
         if not entries:
             return
         running = _command_lines()
+        # Scoped to a run (a survey play's always): a process found by its arguments alone (any survey module of
+        # that name on the node) is ours only when it uses the run's directory, where a survey module keeps its
+        # raw output open; another run's module, or another user's, is left alone.
+        run_dir = os.path.join(self.node_state.workdir, self.run_id) if self.run_id is not None else None
         stopping = []
         for entry in entries:
-            pids = [pid for pid, (comm, argv) in sorted(running.items()) if _matches_command(entry, comm, argv)]
+            pids = [pid for pid, (comm, argv) in sorted(running.items())
+                    if _matches_command(entry, comm, argv)
+                    and (run_dir is None or entry.get('name') is not None or _uses_directory(pid, run_dir))]
             if not pids:
                 self._forget('commands', entry['id'], 'no such process is running')
                 continue
@@ -637,8 +643,38 @@ def _carries_marker(path, entry):
         return False
 
 
+def _pid_namespace(pid):
+    try:
+        return os.readlink('/proc/%s/ns/pid' % pid)
+    except OSError:
+        return None
+
+
+def _uses_directory(pid, directory):
+    """True when the process's working directory or one of its open files is under ``directory``."""
+    prefix = os.path.realpath(directory).rstrip(os.sep) + os.sep
+    links = ['/proc/%d/cwd' % pid]
+    try:
+        links += ['/proc/%d/fd/%s' % (pid, fd) for fd in os.listdir('/proc/%d/fd' % pid)]
+    except OSError:
+        return False
+    for link in links:
+        try:
+            target = os.readlink(link)
+        except OSError:
+            continue
+        if (target.rstrip(os.sep) + os.sep).startswith(prefix):
+            return True
+    return False
+
+
 def _command_lines():
-    """{pid: (command name, argv)} of every process but this one and its ancestors (read from /proc)."""
+    """{pid: (command name, argv)} of every process of our PID namespace but this one and its ancestors.
+
+    Only our namespace: seen from a host, the processes of its containers are in /proc too, and a survey
+    module running in a container is not this node's.
+    """
+    own_namespace = _pid_namespace('self')
     spared = set()
     pid = os.getpid()
     while pid > 1 and pid not in spared:
@@ -651,6 +687,8 @@ def _command_lines():
     found = {}
     for name in os.listdir('/proc'):
         if not name.isdigit() or int(name) in spared:
+            continue
+        if own_namespace is not None and _pid_namespace(name) not in (own_namespace, None):
             continue
         try:
             with open('/proc/%s/comm' % name) as handle:

@@ -86,6 +86,10 @@ options:
           - Processes the survey may leave running. A process matches when its command name is C(name) (any name
             when omitted, for a module run by whichever Python the node has) and one of its arguments, or a word
             or the last path component of one, is in C(args_any).
+          - Only processes of the cleanup's own PID namespace match (a host does not stop its containers'). With
+            O(run_id), a process matched without C(name) must also have its working directory or an open file
+            under O(workdir)/RUN_ID, where the survey modules keep their raw output, so that another run's
+            module of the same name is left alone.
         type: list
         elements: dict
         default: []

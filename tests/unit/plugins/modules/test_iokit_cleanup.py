@@ -492,7 +492,8 @@ def test_role_records_are_undone_and_the_workdir_it_created_removed(sim, state, 
         assert record_entries(state, 'obdfilter', processes=[{'name': None, 'args_any': ['AnsiballZ_fake_survey.py']}],
                               paths=[{'path': state.workdir + '/run-1'}]) == []
         os.makedirs(os.path.join(state.workdir, 'run-1', 'sub'))
-        report = cleanup(state, surveys=['obdfilter'], run_id=RUN)
+        # As playbooks/cleanup.yml does after a cancelled job: every run, processes found by their arguments.
+        report = cleanup(state, surveys=['obdfilter'])
         assert report['errors'] == [] and report['changed']
         assert [(item['pid'], item['signal'], item['matched']) for item in report['removed']['processes']] == [
             (module.pid, 'SIGTERM', '* AnsiballZ_fake_survey.py')]
@@ -625,3 +626,29 @@ def test_module_records_idempotently_and_names_bad_options(sim, state):
     assert missing['failed'] and missing['msg'].startswith('survey: required with state=recorded')
     relative = run_module(dict(args, record={'paths': [{'path': 'scratch'}]}))
     assert relative['failed'] and 'record.paths[0].path: must be an absolute path' in relative['msg']
+
+
+def test_a_run_scoped_cleanup_stops_only_the_module_that_uses_the_runs_directory(sim, state, tmp_path):
+    # Two survey modules of the same name on the node: this run's keeps its raw output open in <workdir>/<run>,
+    # another run's (another workdir) does not; a survey play's always (run_id set) stops only the first.
+    os.makedirs(os.path.join(state.workdir, RUN))
+    ours_dir, theirs_dir = tmp_path / 'ours', tmp_path / 'theirs'
+    ours_dir.mkdir()
+    theirs_dir.mkdir()
+    ours = subprocess.Popen([sys.executable, '-c', 'import sys, time; f = open(sys.argv[1], "w"); time.sleep(120)',
+                             os.path.join(state.workdir, RUN, 'obdfilter_survey.out'), 'AnsiballZ_x_survey.py'],
+                            cwd=str(ours_dir))
+    theirs = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', 'AnsiballZ_x_survey.py'],
+                              cwd=str(theirs_dir))
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not os.path.exists(os.path.join(state.workdir, RUN, 'obdfilter_survey.out')):
+            time.sleep(0.02)
+        record_entries(state, 'obdfilter', processes=[{'args_any': ['AnsiballZ_x_survey.py']}])
+        report = cleanup(state, run_id=RUN, surveys=['obdfilter'])
+        assert [item['pid'] for item in report['removed']['processes']] == [ours.pid]
+        assert ours.wait(timeout=5) == -signal.SIGTERM and theirs.poll() is None
+    finally:
+        for process in (ours, theirs):
+            process.kill()
+            process.wait()
