@@ -88,18 +88,20 @@ class Node:
         self.env = dict(os.environ, PYTHONPATH=collections_root(), LUSTRE_SIM_ROOT=self.root,
                         PATH=os.path.join(self.root, 'bin') + os.pathsep + os.environ['PATH'])
         self.counter = 0
+        self.child = None
 
     def module(self, name, arguments):
         self.counter += 1
         args_file = os.path.join(self.base, 'args-%d.json' % self.counter)
         with open(args_file, 'w', encoding='utf-8') as handle:
             json.dump({'ANSIBLE_MODULE_ARGS': arguments}, handle)
-        completed = subprocess.run([sys.executable, os.path.join(MODULES, name + '.py'), args_file],
-                                   capture_output=True, text=True, env=self.env, check=False)
+        self.child = subprocess.Popen([sys.executable, os.path.join(MODULES, name + '.py'), args_file],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        stdout, stderr = self.child.communicate()
         try:
-            result = json.loads(completed.stdout)
+            result = json.loads(stdout)
         except ValueError:
-            sys.exit('%s did not return JSON: %s %s' % (name, completed.stdout[-2000:], completed.stderr[-2000:]))
+            sys.exit('%s did not return JSON: %s %s' % (name, stdout[-2000:], stderr[-2000:]))
         if result.get('failed'):
             sys.exit('%s failed: %s' % (name, result.get('msg')))
         return result
@@ -139,6 +141,12 @@ class Node:
         return rate, start_s + collect_s
 
     def close(self):
+        # Stopped half-way (a signal): the module running now finishes what it started (its samplers are then
+        # recorded), and the collection's own cleanup stops every sampler recorded in the node state.
+        if self.child is not None and self.child.poll() is None:
+            self.child.wait()
+        self.child = None
+        self.module('iokit_cleanup', {'workdir': self.workdir})
         subprocess.run([self.sim, 'destroy', '--root', self.root], check=False, stdout=subprocess.DEVNULL)
 
 

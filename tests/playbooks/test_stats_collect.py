@@ -97,7 +97,7 @@ def node(tmp_path_factory):
             handle.write(INVENTORY.format(python=sys.executable))
         made.run('modprobe', 'obdecho')
         made.start = made.playbook('start')
-        made.samplers = [entry for entry in made.node_state()['processes'] if entry.get('survey') == 'stats_collect']
+        made.samplers = [entry for entry in made.node_state()['processes'] if entry.get('sampler')]
         made.alive_after_start = [is_same_process(entry) for entry in made.samplers]
         made.echo_writes('testfs-OST0000', WRITES)
         time.sleep(2.5)  # a few vmstat reports
@@ -157,7 +157,7 @@ def test_collect_stores_the_histogram_of_exactly_the_io_between(node):
 
 def test_no_sampler_is_left_and_only_ours_were_stopped(node):
     assert all(not is_same_process(entry) for entry in node.samplers)
-    assert [entry for entry in node.node_state()['processes'] if entry.get('survey') == 'stats_collect'] == []
+    assert [entry for entry in node.node_state()['processes'] if entry.get('sampler')] == []
     assert node.decoy.poll() is None
 
 
@@ -199,3 +199,36 @@ def test_a_failed_collection_fails_the_host_unless_told_to_keep_going(node):
     kept_going = collect('-e', 'stats_collect_keep_going=true')
     assert kept_going.returncode == 0, kept_going.stdout[-6000:]
     assert 'statistics of run %s not collected on localhost' % broken_run in kept_going.stdout
+
+
+@pytest.fixture(scope='module')
+def survey_with_stats(node, tmp_path_factory):
+    """playbooks/survey-obdfilter.yml with stats_collect_enabled and no iokit_run_id: one run for both results."""
+    results = str(tmp_path_factory.mktemp('survey-results'))
+    extra = {'stats_collect_enabled': True, 'iokit_results_dir': results, 'iokit_workdir': node.workdir,
+             'iokit_timeout_s': 120, 'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1,
+             'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30}
+    completed = subprocess.run(
+        [ANSIBLE_PLAYBOOK, '-i', node.inventory, '-e', json.dumps(extra),
+         os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')],
+        cwd=ROOT, env=node.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    return completed, results
+
+
+def test_a_survey_playbook_collects_its_statistics_in_the_same_run(node, survey_with_stats):
+    completed, results = survey_with_stats
+    assert completed.returncode == 0, completed.stdout[-6000:]
+    runs = os.listdir(results)
+    assert len(runs) == 1, runs
+    survey = read_envelope(envelope_path(results, runs[0], 'localhost', 'obdfilter'))
+    stats = read_envelope(envelope_path(results, runs[0], 'localhost', 'stats_collect'))
+    assert survey['status'] == 'ok' and stats['status'] == 'ok', stats['errors']
+    assert {record['label'] for record in stats['records']} == {'obdfilter'}
+    # The statistics span the survey.
+    assert stats['started'] <= survey['started'] and stats['finished'] >= survey['finished']
+    for target in ('testfs-OST0000', 'testfs-OST0001'):
+        brw = [record for record in stats['records'] if record.get('target') == target][0]
+        assert brw['histograms']['disk I/O size'] == [
+            {'bucket': '1M', 'read': {'count': 4, 'pct': 100, 'cum_pct': 100},
+             'write': {'count': 4, 'pct': 100, 'cum_pct': 100}}]
+    assert [entry for entry in node.node_state()['processes'] if entry.get('sampler')] == []

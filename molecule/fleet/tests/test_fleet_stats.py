@@ -37,7 +37,7 @@ def test_node_state_holds_no_sampler(host):
     if not state_file.exists:
         return
     state = json.loads(state_file.content_string)
-    assert [entry for entry in state.get('processes', []) if entry.get('survey') == 'stats_collect'] == []
+    assert [entry for entry in state.get('processes', []) if entry.get('sampler')] == []
 
 
 def test_the_statistics_are_stored_and_show_the_survey_io(hostname):

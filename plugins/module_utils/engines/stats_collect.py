@@ -655,8 +655,10 @@ class StatsCollection:
             entry['pid'] = process.pid
             entry['start_time'] = process_start_time(process.pid)
             entry['started'] = self.clock()
+            # No survey key, as for every module's entry: a run-scoped cleanup (a survey play's always) stops
+            # what a failed collection left, whichever survey it ran for.
             self.node_state.record('processes', self.run_id, pid=process.pid, command=self._short_command(entry),
-                                   group=True, start_time=entry['start_time'], survey=SURVEY, sampler=name)
+                                   group=True, start_time=entry['start_time'], sampler=name)
             self._write_manifest(manifest)
         self._check_early_exits(manifest)
         self._write_manifest(manifest)

@@ -163,9 +163,8 @@ def test_start_reads_params_takes_snapshots_and_spawns_samplers_in_order(tmp_pat
     assert outcome['manifest']['skipped'] == {'client': 'no osc.*.stats, llite.*.stats, mdc.*.md_stats parameters '
                                                         'on this node'}
     recorded = NodeState(str(tmp_path)).entries('processes', 'run1')
-    assert [(entry['pid'], entry['sampler'], entry['survey'], entry['group']) for entry in recorded] == [
-        (4000, 'vmstat', 'stats_collect', True), (4001, 'brw', 'stats_collect', True),
-        (4002, 'iostat', 'stats_collect', True)]
+    assert [(entry['pid'], entry['sampler'], entry.get('survey'), entry['group']) for entry in recorded] == [
+        (4000, 'vmstat', None, True), (4001, 'brw', None, True), (4002, 'iostat', None, True)]
     # The sampler's source is not repeated in the node state.
     assert recorded[1]['command'][:3] == [PYTHON, '-c', '<lustre.iokit sampler>']
     with open(os.path.join(stats.directory, 'stats-brw.start')) as handle:
