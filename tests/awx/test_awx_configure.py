@@ -54,6 +54,11 @@ def _render(tmp_path, *extra: str) -> dict:
         return json.load(handle)
 
 
+@pytest.fixture(scope='module')
+def workflow(tmp_path_factory):
+    return _render(tmp_path_factory.mktemp('wf'))['workflow']
+
+
 def test_syntax(awx_installed):
     for playbook in (PLAYBOOK, PLAN):
         _run([os.path.join(VENV_BIN, 'ansible-playbook'), '--syntax-check', playbook])
@@ -78,10 +83,10 @@ def test_awx_tasks_use_documented_options(awx_installed):
             assert not unknown, '%s: %s not options of the module' % (module, ', '.join(unknown))
 
 
-def test_schema_nodes_use_documented_keys(awx_installed, tmp_path):
+def test_schema_nodes_use_documented_keys(awx_installed, workflow):
     docs = json.loads(_run([os.path.join(VENV_BIN, 'ansible-doc'), '--json', 'awx.awx.workflow_job_template']).stdout)
     node_options = docs['awx.awx.workflow_job_template']['doc']['options']['schema']['suboptions']
-    for node in _render(tmp_path)['workflow']['schema']:
+    for node in workflow['schema']:
         assert set(node) <= set(node_options) | {'related'}, sorted(set(node) - set(node_options))
         assert set(node['related']) <= {'success_nodes', 'failure_nodes', 'always_nodes', 'credentials'}
 
@@ -145,11 +150,6 @@ def _walk(schema: list[dict], failing: set[str]) -> list[str]:
             progressed = True
         if not progressed:
             return order
-
-
-@pytest.fixture(scope='module')
-def workflow(tmp_path_factory):
-    return _render(tmp_path_factory.mktemp('wf'))['workflow']
 
 
 def test_workflow_runs_in_order_when_all_succeed(workflow):

@@ -7,6 +7,7 @@ what the command line runs with none."""
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
@@ -32,6 +33,7 @@ def _template(form: dict) -> dict:
     return form.get('job_template') or form['workflow_job_template']
 
 
+@functools.lru_cache(maxsize=None)
 def _role_options(role: str) -> dict:
     specs = _load(os.path.join(ROOT, 'roles', role, 'meta', 'argument_specs.yml'))
     return specs['argument_specs']['main'].get('options', {})
