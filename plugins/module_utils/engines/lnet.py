@@ -525,6 +525,8 @@ class LstSurvey:
             self._running_batch = None
         errors = self._lst(['show_error', pair['server_group'], pair['client_group']], runner=self.control_runner)
         record = self._record(pair, test, stat, errors)
+        if errors.rc != 0:
+            self.errors.append({'point': point, 'message': record['error']})
         if stopped.rc != 0:
             self.errors.append({'point': point, 'message': 'lst stop %s failed: %s' % (
                 batch, (stopped.stderr or stopped.stdout).strip())})

@@ -419,3 +419,20 @@ def test_iokit_command_line_per_split():
                            'each_server', '/w/lst_survey.each_server')
     assert argv == ['/usr/bin/lst-survey', '-t', '%s %s' % (S1, S2), '-f', C1, '-m', 'read ping', '-s', '4k',
                     '-c', '64', '-n', '3', '-D', '3', '-g', 'servers', '-O', '/w/lst_survey.each_server', '-N', '1']
+
+
+def test_a_failed_show_error_is_an_error_and_the_counts_unknown(tmp_path):
+    console = FakeConsole()
+    original = console._answer
+
+    def refuse(argv, env):
+        if argv[1] == 'show_error':
+            console.calls.append((KEY, argv[1:]))
+            return CommandResult(argv, 255, '', 'Failed to show errors of servers: Input/output error\n', 0.01)
+        return original(argv, env)
+    console._answer = refuse
+    survey, unused = make_survey(tmp_path, console, modes=['ping'])
+    record = list(lnet.run_survey(survey))[0]
+    assert record['server_errors'] is None and record['client_errors'] is None
+    assert [error['message'] for error in survey.errors] == [
+        'lst show_error failed (rc 255): Failed to show errors of servers: Input/output error']
