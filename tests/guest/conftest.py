@@ -85,6 +85,7 @@ class Controller:
             cmd.append('--check')
         env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1',
                    ANSIBLE_FORCE_COLOR='0', ANSIBLE_HOST_KEY_CHECKING='False', ANSIBLE_RETRY_FILES_ENABLED='0',
+                   ANSIBLE_TIMEOUT='120',
                    PATH=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
         completed = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
         results = {}

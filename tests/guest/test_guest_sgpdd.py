@@ -205,16 +205,14 @@ def test_md_members_and_arrays_are_detected(guest, controller):
     sh(guest, 'modprobe sg')
     members = ['/dev/sdb', '/dev/sdc']
     sh(guest, 'mdadm --create /dev/md0 --run --quiet --level=1 --raid-devices=2 --assume-clean --metadata=1.2 '
-              + ' '.join(members))
+              + ' '.join(members) + ' && mdadm --wait /dev/md0; udevadm settle; sync')
     try:
         sg_of_member = '/dev/' + sh(guest, 'ls /sys/class/block/sdb/device/scsi_generic')
+        # Refusals alone in one play: nothing else may write to the array while the members are compared.
         sums = {member: checksum(guest, member) for member in members}
-        tasks = (survey_task('member', ['/dev/sdb'], destroy_data=True, ignore_errors=True)
-                 + survey_task('member_sg', [sg_of_member], destroy_data=True, ignore_errors=True)
-                 + survey_task('member_read', ['/dev/sdb'], actions=['read'])
-                 + survey_task('array', ['/dev/md0'], destroy_data=True)
-                 + save_results('member', 'member_sg', 'member_read', 'array'))
-        run = controller.playbook(tasks)
+        run = controller.playbook(survey_task('member', ['/dev/sdb'], destroy_data=True, ignore_errors=True)
+                                  + survey_task('member_sg', [sg_of_member], destroy_data=True, ignore_errors=True)
+                                  + save_results('member', 'member_sg'))
         assert run.rc == 0, run
         for name, device in (('member', '/dev/sdb'), ('member_sg', sg_of_member)):
             refused = run.results[name]
@@ -223,12 +221,16 @@ def test_md_members_and_arrays_are_detected(guest, controller):
             assert 'held by md0' in refused['msg'] and device in refused['msg'], refused['msg']
         assert {member: checksum(guest, member) for member in members} == sums, 'a refused run changed a member'
 
+        run = controller.playbook(survey_task('member_read', ['/dev/sdb'], actions=['read'])
+                                  + survey_task('array', ['/dev/md0'], destroy_data=True)
+                                  + save_results('member_read', 'array'))
+        assert run.rc == 0, run
         assert run.results['member_read']['status'] == 'ok'
         array = run.results['array']
         assert array['status'] == 'ok', array
         facts = array['environment']['devices'][0]
         assert facts['path_measured'] == 'block' and facts['io_path'] == '/dev/md0'
-        assert sorted(facts['slaves']) == ['sdb', 'sdc'], facts
+        assert sorted(facts['slaves']) == ['sdb', 'sdc'] and facts['md_level'] == 'raid1', facts
 
         # A stopped array leaves its RAID superblock on the members: refused for that signature.
         sh(guest, 'mdadm --stop /dev/md0')

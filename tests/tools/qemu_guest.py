@@ -106,7 +106,7 @@ KERNEL_ARGS = ('root=/dev/vda rw console=ttyS0 net.ifnames=0 mitigations=off log
                # early, by systemd-modules-load: udev's coldplug of every device takes minutes under TCG
                'modules-load=virtio_net,virtio_scsi,sd_mod')
 SSH_OPTIONS = ('-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR',
-               '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=5', '-o', 'IdentitiesOnly=yes')
+               '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=60', '-o', 'IdentitiesOnly=yes')
 
 
 def log(message: str) -> None:
@@ -286,7 +286,7 @@ class Guest:
         while time.monotonic() - started < self.boot_timeout:
             if not self.alive():
                 raise RuntimeError('qemu exited during boot; serial log:\n' + self.serial_tail())
-            if self.ssh(['true'], check=False, timeout=20).returncode == 0:
+            if self.ssh(['true'], check=False, timeout=90).returncode == 0:
                 self.boot_seconds = time.monotonic() - started
                 log('guest up on 127.0.0.1:%d after %.1f s' % (self.port, self.boot_seconds))
                 return
