@@ -191,6 +191,7 @@ def main():
         for repetition in range(args.repetitions):
             order = ('module', 'plain') if repetition % 2 == 0 else ('plain', 'module')
             got = {}
+            wall = children = cpu_s = 0.0
             for tool in order:
                 if tool == 'module':
                     got['module'], wall, children, cpu_s = bench.module('bench-%d' % repetition)

@@ -85,8 +85,8 @@ WantedBy=multi-user.target
     'etc/initramfs-tools/modules': 'virtio_pci\nvirtio_blk\ncrc32c_generic\next4\n',
     'etc/ssh/sshd_config.d/iokit-guest.conf': fleet_images.SSHD_CONFIG,
     # The tests decide whether sg is loaded (node_prep loads it); nothing may autoload it at boot.
-    'etc/modprobe.d/iokit-guest.conf': '# lustre.iokit test guest: sg is loaded by the tests, not by udev\n'
-                                        'blacklist sg\n',
+    'etc/modprobe.d/iokit-guest.conf': ('# lustre.iokit test guest: sg is loaded by the tests, not by udev\n'
+                                        'blacklist sg\n'),
     # mdadm must not assemble arrays it finds on the data disks of an earlier run at boot.
     'etc/mdadm/mdadm.conf': 'AUTO -all\nARRAY <ignore> UUID=00000000:00000000:00000000:00000000\n',
     # No console login prompts, no periodic jobs: nothing but the tests on the slow emulated CPU.
