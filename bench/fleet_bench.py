@@ -154,7 +154,7 @@ def print_table(rows: list[dict]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--hosts', default='1,4,16', help='host counts, comma-separated (default %(default)s)')
     parser.add_argument('--profiles', default=','.join(PROFILES), help='default: all (%(default)s)')
     parser.add_argument('--size-mib', type=int, default=64, help='obdfilter_size_mib (default %(default)s)')

@@ -71,9 +71,8 @@ def log(message: str) -> None:
     print('nethosts: %s' % message, file=sys.stderr, flush=True)
 
 
-def run(argv: list[str], **kwargs) -> subprocess.CompletedProcess:
-    kwargs.setdefault('check', True)
-    return subprocess.run(argv, **kwargs)
+def run(argv: list[str], check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, check=check, **kwargs)
 
 
 def quiet(argv: list[str]) -> int:
@@ -321,8 +320,8 @@ class NetHosts:
             if time.monotonic() > deadline:
                 logs = []
                 for index in sorted(pending)[:3]:
-                    with contextlib.suppress(OSError), open(os.path.join(self.state, '%s%d.log' % (PREFIX, index)),
-                                                             encoding='utf-8') as handle:
+                    log_path = os.path.join(self.state, '%s%d.log' % (PREFIX, index))
+                    with contextlib.suppress(OSError), open(log_path, encoding='utf-8') as handle:
                         logs.append('%s%d: %s' % (PREFIX, index, handle.read().strip()[-500:]))
                 raise RuntimeError('hosts not answering SSH after %.0f s: %s; %s'
                                    % (self.wait_s, ', '.join(self.names[i - 1] for i in sorted(pending)),
@@ -385,7 +384,7 @@ def down(state: str = DEFAULT_STATE) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     commands = parser.add_subparsers(dest='command', required=True)
     commands.add_parser('prepare', help='build the shared root file system (idempotent)')
     up_parser = commands.add_parser('up', help='bring N hosts up and leave them running (down removes them)')
