@@ -120,7 +120,7 @@ def guest():
         pytest.skip(reason)
     attach = os.environ.get('IOKIT_GUEST_PORT')
     if attach:
-        # A guest left running (qemu_guest.py smoke --keep, or an earlier session): saves a boot while
+        # A guest left running by `qemu_guest.py up`: saves a boot while
         # writing tests; the tests expect it as they leave it (sg unloaded, no md array, node_prep absent).
         yield qemu_guest.Guest.attached(int(attach))
         return

@@ -351,17 +351,48 @@ class Guest:
             self.run_dir = ''
 
 
+def stop_run_dir(run_dir: str) -> None:
+    """Stop a guest left running by ``up`` (SIGTERM, then SIGKILL, by the pid in its run directory) and remove it."""
+    guest = Guest.__new__(Guest)
+    guest.run_dir = os.path.abspath(run_dir)
+    guest.port = 0
+    with open(os.path.join(guest.run_dir, 'qemu.pid'), encoding='ascii') as handle:
+        guest.pid = int(handle.read().strip())
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if not guest.alive():
+            break
+        os.kill(guest.pid, sig)
+        time.sleep(3)
+    shutil.rmtree(guest.run_dir, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('action', choices=('build', 'smoke'), help='build: the cached image only; smoke: boot, list SCSI devices, stop')
+    parser.add_argument('action', choices=('build', 'smoke', 'up', 'down'),
+                        help='build: the cached image only; smoke: boot, list SCSI devices, stop; up: boot and leave '
+                             'it running (for IOKIT_GUEST_PORT); down: stop what up started (--run-dir)')
     parser.add_argument('--rebuild', action='store_true', help='build the image even when the cached one matches the recipe')
-    parser.add_argument('--data-disks', type=int, default=2)
+    parser.add_argument('--data-disks', type=int, default=3)
+    parser.add_argument('--run-dir', help='for down: the run directory that up printed')
     args = parser.parse_args()
+    if args.action == 'down':
+        if not args.run_dir:
+            parser.error('down needs --run-dir (printed by up)')
+        stop_run_dir(args.run_dir)
+        return 0
     ensure_host_tools()
     image = Image()
     image.ensure(rebuild=args.rebuild)
     print(image.directory)
-    if args.action == 'smoke':
+    if args.action == 'up':
+        guest = Guest(data_disks=args.data_disks, disk_size='64M')
+        try:
+            guest.start()
+        except BaseException:
+            guest.stop()
+            raise
+        print('IOKIT_GUEST_PORT=%d  (stop with: %s down --run-dir %s)' % (guest.port, sys.argv[0], guest.run_dir))
+    elif args.action == 'smoke':
         with Guest(data_disks=args.data_disks) as guest:
             for command in (['uname', '-r'], ['lsblk', '-o', 'NAME,TYPE,SIZE,MODEL'], ['modprobe', 'sg'],
                             ['sg_map', '-i'], ['modprobe', '-r', 'sg']):
