@@ -70,7 +70,11 @@ class Node:
             check=False)
 
     def node_state(self):
-        with open(os.path.join(self.workdir, 'node-state.json'), encoding='utf-8') as handle:
+        path = os.path.join(self.workdir, 'node-state.json')
+        if not os.path.exists(path):
+            # The cleanup removes the file once nothing is left to undo.
+            return {'processes': []}
+        with open(path, encoding='utf-8') as handle:
             return json.load(handle)
 
     def echo_writes(self, target, count):
@@ -205,7 +209,7 @@ def test_a_failed_collection_fails_the_host_unless_told_to_keep_going(node):
 def survey_with_stats(node, tmp_path_factory):
     """playbooks/survey-obdfilter.yml with stats_collect_enabled and no iokit_run_id: one run for both results."""
     results = str(tmp_path_factory.mktemp('survey-results'))
-    extra = {'stats_collect_enabled': True, 'iokit_results_dir': results, 'iokit_workdir': node.workdir,
+    extra = {'iokit_obdfilter_hosts': 'localhost', 'stats_collect_enabled': True, 'iokit_results_dir': results, 'iokit_workdir': node.workdir,
              'iokit_timeout_s': 120, 'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1,
              'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30}
     completed = subprocess.run(
