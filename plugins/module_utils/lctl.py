@@ -31,8 +31,11 @@ from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lctl_dl impor
 
 # Device names the I/O kit's scripts create: obdfilter-survey and mds-survey
 # name an echo client <target>_ecc; the network case adds an osc "echotmp"
-# with its echo client "echotmp_ecc"; older test scripts use ECHO_<host>.
-LEFTOVER_PATTERNS = ('*_ecc', 'echotmp*', 'ECHO_*')
+# with its echo client "echotmp_ecc" here and an obdecho device "echo_srv" on
+# the server; case=netdisk adds an osc <ost>_osc per OST (a real client's oscs
+# are named <ost>-osc-<instance>, never with the underscore); older test
+# scripts use ECHO_<host>.
+LEFTOVER_PATTERNS = ('*_ecc', 'echotmp*', 'ECHO_*', '*_osc', 'echo_srv')
 # Device types that only an echo test creates; a leftover name of another
 # type (a real osc called echotmp by a site, say) is reported, never removed.
 ECHO_DEVICE_TYPES = ('echo_client', 'osc', 'obdecho')

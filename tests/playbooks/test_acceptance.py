@@ -44,26 +44,6 @@ CRITERIA = {
 }
 
 
-SURVEY_PLAYBOOKS = [os.path.join(ROOT, 'playbooks', 'survey-%s.yml' % name)
-                    for name in ('sgpdd', 'obdfilter', 'mds', 'ost', 'lnet', 'mdtest')]
-
-
-def _survey_playbooks_take_the_no_fail_switch():
-    texts = []
-    for path in SURVEY_PLAYBOOKS:
-        with open(path, encoding='utf-8') as handle:
-            texts.append(handle.read())
-    return all('iokit_survey_fail_run' in text for text in texts)
-
-
-# A survey playbook ends the whole ansible-playbook run when every host of its play fails (here: the one MDS);
-# acceptance.yml passes iokit_survey_fail_run=false, which the survey playbooks must honour on their final
-# "Fail the run" task.  Until they all do, the failed-stage tests are expected to fail (strict: they must).
-needs_the_no_fail_switch = pytest.mark.xfail(
-    not _survey_playbooks_take_the_no_fail_switch(), strict=True,
-    reason='playbooks/survey-*.yml do not honour iokit_survey_fail_run yet: a stage whose hosts all fail ends the run')
-
-
 class AcceptanceCluster(Cluster):
     def envelope(self, survey, run_id):
         return read_envelope(envelope_path(self.results, run_id, 'localhost', survey))
@@ -156,7 +136,6 @@ def test_the_report_files_and_junit_are_written(cluster):
     assert cases and not suites.findall('.//failure')
 
 
-@needs_the_no_fail_switch
 def test_a_failed_stage_is_recorded_and_the_other_stages_results_remain(cluster):
     output = cluster.failing.stdout
     assert cluster.failing.returncode != 0, output[-8000:]
@@ -170,7 +149,6 @@ def test_a_failed_stage_is_recorded_and_the_other_stages_results_remain(cluster)
     assert 'Acceptance failed for run %s' % FAIL_RUN in output
 
 
-@needs_the_no_fail_switch
 def test_the_report_names_what_is_missing_and_the_junit_failure_names_the_host(cluster):
     with open(cluster.run_file(FAIL_RUN, 'verdict.json'), encoding='utf-8') as handle:
         verdict = json.load(handle)
@@ -202,7 +180,6 @@ def test_the_verdict_stages_and_report_are_published_for_awx(cluster):
     assert not stages['stats_collect']['ran'] and 'stats_collect_enabled=false' in stages['stats_collect']['reason']
 
 
-@needs_the_no_fail_switch
 def test_the_failed_verdict_is_published_for_awx(cluster):
     failed = cluster.published(cluster.failing.stdout)
     assert (failed['iokit_verdict'], failed['iokit_verdict_counts']['failed'], failed['iokit_report_missing']) == (

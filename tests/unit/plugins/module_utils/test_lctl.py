@@ -82,7 +82,9 @@ def test_parse_object_ids_and_lsmod():
 
 @pytest.mark.parametrize('name, leftover', [
     ('testfs-OST0000_ecc', True), ('echotmp', True), ('echotmp_ecc', True), ('ECHO_oss1', True),
-    ('testfs-OST0000', False), ('echo_srv', False), ('my_ecc_dev', False), ('', False)])
+    ('testfs-OST0000_osc', True), ('testfs-OST0000_osc_ecc', True), ('echo_srv', True),
+    ('testfs-OST0000', False), ('testfs-OST0000-osc-ffff8f4a1b2c3000', False), ('echo_srv_2', False),
+    ('my_ecc_dev', False), ('', False)])
 def test_leftover_names(name, leftover):
     assert lctl_utils.is_leftover_name(name) is leftover
 
