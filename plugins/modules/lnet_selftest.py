@@ -112,76 +112,14 @@ run_id:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, NodeStateError
-from ansible_collections.lustre.iokit.plugins.module_utils.results import new_run_id, validate_run_id
-from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+from ansible_collections.lustre.iokit.plugins.module_utils.kernel_module import argument_spec, manage_kernel_module
 
 MODULE = 'lnet_selftest'
 
 
-def predict(state, loaded, ours):
-    """(action, loaded afterwards, ours afterwards) for ``state``, given lsmod's entry and the node state."""
-    if state == 'present':
-        if loaded is not None:
-            return 'already_loaded', True, ours
-        return 'loaded', True, True
-    if not ours:
-        return ('not_ours', True, False) if loaded is not None else ('not_loaded', False, False)
-    if loaded is None:
-        return 'not_loaded', False, False
-    if loaded['use_count'] > 0:
-        return 'in_use', True, True
-    return 'unloaded', False, False
-
-
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            state=dict(type='str', choices=['present', 'absent'], default='present'),
-            workdir=dict(type='path', default='/tmp/lustre-iokit'),
-            run_id=dict(type='str'),
-        ),
-        supports_check_mode=True,
-    )
-    state = module.params['state']
-    run_id = None
-    if state == 'present':
-        try:
-            run_id = validate_run_id(module.params['run_id']) if module.params['run_id'] else new_run_id()
-        except ValueError as exc:
-            module.fail_json(msg='run_id: %s' % exc)
-    node_state = NodeState(module.params['workdir'])
-    runner = Runner()
-    try:
-        loaded = lctl_utils.loaded_modules(runner).get(MODULE)
-        ours = lctl_utils.module_is_ours(node_state, MODULE)
-    except (lctl_utils.LctlError, NodeStateError) as exc:
-        module.fail_json(msg=str(exc))
-    use_count = loaded['use_count'] if loaded else 0
-    action, loaded_after, ours_after = predict(state, loaded, ours)
-    result = dict(changed=action in ('loaded', 'unloaded'), action=action, loaded=loaded_after, ours=ours_after,
-                  use_count=use_count, run_id=run_id)
-    if module.check_mode:
-        module.exit_json(**result)
-
-    try:
-        if state == 'present':
-            if loaded is None and not lctl_utils.load_module(runner, node_state, MODULE, run_id):
-                # Someone loaded it between our lsmod and load_module's own: not ours.
-                result.update(changed=False, action='already_loaded', ours=ours)
-        else:
-            action = lctl_utils.unload_module_if_ours(runner, node_state, MODULE)
-            # lsmod may have changed since the prediction; report what really happened.
-            loaded_after = MODULE in lctl_utils.loaded_modules(runner)
-            if action == 'not_ours' and not loaded_after:
-                action = 'not_loaded'
-            result.update(action=action, changed=action == 'unloaded', loaded=loaded_after, ours=action == 'in_use')
-            if action == 'in_use':
-                module.warn('%s is still in use; it stays loaded and recorded for a later cleanup' % MODULE)
-    except (lctl_utils.LctlError, NodeStateError) as exc:
-        module.fail_json(msg=str(exc), **result)
-    module.exit_json(**result)
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    manage_kernel_module(module, MODULE)
 
 
 if __name__ == '__main__':

@@ -17,7 +17,7 @@ import pytest
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
-from ansible_collections.lustre.iokit.plugins.modules.obdecho import predict
+from ansible_collections.lustre.iokit.plugins.module_utils.kernel_module import predict
 
 COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(lctl_utils.__file__), *(['..'] * 5)))
 
@@ -67,14 +67,14 @@ def sim(tmp_path, monkeypatch):
     subprocess.run([LUSTRE_SIM, 'destroy', '--root', root], stdout=subprocess.DEVNULL, check=False)
 
 
-def run_module(workdir, check_mode=False, **args):
+def run_module(workdir, check_mode=False, module='obdecho', **args):
     args_file = workdir + '-args.json'
     module_args = dict(args, workdir=workdir, _ansible_check_mode=check_mode)
     with open(args_file, 'w') as handle:
         json.dump({'ANSIBLE_MODULE_ARGS': module_args}, handle)
     env = dict(os.environ, PYTHONPATH=COLLECTION_PARENT + os.pathsep + os.environ.get('PYTHONPATH', ''))
     completed = subprocess.run(
-        [sys.executable, '-m', 'ansible_collections.lustre.iokit.plugins.modules.obdecho', args_file],
+        [sys.executable, '-m', 'ansible_collections.lustre.iokit.plugins.modules.' + module, args_file],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env, check=False)
     return json.loads(completed.stdout)
 
@@ -169,3 +169,16 @@ def test_a_failed_modprobe_fails_and_leaves_no_record(sim, tmp_path):
     failed = run_module(workdir, state='present', run_id='run-1')
     assert failed['failed'] and 'Connection refused' in failed['msg']
     assert recorded_modules(workdir) == []
+
+
+@needs_sim
+def test_lnet_selftest_follows_the_same_rule(sim, tmp_path):
+    """lnet_selftest shares obdecho's implementation: loaded and recorded as ours, unloaded only by us."""
+    workdir = str(tmp_path / 'work')
+    loaded = run_module(workdir, module='lnet_selftest', state='present', run_id='run-1')
+    assert (loaded['changed'], loaded['action'], loaded['ours']) == (True, 'loaded', True)
+    assert 'lnet_selftest' in lctl_utils.loaded_modules(Runner())
+    assert recorded_modules(workdir) == [('lnet_selftest', 'run-1')]
+    unloaded = run_module(workdir, module='lnet_selftest', state='absent')
+    assert (unloaded['changed'], unloaded['action'], unloaded['loaded']) == (True, 'unloaded', False)
+    assert 'lnet_selftest' not in lctl_utils.loaded_modules(Runner()) and recorded_modules(workdir) == []
