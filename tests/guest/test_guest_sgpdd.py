@@ -93,9 +93,10 @@ def test_node_prep_loads_sg_tunes_the_queue_and_restores_it(guest, controller):
     after = queue(guest, 'sda')
     assert {key: after[key] for key in wanted} == wanted
     assert 'KERNEL=="sda"' in sh(guest, 'cat %s' % UDEV_RULE)
-    # sg nodes exist now, found through sysfs
-    assert sh(guest, 'ls /sys/class/block/sda/device/scsi_generic') == 'sg0'
-    assert sh(guest, 'stat -c %F /dev/sg0') == 'character special file'
+    # sg nodes exist now, found through sysfs (their numbers follow the order sg attaches the disks in)
+    sg_name = sh(guest, 'ls /sys/class/block/sda/device/scsi_generic')
+    assert re.match(r'^sg\d+$', sg_name), sg_name
+    assert sh(guest, 'stat -c %%F /dev/%s' % sg_name) == 'character special file'
 
     run = controller.playbook(NODE_PREP, extra_vars=extra)
     assert (run.rc, run.changed) == (0, 0), 'second run changed something: %r' % run
