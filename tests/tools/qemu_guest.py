@@ -356,8 +356,11 @@ def stop_run_dir(run_dir: str) -> None:
     guest = Guest.__new__(Guest)
     guest.run_dir = os.path.abspath(run_dir)
     guest.port = 0
-    with open(os.path.join(guest.run_dir, 'qemu.pid'), encoding='ascii') as handle:
-        guest.pid = int(handle.read().strip())
+    try:
+        with open(os.path.join(guest.run_dir, 'qemu.pid'), encoding='ascii') as handle:
+            guest.pid = int(handle.read().strip())
+    except FileNotFoundError:
+        guest.pid = 0  # QEMU removes its pid file when it exits (after a poweroff in the guest)
     for sig in (signal.SIGTERM, signal.SIGKILL):
         if not guest.alive():
             break
