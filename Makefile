@@ -1,6 +1,6 @@
 # lustre.iokit developer entry point.
 #   make demo   - the main job on the embedded default (inventories/demo)
-#   make test   - every quality gate (what .ci/run runs)
+#   make test   - every quality gate (what .ci/run runs) but the slow QEMU guest (make test-guest)
 #   make setup  - only prepare .venv (pinned toolchain, collections, apt packages); quick when nothing changed
 #   make docs   - the collection's documentation site in .build/docsite/build/html
 #   make ee-context - the execution environment's build context in .build/ee/context (no container engine)
@@ -21,7 +21,7 @@ ifeq ($(CONTROLLER_PYTHON),)
 CONTROLLER_PYTHON := $(shell command -v python3.12 || true)
 endif
 
-.PHONY: help setup demo test lint sanity units docs ee-context clean distclean
+.PHONY: help setup demo test test-guest lint sanity units docs ee-context clean distclean
 
 help:
 	@sed -n '2,6p' Makefile | sed 's/^# //'
@@ -66,6 +66,10 @@ demo: setup
 
 test: setup
 	$(VENV)/bin/python tests/tools/run_test_suite.py
+
+# The QEMU guest with real SCSI disks (sg, /dev/sg*, MD members): slow under emulation, so not part of `make test`.
+test-guest: setup
+	$(VENV)/bin/python tests/tools/run_test_suite.py --only guest
 
 lint sanity units: setup
 	$(VENV)/bin/python tests/tools/run_test_suite.py --only $@

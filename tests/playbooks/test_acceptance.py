@@ -24,7 +24,6 @@ from xml.etree import ElementTree
 
 import pytest
 
-from conftest import ROOT
 from test_survey_playbooks import INVENTORY, LUSTRE_SIM, SURVEY_VARS, Cluster, pytestmark as survey_mark
 
 from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope

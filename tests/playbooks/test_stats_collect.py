@@ -62,11 +62,11 @@ class Node:
                               universal_newlines=True, check=check)
 
     def playbook(self, action, *extra):
+        argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', 'stats_collect_action=%s' % action] + list(extra)
+        argv += ['-e', 'iokit_run_id=%s' % RUN_ID, '-e', 'iokit_results_dir=%s' % self.results,
+                 '-e', 'iokit_workdir=%s' % self.workdir, os.path.join(ROOT, 'playbooks', 'stats-collect.yml')]
         return subprocess.run(
-            [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', 'stats_collect_action=%s' % action] + list(extra) + [
-             '-e', 'iokit_run_id=%s' % RUN_ID, '-e', 'iokit_results_dir=%s' % self.results,
-             '-e', 'iokit_workdir=%s' % self.workdir, os.path.join(ROOT, 'playbooks', 'stats-collect.yml')],
-            cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+            argv, cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
             check=False)
 
     def node_state(self):

@@ -114,10 +114,10 @@ done
 [ -n "$(our_sgp_dd)" ] || fail "the long survey never started sgp_dd"
 kill -KILL "$playbook"
 wait "$playbook" || true
-[ -e "$work/node/state.json" ] || fail "no state file recorded for cleanup"
+[ -e "$work/node/node-state.json" ] || fail "no node state recorded for cleanup"
+# The async wrapper outlives ansible-playbook: the survey is still measuring, with nobody left to stop it.
+[ -n "$(our_sgp_dd)" ] || fail "the survey stopped by itself: cleanup.yml would have nothing to stop"
 ansible-playbook -i "$work/inventory" "$playbooks/cleanup.yml" -e iokit_workdir="$work/node" | tee "$work/out"
-grep -A1 'Ask the leftover processes to stop (SIGTERM)' "$work/out" | grep -q '^changed:' \
-    || fail "cleanup stopped nothing: the survey should still have been running"
 sleep 2
 left_on_node
 ansible-playbook -i "$work/inventory" "$playbooks/cleanup.yml" -e iokit_workdir="$work/node" | tee "$work/out"
