@@ -4,6 +4,7 @@ Started by conftest when test_install.py is selected, so that pip's wait for
 its build requirements overlaps the other tests; ``finish`` removes it all.
 """
 
+import importlib.metadata
 import importlib.util
 import os
 import shutil
@@ -49,6 +50,15 @@ class Install:
         setuptools = importlib.util.find_spec("setuptools")
         if setuptools is not None:
             os.symlink(os.path.dirname(setuptools.origin), os.path.join(deps, "setuptools"))
+            # setuptools imports its top-level helper package first thing, and finds its own
+            # commands (dist_info among them) through the entry points of its dist-info.
+            distutils_hack = importlib.util.find_spec("_distutils_hack")
+            if distutils_hack is not None:
+                os.symlink(os.path.dirname(distutils_hack.origin), os.path.join(deps, "_distutils_hack"))
+            metadata = importlib.metadata.distribution("setuptools")
+            dist_info = getattr(metadata, "_path", None)
+            if dist_info is not None:
+                os.symlink(str(dist_info), os.path.join(deps, os.path.basename(str(dist_info))))
             command.insert(-1, "--no-build-isolation")
         self.log = open(os.path.join(self.work, "pip.log"), "w+")
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT,
