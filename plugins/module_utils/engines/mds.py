@@ -284,12 +284,15 @@ class MdsSurvey:
 
     ``lctl``: an ``lctl.Lctl`` on the survey's runner; ``node_state``: the
     ``NodeState`` where everything created is written down first; ``raw``:
-    an object with ``summary(text)`` and ``detail(text)`` (or None).
+    an object with ``summary(text)`` and ``detail(text)`` (or None);
+    ``wall_clock``: epoch seconds, stamped on each test as
+    ``start_time``/``end_time`` so that statistics sampled on the node can
+    be cut per test.
     """
 
     def __init__(self, runner, lctl, node_state, run_id, targets, thrlo=4, thrhi=32, file_count=100000,
                  dir_count=None, stripe_count=0, tests=TESTS, start_number=DEFAULT_START_NUMBER, layer='mdd',
-                 raw=None, host=None):
+                 raw=None, host=None, wall_clock=time.time):
         self.runner = runner
         self.lctl = lctl
         self.node_state = node_state
@@ -305,6 +308,7 @@ class MdsSurvey:
         self.layer = layer
         self.raw = raw
         self.host = host
+        self.wall_clock = wall_clock
         self.errors = []
         self.aborted = None
         self.devnos = {}
@@ -451,7 +455,9 @@ class MdsSurvey:
                      'start_number': self.start_number, 'dir_count': self.dir_count}
             for target in self.targets:
                 self._remember(target, files=dict(files, basedir=target.basedir))
+        start_time = round(self.wall_clock(), 3)
         results = self.runner.run_many([self.thread_argv(target, test, point) for target in self.targets])
+        times = {'start_time': start_time, 'end_time': round(self.wall_clock(), 3)}
         interrupted = any(result.timed_out for result in results)
         per_mdt = []
         for target, result, entry in zip(self.targets, results, record['per_mdt']):
@@ -464,7 +470,7 @@ class MdsSurvey:
             entry['tests'][test] = stats
             per_mdt.append(stats)
         if interrupted:
-            return {'ops_s': None, 'min_ops_s': None, 'max_ops_s': None, 'status': STATUS_INCOMPLETE}, True
+            return dict(times, ops_s=None, min_ops_s=None, max_ops_s=None, status=STATUS_INCOMPLETE), True
         self._raw('detail', '=============> %s global\n%s' % (test, ''.join(
             '%d %f %f %f\n' % (stats['samples'], stats['ops_s'] or 0, stats['min_ops_s'] or 0, stats['max_ops_s'] or 0)
             for stats in per_mdt)))
@@ -472,7 +478,7 @@ class MdsSurvey:
             for target, stats in zip(self.targets, per_mdt):
                 if stats['status'] == STATUS_OK:
                     self._remember(target, files=None)
-        return global_stats(per_mdt), False
+        return dict(global_stats(per_mdt), **times), False
 
     # -- teardown ---------------------------------------------------------------------
 

@@ -348,7 +348,8 @@ class ObdfilterSurvey:
 
     def __init__(self, runner, targets, size_mib, rszlo=1024, rszhi=1024, nobjlo=1, nobjhi=16, thrlo=1, thrhi=16,
                  tests=DEFAULT_TESTS, verify=False, page_kib=DEFAULT_PAGE_KIB, control_runner=None,
-                 node_state=None, run_id=None, raw=None, clock=time.monotonic, host=None, case=CASE_DISK):
+                 node_state=None, run_id=None, raw=None, clock=time.monotonic, host=None, case=CASE_DISK,
+                 wall_clock=time.time):
         self.runner = runner
         self.case = case
         self.control_runner = control_runner or runner
@@ -365,6 +366,8 @@ class ObdfilterSurvey:
         self.run_id = run_id
         self.raw = raw
         self.clock = clock
+        # Epoch seconds on each test (start_time/end_time), to cut the node's statistics per test.
+        self.wall_clock = wall_clock
         self.host = host
         self.batch = BATCH_DISK
         self.errors = []
@@ -582,9 +585,11 @@ class ObdfilterSurvey:
         argvs = [test_brw_argv(self.echo_clients[target], entry['thr'], entry['nobj'], entry['count'], mode,
                                entry['pages'], hex(self._objects[target][0][0]), batch=self.batch)
                  for target in self.targets]
+        start_time = round(self.wall_clock(), 3)
         started = self.clock()
         results = self.runner.run_many(argvs)
         elapsed = self.clock() - started
+        end_time = round(self.wall_clock(), 3)
         interrupted = any(result.timed_out for result in results)
         rsz_mib = entry['actual_rsz_kib'] / KIB
         per_ost = {}
@@ -616,7 +621,8 @@ class ObdfilterSurvey:
             counts.append(count)
             per_ost[target] = figures
         aggregate = {'mib_s': entry['size_kib'] / KIB / elapsed if elapsed > 0 else None,
-                     'min_mib_s': None, 'max_mib_s': None, 'elapsed_s': round(elapsed, 6)}
+                     'min_mib_s': None, 'max_mib_s': None, 'elapsed_s': round(elapsed, 6),
+                     'start_time': start_time, 'end_time': end_time}
         if interrupted:
             aggregate['status'] = STATUS_INCOMPLETE
             aggregate['mib_s'] = None

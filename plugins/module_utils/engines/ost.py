@@ -209,12 +209,17 @@ class OstSurvey:
     """Checks, plans, runs and cleans up one ost survey from this client.
 
     ``runner``: the survey's Runner; ``node_state``: where every change is
-    written down first; ``clock``: the timing source (monotonic).
+    written down first; ``clock``: the timing source (monotonic);
+    ``wall_clock``: epoch seconds, stamped on each OST's row as
+    ``<operation>_start_time``/``<operation>_end_time`` (beside
+    ``<operation>_time_s``) so that statistics sampled on the nodes can be
+    cut per OST and operation.
     """
 
     def __init__(self, runner, node_state, run_id, mount_point, size_mib=DEFAULT_SIZE_MIB,
                  min_free_factor=DEFAULT_MIN_FREE_FACTOR, workdir='/tmp/lustre-iokit', page_size=None,
-                 host=None, lctl='lctl', lfs='lfs', clock=time.monotonic, mountinfo_path='/proc/self/mountinfo'):
+                 host=None, lctl='lctl', lfs='lfs', clock=time.monotonic, mountinfo_path='/proc/self/mountinfo',
+                 wall_clock=time.time):
         self.runner = runner
         self.node_state = node_state
         self.run_id = run_id
@@ -227,6 +232,7 @@ class OstSurvey:
         self.lctl = lctl
         self.lfs = lfs
         self.clock = clock
+        self.wall_clock = wall_clock
         self.mountinfo_path = mountinfo_path
         self.fsname = None
         self.instance_id = None
@@ -355,18 +361,21 @@ class OstSurvey:
             os.mkdir(self.directory)
 
     def _measure(self, argv):
-        """sync, t0, dd, sync, t1: returns (seconds, dd result, interrupted)."""
+        """sync, t0, dd, sync, t1: returns (seconds, dd result, interrupted, (epoch t0, epoch t1))."""
         self._run(['sync'])
+        start_time = round(self.wall_clock(), 3)
         started = self.clock()
         result = self._run(argv)
         self._run(['sync'])
         elapsed = self.clock() - started
-        return elapsed, result, result.timed_out or self.runner.expired()
+        end_time = round(self.wall_clock(), 3)
+        return elapsed, result, result.timed_out or self.runner.expired(), (start_time, end_time)
 
     def run(self):
         """Write then read every active OST; returns the one record (see parse_ost_survey)."""
         entries = [{'ost': ost['ost'], 'uuid': ost['uuid'], 'active': ost['active'], 'read_mib_s': None,
-                    'write_mib_s': None, 'read_time_s': None, 'write_time_s': None} for ost in self.osts]
+                    'write_mib_s': None, 'read_time_s': None, 'write_time_s': None, 'write_start_time': None,
+                    'write_end_time': None, 'read_start_time': None, 'read_end_time': None} for ost in self.osts]
         completed = []
         for operation in OPERATIONS:
             if not self._run_pass(operation, entries):
@@ -413,7 +422,10 @@ class OstSurvey:
                 if entry['write_mib_s'] is None:
                     continue
                 argv = self.read_argv(path)
-            seconds, result, interrupted = self._measure(argv)
+            seconds, result, interrupted, (start_time, end_time) = self._measure(argv)
+            # Times even for a failed or cut dd: its I/O still shows in the statistics of that window.
+            entry[operation + '_start_time'] = start_time
+            entry[operation + '_end_time'] = end_time
             if interrupted:
                 self._stop({'ost': entry['ost'], 'operation': operation}, '%s interrupted' % operation)
                 return False

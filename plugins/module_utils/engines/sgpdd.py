@@ -225,12 +225,14 @@ class SgpddSurvey:
     ``targets``: resolved Targets; ``raw``: an object with ``summary(text)``
     and ``detail(text)`` (or None) that receives the I/O kit's summary lines
     and every instance's stderr; ``clock``: wall-clock source for the
-    aggregate (monotonic).
+    aggregate (monotonic); ``wall_clock``: epoch seconds, stamped on each
+    test as ``start_time``/``end_time`` so that statistics sampled on the
+    node can be cut per test.
     """
 
     def __init__(self, runner, targets, size_mib, actions=ACTIONS, rszlo=1024, rszhi=1024, crglo=1, crghi=256,
                  thrlo=1, thrhi=4096, boundary=DEFAULT_BOUNDARY_BLOCKS, max_threads_per_region=SG_MAX_QUEUE,
-                 mem_total_kib=None, raw=None, clock=time.monotonic, host=None):
+                 mem_total_kib=None, raw=None, clock=time.monotonic, host=None, wall_clock=time.time):
         self.runner = runner
         self.targets = list(targets)
         self.size_mib = size_mib
@@ -243,6 +245,7 @@ class SgpddSurvey:
         self.mem_total_kib = mem_total_kib
         self.raw = raw
         self.clock = clock
+        self.wall_clock = wall_clock
         self.host = host
         self.errors = []
         self.aborted = None
@@ -320,9 +323,11 @@ class SgpddSurvey:
 
     def _measure(self, action, point, size_kib):
         argvs = self.commands(action, point)
+        start_time = round(self.wall_clock(), 3)
         started = self.clock()
         results = self.runner.run_many(argvs)
         elapsed = self.clock() - started
+        end_time = round(self.wall_clock(), 3)
         interrupted = any(result.timed_out for result in results)
         self._raw('detail', '=====> %s\n' % action)
         failed = 0
@@ -348,7 +353,8 @@ class SgpddSurvey:
                 device['min_mib_s'] = rate if device['min_mib_s'] is None else min(device['min_mib_s'], rate)
                 device['max_mib_s'] = rate if device['max_mib_s'] is None else max(device['max_mib_s'], rate)
         test = {'mib_s': None, 'min_mib_s': None, 'max_mib_s': None, 'failed': failed,
-                'elapsed_s': round(elapsed, 6), 'devices': [per_device[target.device] for target in self.targets]}
+                'elapsed_s': round(elapsed, 6), 'start_time': start_time, 'end_time': end_time,
+                'devices': [per_device[target.device] for target in self.targets]}
         if interrupted:
             test['status'] = 'incomplete'
             test['failed'] = None

@@ -35,11 +35,24 @@ def threads_output(thr, test, rate, samples=(), devno=27):
     return '\n'.join(lines) + '\n'
 
 
+class WallClock:
+    """Epoch seconds that only the fake runner moves: each ``--threads`` takes ``step`` seconds."""
+
+    def __init__(self, now=1800000000.0, step=2.5):
+        self.now = now
+        self.step = step
+
+    def __call__(self):
+        return self.now
+
+
 class FakeRunner:
     """Plays lctl: ``dl`` lists the devices (echo clients appear once attached); ``--threads``
     answers from ``rates`` ({(target devno, test): (rate, samples)}); everything is logged."""
 
     def __init__(self, rates=None, failures=None, stop_at=None):
+        self.wall = WallClock()
+        self.threads_started = []
         self.calls = []
         self.echo = {}
         self.rates = rates or {}
@@ -79,6 +92,8 @@ class FakeRunner:
             return CommandResult(argv, 0, '', '', 0.01)
         if args and args[0] == '--threads':
             thr, devno, test = int(args[1]), int(args[3]), args[4][len('test_'):]
+            self.threads_started.append((thr, test, self.wall.now))
+            self.wall.now += self.wall.step
             if self.stop_at == (devno, test):
                 self.stop_reason = 'timeout'
                 return CommandResult(argv, -15, threads_output(thr, test, 1.0)[:60], '', 1.0, timed_out=True)
@@ -109,6 +124,7 @@ def make_survey(tmp_path, runner, targets=None, **options):
     state = NodeState(str(tmp_path))
     defaults = dict(thrlo=1, thrhi=4, file_count=400, dir_count=1)
     defaults.update(options)
+    defaults.setdefault('wall_clock', runner.wall)
     return mds.MdsSurvey(runner, lctl, state, 'run-1', chosen, raw=RawSink(), host='mds1', **defaults), state
 
 
@@ -291,7 +307,8 @@ def test_records_have_the_parser_shape_and_per_mdt_figures(tmp_path):
     survey, unused_state = make_survey(tmp_path, runner, thrlo=2, thrhi=2)
     survey.setup()
     record = list(survey.run())[0]
-    assert record['tests']['create'] == {'ops_s': 200.0, 'min_ops_s': 80.0, 'max_ops_s': 310.0, 'status': 'ok'}
+    assert record['tests']['create'] == {'ops_s': 200.0, 'min_ops_s': 80.0, 'max_ops_s': 310.0, 'status': 'ok',
+                                         'start_time': 1800000000.0, 'end_time': 1800000005.0}
     assert (record['mdt'], record['file'], record['dir'], record['thr']) == (2, 400, 1, 2)
     assert [(entry['target'], entry['tests']['create']['ops_s']) for entry in record['per_mdt']] == [
         ('testfs-MDT0000', 100.0), ('testfs-MDT0001', 300.0)]
@@ -301,12 +318,29 @@ def test_records_have_the_parser_shape_and_per_mdt_figures(tmp_path):
     assert (parsed[0]['mdt'], parsed[0]['file'], parsed[0]['thr'], parsed[0]['host']) == (2, 400, 2, 'mds1')
 
 
+def test_each_test_carries_its_wall_clock_window_in_run_order(tmp_path):
+    runner = FakeRunner()
+    survey, unused_state = make_survey(tmp_path, runner, thrlo=2, thrhi=4)
+    survey.setup()
+    records = list(survey.run())
+    # Two MDTs, one --threads each per test: every test spans 2 x 2.5 s of the injected wall clock.
+    windows = [(record['thr'], test, record['tests'][test]['start_time'], record['tests'][test]['end_time'])
+               for record in records for test in mds.TESTS]
+    starts = [(thr, test, stamp) for thr, test, stamp in runner.threads_started[::2]]
+    assert [(thr, test, start) for thr, test, start, unused in windows] == starts
+    assert all(end - start == 5.0 for unused, unused, start, end in windows)
+    # Back to back and in order: each test starts where the one before ended.
+    assert all(windows[index][2] == windows[index - 1][3] for index in range(1, len(windows)))
+
+
 def test_an_error_on_one_mdt_prints_error_and_is_reported(tmp_path):
     runner = FakeRunner(failures={(28, 'setxattr'): 'error: test_setxattr-1: Input/output error\n'})
     survey, unused_state = make_survey(tmp_path, runner, thrlo=2, thrhi=2)
     survey.setup()
     record = list(survey.run())[0]
-    assert record['tests']['setxattr'] == {'ops_s': None, 'min_ops_s': None, 'max_ops_s': None, 'status': 'error'}
+    setxattr = dict(record['tests']['setxattr'])
+    assert setxattr.pop('end_time') > setxattr.pop('start_time')
+    assert setxattr == {'ops_s': None, 'min_ops_s': None, 'max_ops_s': None, 'status': 'error'}
     assert record['tests']['destroy']['status'] == 'ok'
     assert record['per_mdt'][0]['tests']['setxattr']['status'] == 'ok'
     assert survey.errors == [{'point': {'thr': 2, 'test': 'setxattr'},

@@ -198,11 +198,16 @@ class RawSink:
         self.detail_text += text
 
 
+WALL_ORIGIN = 1800000000.0
+
+
 def make_survey(lustre, tmp_path, targets=OSTS, **options):
     state = NodeState(str(tmp_path / 'work'))
     lustre.node_state = state
     options.setdefault('size_mib', 16)
     raw = RawSink()
+    # The wall clock moves with the fake monotonic one, from another origin, as the real ones do.
+    options.setdefault('wall_clock', lambda: WALL_ORIGIN + lustre.clock.now)
     survey = obdfilter.ObdfilterSurvey(lustre, list(targets), node_state=state, run_id='run-1', raw=raw,
                                        clock=lustre.clock, host='oss1', **options)
     return survey, state, raw
@@ -480,6 +485,21 @@ def test_figures_aggregate_from_wall_clock_min_max_from_per_ost_samples(tmp_path
     assert (fast['lctl_mib_s'], slow['lctl_mib_s']) == (55.0, 14.0)
     assert fast['mib_s'] == pytest.approx(4.0) and fast['elapsed_s'] == 4.0
     assert (record['rsz_kib'], record['size_kib'], record['count'], record['pages']) == (512, 32768, 32, 128)
+
+
+def test_each_test_carries_its_wall_clock_window_in_run_order(tmp_path):
+    lustre = FakeLustre(seconds_per_batch=4.0)
+    survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjlo=1, nobjhi=2, thrhi=2,
+                                                   tests=['write', 'rewrite', 'read'])
+    records = list(survey.run())
+    windows = [(record['obj'], record['thr'], test, round(record['tests'][test]['start_time'] - WALL_ORIGIN, 3),
+                round(record['tests'][test]['end_time'] - WALL_ORIGIN, 3))
+               for record in records for test in ('write', 'rewrite', 'read')]
+    # One test_brw batch per test, 4 s each on the fake clock, in sweep order and back to back.
+    assert [window[:3] for window in windows] == [
+        (obj, thr, test) for obj, thr in ((2, 2), (2, 4), (4, 4)) for test in ('write', 'rewrite', 'read')]
+    assert [window[3:] for window in windows] == [(100.0 + 4.0 * index, 104.0 + 4.0 * index)
+                                                  for index in range(len(windows))]
 
 
 def test_short_when_any_ost_has_no_sample_error_wins_over_short(tmp_path):

@@ -94,6 +94,9 @@ class FakeRunner:
         return ok
 
 
+WALL_ORIGIN = 1800000000.0
+
+
 def make_survey(tmp_path, **options):
     mount = tmp_path / 'mnt'
     mount.mkdir()
@@ -104,8 +107,9 @@ def make_survey(tmp_path, **options):
     state = NodeState(str(tmp_path / 'work'))
     mountinfo = tmp_path / 'mountinfo'
     mountinfo.write_text('42 27 0:39 / %s rw,relatime - lustre 10.0.0.1@tcp:/testfs rw\n' % mount)
+    # The wall clock moves with the fake monotonic one, from a different origin, as the real ones do.
     defaults = dict(size_mib=30, workdir=str(tmp_path / 'work'), page_size=4096, host='client1', clock=clock,
-                    mountinfo_path=str(mountinfo))
+                    mountinfo_path=str(mountinfo), wall_clock=lambda: WALL_ORIGIN + clock.now)
     defaults.update(options)
     survey = ost.OstSurvey(runner, state, 'run-1', str(mount), **defaults)
     return survey, runner, state
@@ -247,12 +251,19 @@ def test_rates_are_size_over_time_including_sync_and_the_slow_ost_shows(tmp_path
     assert rows[2]['write_mib_s'] == 5.0 and rows[2]['write_time_s'] == 4.0
     assert rows[0]['read_mib_s'] == 80.0
     assert rows[1] == {'ost': 1, 'uuid': 'testfs-OST0001_UUID', 'active': False, 'read_mib_s': None,
-                       'write_mib_s': None, 'read_time_s': None, 'write_time_s': None}
+                       'write_mib_s': None, 'read_time_s': None, 'write_time_s': None, 'write_start_time': None,
+                       'write_end_time': None, 'read_start_time': None, 'read_end_time': None}
     assert record['write']['worst'] == {'ost': 2, 'mib_s': 5.0}
     assert record['write']['best']['ost'] == 3
     assert record['write']['best']['mib_s'] == pytest.approx(50.0)
     assert record['write']['avg_mib_s'] == pytest.approx((40.0 + 5.0 + 50.0) / 4)
     assert (record['active_osts'], record['inactive_osts']) == (3, 1)
+    # Each OST's dd (between its syncs) has its wall-clock window, write pass then read pass, back to back.
+    windows = [(operation, entry['ost'], round(entry[operation + '_start_time'] - WALL_ORIGIN, 3),
+                round(entry[operation + '_end_time'] - WALL_ORIGIN, 3))
+               for operation in ('write', 'read') for entry in record['osts'] if entry['active']]
+    assert windows == [('write', 0, 1000.0, 1000.5), ('write', 2, 1000.5, 1004.5), ('write', 3, 1004.5, 1004.9),
+                       ('read', 0, 1004.9, 1005.15), ('read', 2, 1005.15, 1007.15), ('read', 3, 1007.15, 1007.35)]
     parsed = parse_ost_survey(ost.report_text(record))
     for key in ('active_osts', 'inactive_osts', 'mount_point', 'client_nid'):
         assert parsed[key] == record[key]

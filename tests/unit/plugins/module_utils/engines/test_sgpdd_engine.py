@@ -86,8 +86,13 @@ def sg_target(name, sg, block_size=512, mib=64):
                         mib * 1024 * 1024 // block_size, name, name)
 
 
+WALL_ORIGIN = 1800000000.0
+
+
 def survey(runner, targets, clock, **kwargs):
     kwargs.setdefault('size_mib', 4)
+    # The wall clock moves with the fake monotonic one, from another origin, as the real ones do.
+    kwargs.setdefault('wall_clock', lambda: WALL_ORIGIN + clock.now)
     return sgpdd.SgpddSurvey(runner, targets, clock=clock, host='oss1', raw=kwargs.pop('raw', None), **kwargs)
 
 
@@ -130,6 +135,20 @@ def test_exact_sgp_dd_commands_for_a_sweep():
     assert [argv[3] for argv in runner.batches[2]] == ['seek=1024', 'seek=9216', 'seek=1024', 'seek=2048']
     assert [argv[4:6] for argv in runner.batches[2]] == [['thr=1', 'count=8192']] * 2 + [['thr=1', 'count=1024']] * 2
     assert len(runner.batches) == 4
+
+
+def test_each_test_carries_its_wall_clock_window_in_run_order():
+    clock = FakeClock()
+    runner = FakeRunner(clock)
+    engine = survey(runner, [block_target('loop0')], clock, size_mib=8, crglo=1, crghi=2, thrlo=2, thrhi=2,
+                    actions=['write', 'read'])
+    records = list(engine.run())
+    windows = [(record['crg'], action, round(record['tests'][action]['start_time'] - WALL_ORIGIN, 3),
+                round(record['tests'][action]['end_time'] - WALL_ORIGIN, 3))
+               for record in records for action in ('write', 'read')]
+    # One batch of sgp_dd per test, 2 s each on the fake clock, run back to back.
+    assert windows == [(1, 'write', 100.0, 102.0), (1, 'read', 102.0, 104.0),
+                       (2, 'write', 104.0, 106.0), (2, 'read', 106.0, 108.0)]
 
 
 def test_records_have_the_parser_shape_and_totals_times_devices():
