@@ -87,7 +87,9 @@ options:
   brw_interval:
     description:
       - C(brw_stats) sampling interval in seconds (the I/O kit's C(BRW_INTERVAL)); 0 reads them at start and at
-        stop only, which is all the survey's histogram needs.
+        stop only, which gives the histogram of the whole collection.
+      - A positive interval also keeps, per target, the C(series) of what moved between samples, from which the
+        report cuts the disk I/O size histogram per survey phase.
     type: int
     default: 0
   service_interval:
@@ -232,6 +234,12 @@ records:
     - V(brw) records, one per target, have C(target),
       C(histograms) (title to rows of C(bucket) with C(read)/C(write) C(count), C(pct) and C(cum_pct), only
       buckets that changed), C(units), C(reset), C(start_time), C(end_time) (epoch seconds) and C(elapsed_s).
+    - With O(brw_interval) above 0, V(brw) records also have C(series), the changes between consecutive samples
+      of the C(disk I/O size) and C(pages per bulk r/w) histograms. C(series.times) is the epoch of every sample
+      after the first (which is C(start_time)); C(series.histograms) maps a title to C(buckets) (the labels that
+      moved) and C(deltas), rows of C([sample, bucket, read, write]) where C(sample) indexes C(times) and
+      C(bucket) indexes C(buckets), only for buckets that moved; C(series.resets) lists the samples whose counts
+      went down (statistics reset) and are counted from zero.
     - V(service) and V(client) records, one per parameter, have C(param) and C(counters) (name to C(count),
       C(sum) and C(unit) deltas). The V(vmstat) record has C(samples) (vmstat's columns plus C(time)) and
       C(summary) (C(cpu_busy_pct) and C(iowait_pct) mean and max). The V(iostat) record has C(samples)

@@ -126,7 +126,8 @@ def envelope(node):
 def test_start_runs_the_samplers_and_records_them(node):
     assert node.start.returncode == 0, node.start.stdout[-6000:]
     assert 'stop and collect: -e stats_collect_action=collect -e iokit_run_id=%s' % RUN_ID in node.start.stdout
-    assert [entry['sampler'] for entry in node.samplers] == ['vmstat'] + (['iostat'] if IOSTAT else [])
+    # brw_stats is sampled too (stats_collect_brw_interval 1), for the report's per-phase histograms.
+    assert [entry['sampler'] for entry in node.samplers] == ['vmstat', 'brw'] + (['iostat'] if IOSTAT else [])
     assert all(node.alive_after_start) and node.alive_after_start
 
 

@@ -74,6 +74,9 @@ DEFAULT_MAX_DURATION_S = 21600
 # What a collection is for (the survey it surrounds); records and errors carry it.
 DEFAULT_LABEL = 'stats'
 DEFAULT_GRACE_S = 5.0
+# The brw_stats histograms kept sample by sample (``series`` of a brw record) when brw is sampled: the
+# report cuts the disk I/O size per survey phase; every histogram every second would weigh tens of MB.
+BRW_SERIES_HISTOGRAMS = ('disk I/O size', 'pages per bulk r/w')
 
 # Parameters read per collector.  brw_stats belongs to the osd since 2.x; older servers have it under
 # obdfilter only, and some versions show both names for one histogram, so the first group found wins.
@@ -334,6 +337,55 @@ def brw_delta(start, end):
                 delta_rows.append({'bucket': row['bucket'], 'read': {'count': read}, 'write': {'count': write}})
         histograms[title] = _percentages(delta_rows)
     return histograms, reset
+
+
+def _series_view(parsed, titles):
+    # Only what brw_delta reads, for the histograms the series keeps: the others are not diffed per sample.
+    histograms = parsed.get('histograms', {})
+    return {'start_time': parsed.get('start_time'),
+            'histograms': dict((title, histograms[title]) for title in titles if title in histograms)}
+
+
+def brw_series(samples, titles=BRW_SERIES_HISTOGRAMS):
+    """Per target, what moved between each brw_stats sample and the one before: ``{target: series}``.
+
+    ``samples`` are ``(epoch, rc, text)`` in time order (start snapshot, sampler output, end snapshot).
+    A series is ``{'times': [...], 'resets': [...], 'histograms': {title: {'buckets': [...], 'deltas': [...]}}}``:
+    ``times`` holds the epoch of every sample after the first (the record's ``start_time``); a delta row is
+    ``[sample, bucket, read, write]``, indices into ``times`` and ``buckets``, only for buckets that moved, so
+    an idle sample costs one time and nothing else.  ``resets`` lists the samples whose counts went down (or
+    whose target was new): their deltas count from zero, as ``brw_delta`` does.
+    """
+    times = []
+    previous = {}
+    series = {}
+    for position, (stamp, unused_rc, text) in enumerate(samples):
+        current = _brw_targets(parse_brw_stats(text))
+        if position == 0:
+            previous = dict((target, _series_view(parsed, titles)) for target, parsed in current.items())
+            continue
+        index = len(times)
+        times.append(round(stamp, 3))
+        for target, parsed in current.items():
+            view = _series_view(parsed, titles)
+            histograms, reset = brw_delta(previous.get(target), view)
+            entry = series.setdefault(target, {'resets': [], 'histograms': {}})
+            if reset:
+                entry['resets'].append(index)
+            for title, rows in histograms.items():
+                if not rows:
+                    continue
+                kept = entry['histograms'].setdefault(title, {'buckets': [], 'deltas': []})
+                for row in rows:
+                    if row['bucket'] not in kept['buckets']:
+                        kept['buckets'].append(row['bucket'])
+                    kept['deltas'].append([index, kept['buckets'].index(row['bucket']), row['read']['count'],
+                                           row['write']['count']])
+            # A target missing from a sample keeps its last counts as the base of its next delta.
+            previous[target] = view
+    for entry in series.values():
+        entry['times'] = times
+    return series
 
 
 def counters_delta(start, end):
@@ -831,13 +883,18 @@ class StatsCollection:
         last_time, unused_rc, last_text = samples[-1]
         first = _brw_targets(parse_brw_stats(first_text))
         last = _brw_targets(parse_brw_stats(last_text))
+        # Snapshots only (interval 0): the whole-collection delta says it all, there is no series.
+        series = brw_series(samples) if entry.get('output') else {}
         records = []
         for target in sorted(last):
             histograms, reset = brw_delta(first.get(target), last[target])
-            records.append({'collector': BRW, 'target': target, 'interval_s': entry['interval_s'],
-                            'start_time': first_time, 'end_time': last_time,
-                            'elapsed_s': round(last_time - first_time, 6), 'reset': reset, 'samples': len(samples),
-                            'histograms': histograms, 'units': last[target].get('units', {})})
+            record = {'collector': BRW, 'target': target, 'interval_s': entry['interval_s'],
+                      'start_time': first_time, 'end_time': last_time,
+                      'elapsed_s': round(last_time - first_time, 6), 'reset': reset, 'samples': len(samples),
+                      'histograms': histograms, 'units': last[target].get('units', {})}
+            if entry.get('output'):
+                record['series'] = series[target]
+            records.append(record)
         return records, []
 
     def _counter_records(self, name, entry):

@@ -339,6 +339,87 @@ def test_brw_records_per_target_from_three_target_snapshots(tmp_path):
     assert info['collected'] is True and info['stopped_now'] == []
 
 
+THREE_TARGETS = ['osd-ldiskfs.ai400-MDT0000.brw_stats', 'osd-ldiskfs.ai400-OST0000.brw_stats',
+                 'osd-ldiskfs.ai400-OST0001.brw_stats']
+
+
+def sampled_brw(tmp_path, texts, end_text, interval=1):
+    """A brw collection at ``interval`` whose sampler wrote ``texts`` one second apart; the collected records."""
+    start_text = fixture('get_param_three_targets.txt')
+    runner = FakeRunner(params={'osd-*.*.brw_stats': THREE_TARGETS}, snapshots=[start_text, end_text])
+    processes = FakeProcesses()
+    clock = Clock()
+    stats = collection(tmp_path, runner, processes, clock=clock)
+    stats.start([sc.BRW], {'brw': interval}, 600)
+    if interval:
+        # What SAMPLER_SOURCE writes: one marked sample per get_param, plus one cut short by the stop.
+        with open(os.path.join(stats.directory, 'stats-brw.out'), 'w', encoding='utf-8') as handle:
+            for second, text in enumerate(texts, 1):
+                handle.write('%s %.6f rc=0\n%s%s\n' % (sc.SAMPLE_MARK, 1000.0 + second, text, sc.SAMPLE_END))
+            handle.write('%s %.6f rc=0\n%s' % (sc.SAMPLE_MARK, 1000.0 + len(texts) + 1, texts[-1][:200]))
+    clock.now = 1000.0 + len(texts) + 1.5
+    records, errors, unused_info = stats.collect()
+    assert errors == []
+    return dict((record['target'], record) for record in records)
+
+
+def test_sampled_brw_keeps_a_sparse_series_whose_sum_is_the_whole_delta(tmp_path):
+    base = fixture('get_param_three_targets.txt')
+    first = add_to_row(base, 'disk I/O size', '1M', write=10)
+    idle = first
+    third = add_to_row(add_to_row(first, 'disk I/O size', '1M', read=5), 'disk I/O size', '2M', write=3)
+    end = add_to_row(third, 'pages per bulk r/w', '1K', write=7)
+    records = sampled_brw(tmp_path, [first, idle, third], end)
+    ost = records['ai400-OST0000']
+    # The whole-collection delta is as before: first snapshot against the last.
+    assert [(row['bucket'], row['read']['count'], row['write']['count'])
+            for row in ost['histograms']['disk I/O size']] == [('1M', 5, 10), ('2M', 0, 3)]
+    assert ost['series'] == {
+        'times': [1001.0, 1002.0, 1003.0, 1004.5],
+        'resets': [],
+        'histograms': {'disk I/O size': {'buckets': ['1M', '2M'], 'deltas': [[0, 0, 0, 10], [2, 0, 5, 0],
+                                                                              [2, 1, 0, 3]]},
+                       'pages per bulk r/w': {'buckets': ['1K'], 'deltas': [[3, 0, 0, 7]]}}}
+    # Only the histograms the report cuts per phase are kept sample by sample.
+    assert set(ost['histograms']) > set(sc.BRW_SERIES_HISTOGRAMS)
+    # Idle targets cost their times only.
+    assert records['ai400-OST0001']['series'] == {'times': [1001.0, 1002.0, 1003.0, 1004.5], 'resets': [],
+                                                  'histograms': {}}
+    for title in sc.BRW_SERIES_HISTOGRAMS:
+        kept = ost['series']['histograms'][title]
+        summed = {}
+        for unused_sample, bucket, read, write in kept['deltas']:
+            totals = summed.setdefault(kept['buckets'][bucket], [0, 0])
+            totals[0] += read
+            totals[1] += write
+        assert summed == dict((row['bucket'], [row['read']['count'], row['write']['count']])
+                              for row in ost['histograms'][title])
+
+
+def test_a_reset_between_samples_counts_that_sample_from_zero(tmp_path):
+    base = fixture('get_param_three_targets.txt')
+    first = add_to_row(base, 'disk I/O size', '1M', write=10)
+    # Somebody ran `lctl set_param osd-ldiskfs.*.brw_stats=0`: OST0000's 2M count fell from 50000 to 4.
+    reset = re.sub(r'(?m)^2M:\t\t         0   0   0   \| 50000  99 100$', '2M:\t\t         0   0   0   |    4  99 100',
+                   base)
+    assert reset != base
+    reset = re.sub(r'(?m)^(32K|64K|128K):.*$', lambda match: '%s:\t\t         0   0   0   |    0   0   0'
+                   % match.group(1), reset)
+    records = sampled_brw(tmp_path, [first, reset], add_to_row(reset, 'disk I/O size', '2M', write=2))
+    series = records['ai400-OST0000']['series']
+    assert series['resets'] == [1]
+    assert series['histograms']['disk I/O size'] == {'buckets': ['1M', '2M'],
+                                                     'deltas': [[0, 0, 0, 10], [1, 1, 0, 4], [2, 1, 0, 2]]}
+    assert records['ai400-OST0000']['reset'] is True
+
+
+def test_snapshots_only_brw_has_no_series(tmp_path):
+    records = sampled_brw(tmp_path, [], add_to_row(fixture('get_param_three_targets.txt'), 'disk I/O size', '1M',
+                                                   write=1), interval=0)
+    assert all('series' not in record for record in records.values())
+    assert records['ai400-OST0000']['histograms']['disk I/O size'][0]['write']['count'] == 1
+
+
 # -- counters, vmstat, iostat ------------------------------------------------------------------------------
 
 COUNTERS_START = '''obdfilter.testfs-OST0000.stats=
