@@ -4,12 +4,20 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What every survey module does the same way around its engine.
 
-Target-side code: pure standard library, no Ansible imports, Python 3.6+.
+Target-side code: the standard library and this collection's module_utils, no Ansible imports, Python 3.6+.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+
+import os
+import socket
+import time
+
+from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 
 # Ansible's own keys of an async job's result: ``async_status`` reads ``finished`` to know whether the
 # job ended, and turns a timestamp there into a boolean, so the envelope's fields of these names
@@ -47,3 +55,137 @@ class RawOutput:
     def close(self):
         self._summary.close()
         self._detail.close()
+
+
+def fail_on_problems(module, problems):
+    """Fail with every problem in one message, so that the user fixes them all at once."""
+    if problems:
+        module.fail_json(msg='; '.join(problems))
+
+
+def short_host_name():
+    return socket.gethostname().split('.')[0]
+
+
+def iokit_script_path(module):
+    """The ``iokit_script`` option as a path: a bare name is looked up in PATH (failing when it is not there)."""
+    script = module.params['iokit_script']
+    if os.sep not in script:
+        script = module.get_bin_path(script, required=True)
+    return script
+
+
+class SurveyStart:
+    """What a survey module holds once its options are accepted: the run, the envelope builder and the runners.
+
+    ``runner`` measures, under the deadline from the ``timeout`` option. ``control_runner`` makes and undoes
+    things with no deadline, so that teardown still runs after a timeout; ``lctl`` drives lctl through it.
+    """
+
+    def __init__(self, module, run_id, host, builder, node_state, runner, control_runner):
+        self.module = module
+        self.run_id = run_id
+        self.host = host
+        self.builder = builder
+        self.node_state = node_state
+        self.runner = runner
+        self.control_runner = control_runner
+        self.lctl = lctl_utils.Lctl(control_runner) if control_runner is not None else None
+
+    def make_run_dir(self):
+        """``<workdir>/<run_id>``, created if needed; the module fails naming ``workdir`` when it cannot be."""
+        run_dir = os.path.join(self.module.params['workdir'], self.run_id)
+        try:
+            os.makedirs(run_dir, exist_ok=True)
+        except OSError as exc:
+            self.module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
+        return run_dir
+
+    def remove_leftover_echo_clients(self, tool, names):
+        """Tear down the echo clients an I/O-kit script left (its own trap is not trusted), each an envelope error."""
+        for name in names:
+            try:
+                steps = self.lctl.teardown(name)
+            except lctl_utils.LctlError as exc:
+                self.builder.add_error('%s left echo_client %s and it could not be removed: %s' % (tool, name, exc))
+                continue
+            if steps:
+                self.builder.add_error('%s left echo_client %s behind; removed it (%s)' % (tool, name, ', '.join(steps)))
+            self.node_state.forget('echo_clients', name)
+
+    def load_kernel_module(self, name):
+        """Load ``name`` unless loaded, recording it for the cleanup; True when we loaded it. Fails the module."""
+        try:
+            return lctl_utils.load_module(self.control_runner, self.node_state, name, self.run_id)
+        except lctl_utils.LctlError as exc:
+            self.module.fail_json(msg='cannot load %s: %s' % (name, exc))
+
+    def unload_kernel_module(self, name):
+        """Unload ``name`` if we loaded it; what goes wrong is an error in the envelope, not a failure."""
+        try:
+            outcome = lctl_utils.unload_module_if_ours(self.control_runner, self.node_state, name)
+        except lctl_utils.LctlError as exc:
+            self.builder.add_error('unload %s: %s' % (name, exc))
+        else:
+            if outcome == 'in_use':
+                self.builder.add_error('%s is still in use; left loaded (recorded for the cleanup)' % name)
+
+
+def start_survey(module, survey, parameter_names, runner_class, recording_runner_class=None):
+    """The run, the envelope builder and the runners every survey module starts with.
+
+    The runner classes come from the calling module at call time, so that its tests can replace them there.
+    With ``recording_runner_class`` (a ProcessRecordingRunner) the measuring runner writes its children into
+    the node state under ``workdir`` for the cleanup, and a control runner is made; without it the measuring
+    runner is a plain ``runner_class`` and there is neither node state nor control runner.
+    Installs the SIGTERM handler that stops the measuring runner's children.
+    """
+    params = module.params
+    run_id = params['run_id'] or results.new_run_id()
+    host = short_host_name()
+    parameters = dict((name, params[name]) for name in parameter_names)
+    builder = results.EnvelopeBuilder(run_id, host, survey, params['engine'], parameters,
+                                      check_mode=module.check_mode)
+    node_state = NodeState(params['workdir']) if recording_runner_class is not None else None
+    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
+    if recording_runner_class is None:
+        runner = runner_class(deadline=deadline)
+    else:
+        runner = recording_runner_class(node_state, run_id, deadline=deadline)
+    runner.install_sigterm_handler()
+    control_runner = runner_class() if recording_runner_class is not None else None
+    return SurveyStart(module, run_id, host, builder, node_state, runner, control_runner)
+
+
+def add_iokit_outcome(builder, records, errors, runner):
+    """What an I/O-kit script produced, and whether its runner stopped it."""
+    for record in records:
+        builder.add_record(record)
+    for error in errors:
+        builder.add_error(error['message'], error['point'])
+    if runner.stop_reason:
+        builder.mark_aborted('stopped: %s' % runner.stop_reason)
+
+
+def add_survey_outcome(builder, survey, cleanup_problems=()):
+    """A native survey's errors, its cleanup problems, then why it stopped early (if it did)."""
+    for error in survey.errors:
+        builder.add_error(error['message'], error['point'])
+    for problem in cleanup_problems:
+        builder.add_error('cleanup: %s' % problem)
+    if survey.aborted:
+        builder.mark_aborted('survey stopped: %s' % survey.aborted)
+
+
+def exit_with_envelope(module, builder, what, changed, **extra):
+    """Finish the envelope and end the module: failed when ``what`` measured nothing, else with the result.
+
+    ``extra`` (the plan, raw files...) goes into the result either way.
+    """
+    envelope = builder.finish()
+    result = dict(extra)
+    result.update(module_result(envelope))
+    if envelope['status'] == results.STATUS_FAILED:
+        module.fail_json(msg='%s measured nothing: %s' % (what, '; '.join(
+            error['message'] for error in envelope['errors'])), changed=changed, **result)
+    module.exit_json(changed=changed, **result)

@@ -245,19 +245,21 @@ plan:
 '''
 
 import os
-import socket
-import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
-from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import lnet
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
-from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner
-from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import RawOutput, module_result
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import (
+    RawOutput,
+    add_iokit_outcome,
+    add_survey_outcome,
+    exit_with_envelope,
+    fail_on_problems,
+    iokit_script_path,
+    start_survey,
+)
 
 SURVEY = 'lnet'
 PARAMETER_NAMES = ('servers', 'clients', 'modes', 'sizes', 'concurrency', 'stat_count', 'stat_delay_s', 'stat_group',
@@ -307,30 +309,18 @@ def run_native(survey, builder, run_dir):
         builder.add_error(str(exc))
     finally:
         raw.close()
-    for error in survey.errors:
-        builder.add_error(error['message'], error['point'])
-    for problem in survey.close_problems:
-        builder.add_error('cleanup: %s' % problem)
-    if survey.aborted:
-        builder.mark_aborted('survey stopped: %s' % survey.aborted)
+    add_survey_outcome(builder, survey, cleanup_problems=survey.close_problems)
     # The CSV first: it is what parse_lst_survey reads, and what raw_output points at.
     return measured, [raw.summary_path, raw.detail_path]
 
 
 def run_iokit(module, runner, builder, run_dir, params):
-    script = params['iokit_script']
-    if os.sep not in script:
-        script = module.get_bin_path(script, required=True)
+    script = iokit_script_path(module)
     records, errors, files = lnet.run_iokit(
         runner, script, run_dir, params['split'], servers=params['servers'], clients=params['clients'],
         modes=params['modes'], sizes=params['sizes'], concurrency=params['concurrency'],
         stat_count=params['stat_count'], stat_delay_s=params['stat_delay_s'], stat_group=params['stat_group'])
-    for record in records:
-        builder.add_record(record)
-    for error in errors:
-        builder.add_error(error['message'], error['point'])
-    if runner.stop_reason:
-        builder.mark_aborted('stopped: %s' % runner.stop_reason)
+    add_iokit_outcome(builder, records, errors, runner)
     csv_files = [path for path in files if path.endswith('.csv')]
     return bool(records), csv_files + [path for path in files if path not in csv_files]
 
@@ -338,71 +328,41 @@ def run_iokit(module, runner, builder, run_dir, params):
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    problems = option_problems(params)
-    if problems:
-        module.fail_json(msg='; '.join(problems))
-    run_id = params['run_id'] or results.new_run_id()
-    host = socket.gethostname().split('.')[0]
-    parameters = dict((name, params[name]) for name in PARAMETER_NAMES)
-    builder = results.EnvelopeBuilder(run_id, host, SURVEY, params['engine'], parameters,
-                                      check_mode=module.check_mode)
-    node_state = NodeState(params['workdir'])
-    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
-    runner = ProcessRecordingRunner(node_state, run_id, deadline=deadline)
-    runner.install_sigterm_handler()
-    # Short commands that end the session and unload the module: no deadline, so that they run after a timeout.
-    control_runner = Runner()
-    lctl = lctl_utils.Lctl(control_runner)
-    version = lctl.version()
+    fail_on_problems(module, option_problems(params))
+    # The session's end and the module's unloading run on the control runner: they still run after a timeout.
+    start = start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
+    runner, builder = start.runner, start.builder
+    version = start.lctl.version()
     if params['engine'] == 'iokit':
         problem = lnet.iokit_version_problem(version)
         if problem:
             module.fail_json(msg=problem)
     survey = lnet.LstSurvey(
-        runner, control_runner, node_state, run_id, params['servers'], params['clients'], modes=params['modes'],
-        sizes=params['sizes'], concurrency=params['concurrency'], stat_count=params['stat_count'],
-        stat_delay_s=params['stat_delay_s'], stat_group=params['stat_group'], split=params['split'],
-        distribute=params['distribute'], per_node_stats=params['per_node_stats'],
-        session_timeout=params['session_timeout'], force_session=params['force_session'], host=host)
+        runner, start.control_runner, start.node_state, start.run_id, params['servers'], params['clients'],
+        modes=params['modes'], sizes=params['sizes'], concurrency=params['concurrency'],
+        stat_count=params['stat_count'], stat_delay_s=params['stat_delay_s'], stat_group=params['stat_group'],
+        split=params['split'], distribute=params['distribute'], per_node_stats=params['per_node_stats'],
+        session_timeout=params['session_timeout'], force_session=params['force_session'], host=start.host)
     builder.set_environment(lustre_version=version, kernel=os.uname()[2], session=survey.session)
     plan = survey.plan()
     if module.check_mode:
-        module.exit_json(changed=True, plan=plan, **module_result(builder.finish()))
+        exit_with_envelope(module, builder, 'lnet survey', True, plan=plan)
     if params['engine'] == 'native' and module.get_bin_path('lst') is None:
         module.fail_json(msg='lst is not installed on this node (Lustre client or server utilities); the native '
                              'engine drives it', plan=plan)
 
-    run_dir = os.path.join(params['workdir'], run_id)
-    try:
-        os.makedirs(run_dir, exist_ok=True)
-    except OSError as exc:
-        module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
-    try:
-        loaded = lctl_utils.load_module(control_runner, node_state, lnet.SELFTEST_MODULE, run_id)
-    except lctl_utils.LctlError as exc:
-        module.fail_json(msg='cannot load %s: %s' % (lnet.SELFTEST_MODULE, exc))
-    builder.set_environment(lnet_selftest_loaded_by_us=loaded)
+    run_dir = start.make_run_dir()
+    builder.set_environment(lnet_selftest_loaded_by_us=start.load_kernel_module(lnet.SELFTEST_MODULE))
     try:
         if params['engine'] == 'iokit':
             changed, raw_files = run_iokit(module, runner, builder, run_dir, params)
         else:
             changed, raw_files = run_native(survey, builder, run_dir)
     finally:
-        try:
-            outcome = lctl_utils.unload_module_if_ours(control_runner, node_state, lnet.SELFTEST_MODULE)
-        except lctl_utils.LctlError as exc:
-            builder.add_error('unload %s: %s' % (lnet.SELFTEST_MODULE, exc))
-        else:
-            if outcome == 'in_use':
-                builder.add_error('%s is still in use; left loaded (recorded for the cleanup)' % lnet.SELFTEST_MODULE)
+        start.unload_kernel_module(lnet.SELFTEST_MODULE)
     builder.set_environment(notes=survey.notes)
     builder.set_raw_output(raw_files[0] if raw_files else None)
-    envelope = builder.finish()
-    if envelope['status'] == results.STATUS_FAILED:
-        module.fail_json(msg='lnet survey measured nothing: %s' % '; '.join(
-            error['message'] for error in envelope['errors']), changed=changed, plan=plan, raw_files=raw_files,
-            **module_result(envelope))
-    module.exit_json(changed=changed, plan=plan, raw_files=raw_files, **module_result(envelope))
+    exit_with_envelope(module, builder, 'lnet survey', changed, plan=plan, raw_files=raw_files)
 
 
 if __name__ == '__main__':

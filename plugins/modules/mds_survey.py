@@ -220,19 +220,22 @@ plan:
 '''
 
 import os
-import socket
-import time
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
-from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
-from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
-from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import RawOutput, module_result
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import (
+    RawOutput,
+    add_iokit_outcome,
+    add_survey_outcome,
+    exit_with_envelope,
+    fail_on_problems,
+    iokit_script_path,
+    start_survey,
+)
 
 SURVEY = 'mds'
 PARAMETER_NAMES = ('targets', 'thrlo', 'thrhi', 'file_count', 'dir_count', 'stripe_count', 'tests', 'layer',
@@ -283,67 +286,36 @@ def run_native(survey, builder, lctl, run_dir):
         for problem in survey.teardown(lctl):
             builder.add_error('cleanup: %s' % problem)
         raw.close()
-    for error in survey.errors:
-        builder.add_error(error['message'], error['point'])
-    if survey.aborted:
-        builder.mark_aborted('survey stopped: %s' % survey.aborted)
+    add_survey_outcome(builder, survey)
     return measured, [raw.summary_path, raw.detail_path]
 
 
-def run_iokit(module, runner, node_state, run_id, builder, run_dir, targets, params, lctl):
+def run_iokit(start, run_dir, targets):
     """Run the installed mds-survey, then remove the echo clients it left (its own trap is not trusted)."""
-    script = params['iokit_script']
-    if os.sep not in script:
-        script = module.get_bin_path(script, required=True)
+    params = start.module.params
+    script = iokit_script_path(start.module)
     rslt = os.path.join(run_dir, 'mds_survey')
     for target in targets:
-        node_state.record('echo_clients', run_id, name=target.echo_client, target=target.name, layer=params['layer'],
-                          directories=target.directories(params['dir_count']))
+        start.node_state.record('echo_clients', start.run_id, name=target.echo_client, target=target.name,
+                                layer=params['layer'], directories=target.directories(params['dir_count']))
     records, errors, unused_result = mds.run_iokit(
-        runner, script, rslt, targets=[target.name for target in targets], thrlo=params['thrlo'],
+        start.runner, script, rslt, targets=[target.name for target in targets], thrlo=params['thrlo'],
         thrhi=params['thrhi'], file_count=params['file_count'], dir_count=params['dir_count'],
         stripe_count=params['stripe_count'], tests=params['tests'], start_number=params['start_number'],
         layer=params['layer'])
-    for record in records:
-        builder.add_record(record)
-    for error in errors:
-        builder.add_error(error['message'], error['point'])
-    if runner.stop_reason:
-        builder.mark_aborted('stopped: %s' % runner.stop_reason)
-    for target in targets:
-        try:
-            steps = lctl.teardown(target.echo_client)
-        except lctl_utils.LctlError as exc:
-            builder.add_error('mds-survey left echo_client %s and it could not be removed: %s'
-                              % (target.echo_client, exc))
-            continue
-        if steps:
-            builder.add_error('mds-survey left echo_client %s behind; removed it (%s)'
-                              % (target.echo_client, ', '.join(steps)))
-        node_state.forget('echo_clients', target.echo_client)
+    add_iokit_outcome(start.builder, records, errors, start.runner)
+    start.remove_leftover_echo_clients('mds-survey', [target.echo_client for target in targets])
     return bool(records), [rslt + '.summary', rslt + '.detail']
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    problems = option_problems(params)
-    if problems:
-        module.fail_json(msg='; '.join(problems))
+    fail_on_problems(module, option_problems(params))
     if params['dir_count'] is None:
         params['dir_count'] = params['thrlo']
-    run_id = params['run_id'] or results.new_run_id()
-    host = socket.gethostname().split('.')[0]
-    parameters = dict((name, params[name]) for name in PARAMETER_NAMES)
-    builder = results.EnvelopeBuilder(run_id, host, SURVEY, params['engine'], parameters,
-                                      check_mode=module.check_mode)
-    node_state = NodeState(params['workdir'])
-    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
-    runner = ProcessRecordingRunner(node_state, run_id, deadline=deadline)
-    runner.install_sigterm_handler()
-    # Short commands that make and undo things: no deadline, so that teardown runs after a timeout.
-    control_runner = Runner()
-    lctl = lctl_utils.Lctl(control_runner)
+    start = start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
+    builder, lctl = start.builder, start.lctl
 
     try:
         devices = lctl.devices()
@@ -359,44 +331,24 @@ def main():
     builder.set_environment(lustre_version=lctl.version(), kernel=os.uname()[2],
                             targets=[target.as_dict() for target in targets])
     survey = mds.MdsSurvey(
-        runner, lctl, node_state, run_id, targets, thrlo=params['thrlo'], thrhi=params['thrhi'],
+        start.runner, lctl, start.node_state, start.run_id, targets, thrlo=params['thrlo'], thrhi=params['thrhi'],
         file_count=params['file_count'], dir_count=params['dir_count'], stripe_count=params['stripe_count'],
-        tests=params['tests'], start_number=params['start_number'], layer=params['layer'], host=host)
+        tests=params['tests'], start_number=params['start_number'], layer=params['layer'], host=start.host)
     plan = survey.plan()
     if module.check_mode:
-        module.exit_json(changed=True, plan=plan, **module_result(builder.finish()))
+        exit_with_envelope(module, builder, 'mds survey', True, plan=plan)
 
-    run_dir = os.path.join(params['workdir'], run_id)
-    try:
-        os.makedirs(run_dir, exist_ok=True)
-    except OSError as exc:
-        module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
-    try:
-        loaded = lctl_utils.load_module(control_runner, node_state, ECHO_MODULE, run_id)
-    except lctl_utils.LctlError as exc:
-        module.fail_json(msg='cannot load %s: %s' % (ECHO_MODULE, exc))
-    builder.set_environment(obdecho_loaded_by_us=loaded)
+    run_dir = start.make_run_dir()
+    builder.set_environment(obdecho_loaded_by_us=start.load_kernel_module(ECHO_MODULE))
     try:
         if params['engine'] == 'iokit':
-            changed, raw_files = run_iokit(module, runner, node_state, run_id, builder, run_dir, targets, params,
-                                           lctl)
+            changed, raw_files = run_iokit(start, run_dir, targets)
         else:
             changed, raw_files = run_native(survey, builder, lctl, run_dir)
     finally:
-        try:
-            outcome = lctl_utils.unload_module_if_ours(control_runner, node_state, ECHO_MODULE)
-        except lctl_utils.LctlError as exc:
-            builder.add_error('unload %s: %s' % (ECHO_MODULE, exc))
-        else:
-            if outcome == 'in_use':
-                builder.add_error('%s is still in use; left loaded (recorded for the cleanup)' % ECHO_MODULE)
+        start.unload_kernel_module(ECHO_MODULE)
     builder.set_raw_output(raw_files[0])
-    envelope = builder.finish()
-    if envelope['status'] == results.STATUS_FAILED:
-        module.fail_json(msg='mds survey measured nothing: %s' % '; '.join(
-            error['message'] for error in envelope['errors']), changed=changed, plan=plan, raw_files=raw_files,
-            **module_result(envelope))
-    module.exit_json(changed=changed, plan=plan, raw_files=raw_files, **module_result(envelope))
+    exit_with_envelope(module, builder, 'mds survey', changed, plan=plan, raw_files=raw_files)
 
 
 if __name__ == '__main__':

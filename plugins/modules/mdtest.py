@@ -304,17 +304,18 @@ plan:
 
 import os
 import socket
-import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
-from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mdtest
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import module_result
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import (
+    add_survey_outcome,
+    exit_with_envelope,
+    fail_on_problems,
+    start_survey,
+)
 
 SURVEY = 'mdtest'
 # the options that shape what mdtest measures (the envelope's parameters)
@@ -407,55 +408,39 @@ def run_survey(survey, builder, raw_path):
                 handle.write(survey.raw_text())
     for record in survey.records:
         builder.add_record(record)
-    for error in survey.errors:
-        builder.add_error(error['message'], error['point'])
-    if survey.aborted:
-        builder.mark_aborted('survey stopped: %s' % survey.aborted)
+    add_survey_outcome(builder, survey)
     return bool(survey.records)
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    problems = option_problems(params)
-    if problems:
-        module.fail_json(msg='; '.join(problems))
+    fail_on_problems(module, option_problems(params))
     mpirun = resolve(module, params['mpirun'], 'mpirun')
     mdtest_program = resolve(module, params['mdtest_path'], 'mdtest_path')
-    run_id = params['run_id'] or results.new_run_id()
-    host = socket.gethostname().split('.')[0]
-    parameters = dict((name, params[name]) for name in PARAMETER_NAMES)
-    builder = results.EnvelopeBuilder(run_id, host, SURVEY, params['engine'], parameters,
-                                      check_mode=module.check_mode)
-    node_state = NodeState(params['workdir'])
-    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
-    runner = ProcessRecordingRunner(node_state, run_id, deadline=deadline)
-    runner.install_sigterm_handler()
-    # checks, layouts and the tree's removal: no deadline, so that the removal runs after a timeout
-    control_runner = Runner()
+    # checks, layouts and the tree's removal run on the control runner: the removal still runs after a timeout
+    start = start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
+    builder = start.builder
 
-    survey = mdtest.MdtestSurvey(runner, control_runner, node_state, run_id, params['mount_point'], params['hosts'],
-                                 engine_options(params), parent=params['directory'], workdir=params['workdir'],
-                                 mpirun=mpirun, mdtest=mdtest_program, allow_run_as_root=params['allow_run_as_root'],
+    survey = mdtest.MdtestSurvey(start.runner, start.control_runner, start.node_state, start.run_id,
+                                 params['mount_point'], params['hosts'], engine_options(params),
+                                 parent=params['directory'], workdir=params['workdir'], mpirun=mpirun,
+                                 mdtest=mdtest_program, allow_run_as_root=params['allow_run_as_root'],
                                  mpirun_extra_args=params['mpirun_extra_args'])
     try:
         survey.inspect()
     except mdtest.EngineError as exc:
         module.fail_json(msg=str(exc))
-    builder.set_environment(lustre_version=lctl_utils.Lctl(control_runner).version(), kernel=os.uname()[2],
+    builder.set_environment(lustre_version=start.lctl.version(), kernel=os.uname()[2],
                             fsname=survey.fsname, mount_fstype=survey.fstype, mpirun=mpirun, mdtest=mdtest_program)
     plan = survey.plan()
     if module.check_mode:
-        module.exit_json(changed=True, plan=plan, **module_result(builder.finish()))
+        exit_with_envelope(module, builder, 'mdtest', True, plan=plan)
 
     raw_path = os.path.join(survey.run_dir, 'mdtest.out')
     changed = run_survey(survey, builder, raw_path)
     builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
-    envelope = builder.finish()
-    if envelope['status'] == results.STATUS_FAILED:
-        module.fail_json(msg='mdtest measured nothing: %s' % '; '.join(
-            error['message'] for error in envelope['errors']), changed=changed, plan=plan, **module_result(envelope))
-    module.exit_json(changed=changed, plan=plan, **module_result(envelope))
+    exit_with_envelope(module, builder, 'mdtest', changed, plan=plan)
 
 
 if __name__ == '__main__':

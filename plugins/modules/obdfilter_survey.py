@@ -273,14 +273,11 @@ plan:
 import os
 import re
 import socket
-import time
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
-from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lctl_dl import parse_lctl_dl
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
@@ -288,7 +285,15 @@ from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
     survey_common_argument_spec,
     sweep_argument_spec,
 )
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import RawOutput, module_result
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import (
+    RawOutput,
+    add_iokit_outcome,
+    add_survey_outcome,
+    exit_with_envelope,
+    fail_on_problems,
+    iokit_script_path,
+    start_survey,
+)
 
 SURVEY = 'obdfilter'
 PARAMETER_NAMES = ('targets', 'case', 'size_mib', 'rszlo', 'rszhi', 'nobjlo', 'nobjhi', 'thrlo', 'thrhi', 'tests',
@@ -357,10 +362,7 @@ def run_native(survey, builder, run_dir):
             wrote = True
     finally:
         raw.close()
-    for error in survey.errors:
-        builder.add_error(error['message'], error['point'])
-    if survey.aborted:
-        builder.mark_aborted('survey stopped: %s' % survey.aborted)
+    add_survey_outcome(builder, survey)
     builder.set_environment(obdecho_loaded_by_us=survey.loaded_obdecho,
                             reused_echo_clients=survey.reused_echo_clients)
     if survey.case == obdfilter.CASE_NETWORK:
@@ -369,8 +371,10 @@ def run_native(survey, builder, run_dir):
     return wrote, [raw.summary_path, raw.detail_path]
 
 
-def run_iokit(script, runner, control_runner, node_state, run_id, builder, run_dir, targets, params, lctl):
+def run_iokit(start, script, run_dir, targets):
     """Run the installed obdfilter-survey, then undo whatever it left (its own trap is not trusted)."""
+    params, runner, control_runner = start.module.params, start.runner, start.control_runner
+    node_state, run_id, builder = start.node_state, start.run_id, start.builder
     rslt = os.path.join(run_dir, 'obdfilter_survey')
     echo_module = lctl_utils.canonical_module(obdfilter.ECHO_MODULE)
     if echo_module not in lctl_utils.loaded_modules(control_runner):
@@ -383,21 +387,8 @@ def run_iokit(script, runner, control_runner, node_state, run_id, builder, run_d
         runner, script, rslt, targets=targets, case=params['case'], size_mib=params['size_mib'],
         rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
         thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'])
-    for record in records:
-        builder.add_record(record)
-    for error in errors:
-        builder.add_error(error['message'], error['point'])
-    if runner.stop_reason:
-        builder.mark_aborted('stopped: %s' % runner.stop_reason)
-    for name in names:
-        try:
-            steps = lctl.teardown(name)
-        except lctl_utils.LctlError as exc:
-            builder.add_error('obdfilter-survey left echo_client %s and it could not be removed: %s' % (name, exc))
-            continue
-        if steps:
-            builder.add_error('obdfilter-survey left echo_client %s behind; removed it (%s)' % (name, ', '.join(steps)))
-        node_state.forget('echo_clients', name)
+    add_iokit_outcome(builder, records, errors, runner)
+    start.remove_leftover_echo_clients('obdfilter-survey', names)
     try:
         lctl_utils.unload_module_if_ours(control_runner, node_state, echo_module)
     except lctl_utils.LctlError as exc:
@@ -408,21 +399,9 @@ def run_iokit(script, runner, control_runner, node_state, run_id, builder, run_d
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    problems = option_problems(params)
-    if problems:
-        module.fail_json(msg='; '.join(problems))
-    run_id = params['run_id'] or results.new_run_id()
-    host = socket.gethostname().split('.')[0]
-    parameters = dict((name, params[name]) for name in PARAMETER_NAMES)
-    builder = results.EnvelopeBuilder(run_id, host, SURVEY, params['engine'], parameters,
-                                      check_mode=module.check_mode)
-    node_state = NodeState(params['workdir'])
-    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
-    runner = ProcessRecordingRunner(node_state, run_id, deadline=deadline)
-    runner.install_sigterm_handler()
-    # Short commands that make and undo things: no deadline, so that teardown runs after a timeout.
-    control_runner = Runner()
-    lctl = lctl_utils.Lctl(control_runner)
+    fail_on_problems(module, option_problems(params))
+    start = start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
+    runner, control_runner, builder, lctl = start.runner, start.control_runner, start.builder, start.lctl
 
     lustre_version = lctl.version()
     builder.set_environment(lustre_version=lustre_version, kernel=os.uname()[2], page_kib=page_kib())
@@ -438,7 +417,8 @@ def main():
     sweep_options = dict(
         rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
         thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'],
-        page_kib=page_kib(), control_runner=control_runner, node_state=node_state, run_id=run_id, host=host)
+        page_kib=page_kib(), control_runner=control_runner, node_state=start.node_state, run_id=start.run_id,
+        host=start.host)
     try:
         if params['case'] == obdfilter.CASE_NETWORK:
             survey = network_survey(runner, control_runner, targets[0], params, devices, sweep_options)
@@ -454,21 +434,17 @@ def main():
             builder.set_environment(netdisk_nids=dict(peers))
         else:
             targets = obdfilter.select_targets(devices, params['targets'],
-                                               local_names=('localhost', host, socket.gethostname()))
+                                               local_names=('localhost', start.host, socket.gethostname()))
             survey = obdfilter.ObdfilterSurvey(runner, targets, params['size_mib'], case=params['case'],
                                                **sweep_options)
     except obdfilter.EngineError as exc:
         module.fail_json(msg=str(exc))
     builder.set_environment(targets=targets)
-    problems = survey.problems()
-    if problems:
-        module.fail_json(msg='; '.join(problems))
+    fail_on_problems(module, survey.problems())
     script = None
     if params['engine'] == 'iokit':
-        script = params['iokit_script']
-        if os.sep not in script:
-            script = module.get_bin_path(script, required=True)
-        elif not os.access(script, os.R_OK):
+        script = iokit_script_path(module)
+        if os.sep in params['iokit_script'] and not os.access(script, os.R_OK):
             module.fail_json(msg='iokit_script: %s does not exist or cannot be read' % script)
     points = survey.plan()
     plan = {
@@ -480,25 +456,15 @@ def main():
     if params['case'] in (obdfilter.CASE_NETWORK, obdfilter.CASE_NETDISK):
         plan['setup'] = survey.setup_commands()
     if module.check_mode:
-        module.exit_json(changed=True, plan=plan, **module_result(builder.finish()))
+        exit_with_envelope(module, builder, 'obdfilter survey', True, plan=plan)
 
-    run_dir = os.path.join(params['workdir'], run_id)
-    try:
-        os.makedirs(run_dir, exist_ok=True)
-    except OSError as exc:
-        module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
+    run_dir = start.make_run_dir()
     if params['engine'] == 'iokit':
-        changed, raw_files = run_iokit(script, runner, control_runner, node_state, run_id, builder, run_dir,
-                                       targets, params, lctl)
+        changed, raw_files = run_iokit(start, script, run_dir, targets)
     else:
         changed, raw_files = run_native(survey, builder, run_dir)
     builder.set_raw_output(raw_files[0])
-    envelope = builder.finish()
-    if envelope['status'] == results.STATUS_FAILED:
-        module.fail_json(msg='obdfilter survey measured nothing: %s' % '; '.join(
-            error['message'] for error in envelope['errors']), changed=changed, plan=plan, raw_files=raw_files,
-            **module_result(envelope))
-    module.exit_json(changed=changed, plan=plan, raw_files=raw_files, **module_result(envelope))
+    exit_with_envelope(module, builder, 'obdfilter survey', changed, plan=plan, raw_files=raw_files)
 
 
 if __name__ == '__main__':

@@ -173,19 +173,20 @@ plan:
 '''
 
 import os
-import socket
-import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
-from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
-from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
-from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import module_result
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import (
+    add_iokit_outcome,
+    add_survey_outcome,
+    exit_with_envelope,
+    fail_on_problems,
+    iokit_script_path,
+    start_survey,
+)
 
 SURVEY = 'ost'
 PARAMETER_NAMES = ('mount_point', 'size_mib', 'min_free_factor', 'engine', 'timeout')
@@ -229,81 +230,51 @@ def run_native(survey, builder, control_runner, raw_path):
         builder.add_record(record)
         with open(raw_path, 'w') as handle:
             handle.write(ost.report_text(record))
-    for error in survey.errors:
-        builder.add_error(error['message'], error['point'])
-    if survey.aborted:
-        builder.mark_aborted('survey stopped: %s' % survey.aborted)
+    add_survey_outcome(builder, survey)
     return measured
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    problems = option_problems(params)
-    if problems:
-        module.fail_json(msg='; '.join(problems))
-    run_id = params['run_id'] or results.new_run_id()
-    host = socket.gethostname().split('.')[0]
-    parameters = dict((name, params[name]) for name in PARAMETER_NAMES)
-    builder = results.EnvelopeBuilder(run_id, host, SURVEY, params['engine'], parameters,
-                                      check_mode=module.check_mode)
-    node_state = NodeState(params['workdir'])
-    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
-    runner = ProcessRecordingRunner(node_state, run_id, deadline=deadline)
-    runner.install_sigterm_handler()
-    # Checks, the cache change and its undoing: no deadline, so that the restore runs after a timeout.
-    control_runner = Runner()
+    fail_on_problems(module, option_problems(params))
+    start = start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
+    # Checks, the cache change and its undoing run on the control runner: the restore still runs after a timeout.
+    runner, control_runner, builder = start.runner, start.control_runner, start.builder
 
-    survey = ost.OstSurvey(control_runner, node_state, run_id, params['mount_point'], size_mib=params['size_mib'],
-                           min_free_factor=params['min_free_factor'], workdir=params['workdir'], host=host)
+    survey = ost.OstSurvey(control_runner, start.node_state, start.run_id, params['mount_point'],
+                           size_mib=params['size_mib'], min_free_factor=params['min_free_factor'],
+                           workdir=params['workdir'], host=start.host)
     try:
         survey.inspect()
     except ost.EngineError as exc:
         module.fail_json(msg=str(exc))
-    problems = survey.space_problems()
-    if problems:
-        module.fail_json(msg='; '.join(problems))
-    builder.set_environment(lustre_version=lctl_utils.Lctl(control_runner).version(), kernel=os.uname()[2],
+    fail_on_problems(module, survey.space_problems())
+    builder.set_environment(lustre_version=start.lctl.version(), kernel=os.uname()[2],
                             fsname=survey.fsname, mount_fstype=survey.fstype, client_nid=survey.client_nid)
     plan = survey.plan()
     if not survey.active_osts():
         builder.add_error("no active OST in lctl get_param -n %s" % survey.lov_param)
     if module.check_mode:
-        module.exit_json(changed=bool(survey.active_osts()), plan=plan, **module_result(builder.finish()))
+        exit_with_envelope(module, builder, 'ost survey', bool(survey.active_osts()), plan=plan)
 
-    run_dir = os.path.join(params['workdir'], run_id)
-    try:
-        os.makedirs(run_dir, exist_ok=True)
-    except OSError as exc:
-        module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
-    raw_path = os.path.join(run_dir, 'ost_survey.out')
+    raw_path = os.path.join(start.make_run_dir(), 'ost_survey.out')
     if not survey.active_osts():
         changed = False
     elif params['engine'] == 'iokit':
-        script = params['iokit_script']
-        if os.sep not in script:
-            script = module.get_bin_path(script, required=True)
+        script = iokit_script_path(module)
         try:
             record, errors, unused_result = ost.run_iokit_guarded(survey, runner, control_runner, script, raw_path)
         except ost.EngineError as exc:
             module.fail_json(msg=str(exc))
-        if record is not None:
-            builder.add_record(record)
-        for error in errors:
-            builder.add_error(error['message'], error['point'])
-        if runner.stop_reason:
-            builder.mark_aborted('stopped: %s' % runner.stop_reason)
+        add_iokit_outcome(builder, [record] if record is not None else [], errors, runner)
         changed = record is not None
     else:
         # measurements (sync, dd, setstripe) run under the deadline; the rest on the control runner
         survey.runner = runner
         changed = run_native(survey, builder, control_runner, raw_path)
     builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
-    envelope = builder.finish()
-    if envelope['status'] == results.STATUS_FAILED:
-        module.fail_json(msg='ost survey measured nothing: %s' % '; '.join(
-            error['message'] for error in envelope['errors']), changed=changed, plan=plan, **module_result(envelope))
-    module.exit_json(changed=changed, plan=plan, **module_result(envelope))
+    exit_with_envelope(module, builder, 'ost survey', changed, plan=plan)
 
 
 if __name__ == '__main__':

@@ -232,12 +232,9 @@ plan:
 '''
 
 import os
-import socket
-import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.safety import DeviceRefused, DeviceSafety
@@ -246,7 +243,15 @@ from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
     survey_common_argument_spec,
     sweep_argument_spec,
 )
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import RawOutput, module_result
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import (
+    RawOutput,
+    add_iokit_outcome,
+    add_survey_outcome,
+    exit_with_envelope,
+    fail_on_problems,
+    iokit_script_path,
+    start_survey,
+)
 
 SURVEY = 'sgpdd'
 PARAMETER_NAMES = ('devices', 'size_mib', 'crglo', 'crghi', 'thrlo', 'thrhi', 'rszlo', 'rszhi', 'actions',
@@ -299,17 +304,10 @@ def option_problems(params):
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    problems = option_problems(params)
-    if problems:
-        module.fail_json(msg='; '.join(problems))
-    run_id = params['run_id'] or results.new_run_id()
-    host = socket.gethostname().split('.')[0]
-    parameters = dict((name, params[name]) for name in PARAMETER_NAMES)
-    builder = results.EnvelopeBuilder(run_id, host, SURVEY, params['engine'], parameters,
-                                      check_mode=module.check_mode)
-    deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
-    runner = Runner(deadline=deadline)
-    runner.install_sigterm_handler()
+    fail_on_problems(module, option_problems(params))
+    # sgp_dd works on devices only: nothing in the node state for the cleanup, no control runner
+    start = start_survey(module, SURVEY, PARAMETER_NAMES, Runner)
+    runner, builder = start.runner, start.builder
     destructive = 'write' in params['actions']
 
     try:
@@ -326,10 +324,8 @@ def main():
         runner, targets, params['size_mib'], actions=params['actions'], rszlo=params['rszlo'],
         rszhi=params['rszhi'], crglo=params['crglo'], crghi=params['crghi'], thrlo=params['thrlo'],
         thrhi=params['thrhi'], boundary=params['boundary'], max_threads_per_region=params['max_threads_per_region'],
-        mem_total_kib=environment['mem_total_kib'], host=host)
-    problems = survey.problems()
-    if problems:
-        module.fail_json(msg='; '.join(problems))
+        mem_total_kib=environment['mem_total_kib'], host=start.host)
+    fail_on_problems(module, survey.problems())
     points = survey.plan()
     plan = {
         'points': points,
@@ -340,30 +336,19 @@ def main():
     if module.check_mode:
         if not any(point['skip'] is None for point in points):
             builder.mark_nothing_to_do()
-        module.exit_json(changed=destructive, plan=plan, **module_result(builder.finish()))
+        exit_with_envelope(module, builder, 'sgpdd survey', destructive, plan=plan)
 
-    run_dir = os.path.join(params['workdir'], run_id)
-    try:
-        os.makedirs(run_dir, exist_ok=True)
-    except OSError as exc:
-        module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
+    run_dir = start.make_run_dir()
     wrote = False
     if params['engine'] == 'iokit':
-        script = params['iokit_script']
-        if os.sep not in script:
-            script = module.get_bin_path(script, required=True)
+        script = iokit_script_path(module)
         rslt = os.path.join(run_dir, 'sgpdd_survey')
         records, errors, unused_result = sgpdd.run_iokit(
             runner, script, [identity['path'] for identity in identities], rslt,
             sg3_utils_version=environment['sg3_utils'], size_mib=params['size_mib'], actions=params['actions'],
             rszlo=params['rszlo'], rszhi=params['rszhi'], crglo=params['crglo'], crghi=params['crghi'],
             thrlo=params['thrlo'], thrhi=params['thrhi'], boundary=params['boundary'])
-        for record in records:
-            builder.add_record(record)
-        for error in errors:
-            builder.add_error(error['message'], error['point'])
-        if runner.stop_reason:
-            builder.mark_aborted('stopped: %s' % runner.stop_reason)
+        add_iokit_outcome(builder, records, errors, runner)
         wrote = destructive
         raw_files = [rslt + '.summary', rslt + '.detail']
     else:
@@ -375,18 +360,10 @@ def main():
                 wrote = wrote or 'write' in record['tests']
         finally:
             raw.close()
-        for error in survey.errors:
-            builder.add_error(error['message'], error['point'])
-        if survey.aborted:
-            builder.mark_aborted('survey stopped: %s' % survey.aborted)
+        add_survey_outcome(builder, survey)
         raw_files = [raw.summary_path, raw.detail_path]
     builder.set_raw_output(raw_files[0])
-    envelope = builder.finish()
-    if envelope['status'] == results.STATUS_FAILED:
-        module.fail_json(msg='sgpdd survey measured nothing: %s' % '; '.join(
-            error['message'] for error in envelope['errors']), changed=wrote, plan=plan, raw_files=raw_files,
-            **module_result(envelope))
-    module.exit_json(changed=wrote, plan=plan, raw_files=raw_files, **module_result(envelope))
+    exit_with_envelope(module, builder, 'sgpdd survey', wrote, plan=plan, raw_files=raw_files)
 
 
 if __name__ == '__main__':
