@@ -299,7 +299,11 @@ def write_report(run: RunData, model: dict, templates_dir: str, out_dir: str | N
                      'missing', 'unsupported', 'peaks', 'outliers', 'saturation', 'efficiency', 'repeats', 'comparison',
                      'baseline_run_id')
     # json.dumps without indent, not json.dump: only that form runs the C encoder, several times faster.
-    text = json.dumps({key: model[key] for key in analysis_keys}, sort_keys=True, allow_nan=False)
+    kept = {key: model[key] for key in analysis_keys}
+    # The statistics tables (per sweep point, per phase) without their charts' drawing geometry.
+    kept['stats'] = {key: value for key, value in model['stats'].items() if key != 'charts'}
+    text = json.dumps(kept, sort_keys=True, allow_nan=False)
+    del kept
     _atomic_write(path('analysis'), lambda handle: handle.write(text))
     del text
     env = template_environment(templates_dir)

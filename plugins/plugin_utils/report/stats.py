@@ -7,9 +7,17 @@
 - the disk I/O size histogram of every target (``brw_stats`` deltas between
   the start and the stop of the statistics, so only the I/O of the run);
 - CPU busy and iowait from vmstat, over the whole collection and within the
-  time window of each survey stored for the same host (survey records carry
-  no per-point times, so a window is a survey, not a sweep point);
+  time window of each survey stored for the same host;
+- CPU busy and iowait per sweep point and test, from the ``start_time`` and
+  ``end_time`` that the native survey engines stamp on each test (the
+  ``iokit`` engine, which parses the I/O kit's output, has none);
+- the disk I/O size histogram of each OST per obdfilter test phase, summed
+  from the brw ``series`` (brw_stats sampled every ``brw_interval`` seconds)
+  between the samples that bracket the phase;
 - a CPU/iowait time line per host, for the first few hosts.
+
+Times of a survey and of the statistics are compared only on one host: both
+come from that node's clock.
 
 The stats envelopes are read here from the run directory rather than kept
 by ``run.load_run``, which drops every envelope once its samples are out.
@@ -24,11 +32,21 @@ import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import charts
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import make_point, point_label
 
 SURVEY = 'stats_collect'
 IO_SIZE_HISTOGRAM = 'disk I/O size'
 # A time line with more points than this is drawn without a marker per point.
 MARKER_LIMIT = 60
+# Which column of brw_stats a test phase moves; phases of other tests are not cut.
+PHASE_COLUMNS = {'write': 'write', 'rewrite': 'write', 'read': 'read'}
+# Surveys whose tests run on the node that holds the brw_stats (sgpdd writes the raw disks under the OSTs,
+# ost-survey runs on a client): only obdfilter's phases are cut per OST.
+PHASE_SURVEYS = ('obdfilter',)
+# The sweep keys that name a point of each survey with per-test times.
+POINT_FIELDS = {'obdfilter': ('case', 'ost', 'size_kib', 'rsz_kib', 'obj', 'thr'),
+                'sgpdd': ('dev', 'size_kib', 'rsz_kib', 'crg', 'thr'),
+                'mds': ('mdt', 'file', 'dir', 'stripe', 'thr')}
 
 
 def load_stats(run_dir: str) -> tuple[list[dict], list[dict]]:
@@ -111,6 +129,212 @@ def cpu_windows(host: str, samples: list[dict], envelopes: list[dict]) -> list[d
     return windows
 
 
+def _number(value: t.Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _timed(item: dict, start_key: str = 'start_time', end_key: str = 'end_time') -> tuple | None:
+    start, end = item.get(start_key), item.get(end_key)
+    if _number(start) and _number(end) and end >= start:
+        return float(start), float(end)
+    return None
+
+
+def timed_tests(envelope: dict) -> list[dict]:
+    """Every timed test of a survey envelope: ``{point, label, iteration, test, start, end, targets}``, in run order.
+
+    obdfilter, sgpdd and mds time ``record['tests'][test]``; ost-survey times each OST's row
+    (``write_start_time`` ...), so its point is the OST index.  The iteration is the record's, else the
+    order in which the same point comes back in the envelope (as the samples count repeats).
+    """
+    survey = envelope.get('survey')
+    windows = []
+    seen: dict = {}
+    for record in envelope.get('records') or ():
+        if not isinstance(record, dict):
+            continue
+        if survey == 'ost':
+            for row in record.get('osts') or ():
+                if not isinstance(row, dict):
+                    continue
+                for test in ('write', 'read'):
+                    span = _timed(row, test + '_start_time', test + '_end_time')
+                    if span:
+                        windows.append({'point': {'ost': row.get('ost')}, 'label': 'OST index %s' % row.get('ost'),
+                                        'iteration': record.get('iteration') or 1, 'test': test,
+                                        'start': span[0], 'end': span[1], 'targets': None})
+            continue
+        fields = POINT_FIELDS.get(survey)
+        tests = record.get('tests')
+        if fields is None or not isinstance(tests, dict):
+            continue
+        point = make_point({key: record.get(key) for key in fields})
+        seen[point] = seen.get(point, 0) + 1
+        iteration = record.get('iteration')
+        if not isinstance(iteration, int) or isinstance(iteration, bool):
+            iteration = seen[point]
+        targets = record.get('targets') if isinstance(record.get('targets'), list) else None
+        for test, result in tests.items():
+            span = _timed(result) if isinstance(result, dict) else None
+            if span:
+                windows.append({'point': dict(point), 'label': point_label(point), 'iteration': iteration,
+                                'test': test, 'start': span[0], 'end': span[1], 'targets': targets})
+    # A stored envelope's keys are sorted (read before write): the times give back the run order.
+    windows.sort(key=lambda window: window['start'])
+    return windows
+
+
+def cpu_in(samples: list[dict], start: float, end: float, interval: float) -> dict | None:
+    """CPU/iowait of the vmstat reports whose interval overlaps ``[start, end]``.
+
+    A report stamped T covers the ``interval`` seconds before it; its stamp is a whole second cut down
+    (``vmstat -t``), so it may stand for any moment up to T + 1: a report counts when
+    ``start - 1 < T < end + interval``.  A test shorter than the interval still gets the report(s) that saw it.
+    """
+    return cpu_summary([sample for sample in samples if start - 1 < sample['time'] < end + interval])
+
+
+def _vmstat_interval(envelope: dict) -> float:
+    intervals = [record.get('interval_s') for record in envelope['records']
+                 if record.get('collector') == 'vmstat' and _number(record.get('interval_s'))]
+    return float(max(intervals)) if intervals else 1.0
+
+
+def _survey_envelopes(run_dir: str, envelopes: list[dict], hosts: set) -> list[dict]:
+    """The stored survey envelopes of ``hosts`` (``envelopes`` are run.load_run's summaries, records dropped)."""
+    found = []
+    for item in sorted(envelopes, key=lambda entry: str(entry.get('started'))):
+        if item.get('host') not in hosts or item.get('survey') == SURVEY or not item.get('path'):
+            continue
+        try:
+            found.append(results.read_envelope(os.path.join(run_dir, item['path'])))
+        except (results.EnvelopeError, OSError):
+            # load_run read it a moment ago; a file gone since is already named there.
+            continue
+    return found
+
+
+def point_cpu_rows(host: str, samples: list[dict], interval: float, surveys: list[dict]) -> tuple[list, list]:
+    """CPU/iowait per (sweep point, test) of each survey of ``host``; and one note per survey without times."""
+    rows = []
+    notes = []
+    for envelope in surveys:
+        windows = timed_tests(envelope)
+        if not windows:
+            if envelope.get('records'):
+                notes.append('%s %s (engine %s): its records carry no test times, so no CPU per sweep point'
+                             % (host, envelope['survey'], envelope.get('engine')))
+            continue
+        for window in windows:
+            summary = cpu_in(samples, window['start'], window['end'], interval)
+            row = {'host': host, 'survey': envelope['survey'], 'point': window['point'], 'label': window['label'],
+                   'iteration': window['iteration'], 'test': window['test'], 'start': window['start'],
+                   'end': window['end'], 'seconds': round(window['end'] - window['start'], 3)}
+            row.update(summary or {'samples': 0, 'busy_mean': None, 'busy_max': None, 'iowait_mean': None,
+                                   'iowait_max': None})
+            rows.append(row)
+    return rows, notes
+
+
+def _brw_series_records(envelope: dict) -> list[dict]:
+    return [record for record in envelope['records'] if record.get('collector') == 'brw'
+            and isinstance(record.get('series'), dict) and _number(record.get('start_time'))]
+
+
+def _covering(records: list[dict], target: str, start: float, end: float, label: str) -> dict | None:
+    # A host's file may hold several collections (one per survey): the one labelled with the survey first.
+    spans = [record for record in records if record.get('target') == target
+             and record['start_time'] <= start and (record.get('end_time') or 0) >= end]
+    spans.sort(key=lambda record: record.get('label') != label)
+    return spans[0] if spans else None
+
+
+def phase_histogram(record: dict, start: float, end: float, column: str,
+                    title: str = IO_SIZE_HISTOGRAM) -> dict:
+    """``column`` counts of ``title`` moved between the samples that bracket ``[start, end]`` in a brw series.
+
+    The base is the last sample at or before ``start`` (the collection's start snapshot at worst), the end
+    the first at or after ``end``: the counts may include I/O up to ``before_s`` seconds before the phase
+    and ``after_s`` after it.  Returns ``{buckets: [(bucket, ios)], before_s, after_s, reset}``.
+    """
+    series = record['series']
+    times = [float(record['start_time'])] + [float(stamp) for stamp in series.get('times') or ()]
+    base = max([index for index, stamp in enumerate(times) if stamp <= start] or [0])
+    later = [index for index, stamp in enumerate(times) if stamp >= end]
+    last = later[0] if later else len(times) - 1
+    kept = (series.get('histograms') or {}).get(title) or {'buckets': [], 'deltas': []}
+    offset = 0 if column == 'read' else 1
+    counts: dict = {}
+    for sample, bucket, read, write in kept['deltas']:
+        # Delta row ``sample`` is the change up to times[sample + 1].
+        if base < sample + 1 <= last:
+            counts[bucket] = counts.get(bucket, 0) + (read, write)[offset]
+    resets = [index for index in series.get('resets') or () if base < index + 1 <= last]
+    return {'buckets': [(kept['buckets'][bucket], ios) for bucket, ios in sorted(counts.items()) if ios],
+            'before_s': round(start - times[base], 3), 'after_s': round(times[last] - end, 3),
+            'reset': bool(resets)}
+
+
+def phase_io_rows(stats_envelope: dict, surveys: list[dict]) -> tuple[list, list]:
+    """The disk I/O size histogram of each OST per obdfilter test phase on this host; notes where it cannot be cut."""
+    host = stats_envelope['host']
+    brw = [record for record in stats_envelope['records'] if record.get('collector') == 'brw']
+    sampled = _brw_series_records(stats_envelope)
+    rows = []
+    notes = []
+    for envelope in surveys:
+        if envelope.get('survey') not in PHASE_SURVEYS or not envelope.get('records'):
+            continue
+        windows = [window for window in timed_tests(envelope) if window['test'] in PHASE_COLUMNS]
+        if not windows:
+            notes.append('%s %s (engine %s): its records carry no test times, so no disk I/O size per phase'
+                         % (host, envelope['survey'], envelope.get('engine')))
+            continue
+        if not sampled:
+            notes.append('%s %s: brw_stats were not sampled during the survey (stats_collect_brw_interval 0), '
+                         'so only the histogram of the whole collection' % (host, envelope['survey']) if brw else
+                         '%s %s: no brw_stats were collected on this host' % (host, envelope['survey']))
+            continue
+        # One phase per point, iteration and test: from its earliest start to its latest end on this host.
+        phases: dict = {}
+        for window in windows:
+            key = (window['label'], window['iteration'], window['test'])
+            phase = phases.setdefault(key, dict(window, targets=set()))
+            phase['start'] = min(phase['start'], window['start'])
+            phase['end'] = max(phase['end'], window['end'])
+            phase['targets'].update(window['targets'] or ())
+        targets = sorted({record['target'] for record in sampled if record.get('target')})
+        outside = 0
+        unknown = set()
+        for phase in sorted(phases.values(), key=lambda item: item['start']):
+            column = PHASE_COLUMNS[phase['test']]
+            for target in sorted(phase['targets']) or [name for name in targets if '-OST' in name]:
+                if target not in targets:
+                    # case=network names its server, not an OST; a target served by another node.
+                    unknown.add(target)
+                    continue
+                record = _covering(sampled, target, phase['start'], phase['end'], envelope['survey'])
+                if record is None:
+                    outside += 1
+                    continue
+                cut = phase_histogram(record, phase['start'], phase['end'], column)
+                total = sum(ios for unused, ios in cut['buckets'])
+                common = {'host': host, 'survey': envelope['survey'], 'point': phase['point'], 'label': phase['label'],
+                          'iteration': phase['iteration'], 'test': phase['test'], 'column': column, 'target': target,
+                          'start': phase['start'], 'end': phase['end'], 'before_s': cut['before_s'],
+                          'after_s': cut['after_s'], 'reset': cut['reset']}
+                if not cut['buckets']:
+                    rows.append(dict(common, bucket=None, ios=0, pct=None))
+                for bucket, ios in cut['buckets']:
+                    rows.append(dict(common, bucket=bucket, ios=ios, pct=round(100.0 * ios / total, 1)))
+        if unknown:
+            notes.append('%s %s: no brw_stats of %s on this host' % (host, envelope['survey'], ', '.join(sorted(unknown))))
+        if outside:
+            notes.append('%s %s: %d phase(s) of an OST fall outside every sampled brw_stats collection'
+                         % (host, envelope['survey'], outside))
+    return rows, notes
+
+
 def _time_ticks(span: float) -> list[float]:
     unused_top, step = charts.nice_ceiling(span)
     count = int(span // step) + 1
@@ -150,6 +374,11 @@ def stats_section(run_dir: str, envelopes: list[dict], max_charts: int = 8) -> d
     cpu = []
     cpu_charts = []
     hosts = []
+    point_cpu = []
+    point_cpu_notes = []
+    phase_io = []
+    phase_io_notes = []
+    surveys = _survey_envelopes(run_dir, envelopes, {envelope['host'] for envelope in stats_envelopes})
     for envelope in stats_envelopes:
         host = envelope['host']
         hosts.append({'host': host, 'status': envelope['status'], 'started': envelope['started'],
@@ -160,9 +389,19 @@ def stats_section(run_dir: str, envelopes: list[dict], max_charts: int = 8) -> d
         io_rows.extend(io_size_rows(envelope))
         samples = _vmstat_samples(envelope)
         cpu.extend(cpu_windows(host, samples, envelopes))
+        own = [survey for survey in surveys if survey['host'] == host]
+        if samples:
+            # Without vmstat reports there is nothing to cut: the CPU table's own line says so.
+            found, notes = point_cpu_rows(host, samples, _vmstat_interval(envelope), own)
+            point_cpu.extend(found)
+            point_cpu_notes.extend(notes)
+        found, notes = phase_io_rows(envelope, own)
+        phase_io.extend(found)
+        phase_io_notes.extend(notes)
         if len(cpu_charts) < max_charts:
             chart = cpu_chart(host, samples)
             if chart:
                 cpu_charts.append(chart)
     return {'hosts': hosts, 'io_sizes': io_rows, 'cpu': cpu, 'charts': cpu_charts, 'unusable': unusable,
-            'charted_hosts': len(cpu_charts)}
+            'charted_hosts': len(cpu_charts), 'point_cpu': point_cpu, 'point_cpu_notes': point_cpu_notes,
+            'phase_io_sizes': phase_io, 'phase_io_notes': phase_io_notes}
