@@ -11,7 +11,6 @@ Ansible runs it.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import shutil
@@ -28,65 +27,12 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import Nod
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 
 RUN = 'run-1'
-COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(lctl_utils.__file__), *(['..'] * 5)))
-
-
-def find_lustre_sim():
-    found = shutil.which('lustre-sim')
-    if found:
-        return found
-    # The checkout's virtualenv, seen from the checkout or from its staged copy under .build/.
-    directory = os.path.dirname(os.path.abspath(__file__))
-    while directory != os.path.dirname(directory):
-        candidate = os.path.join(directory, '.venv', 'bin', 'lustre-sim')
-        if os.access(candidate, os.X_OK):
-            return candidate
-        directory = os.path.dirname(directory)
-    return None
-
-
-LUSTRE_SIM = find_lustre_sim()
-pytestmark = pytest.mark.skipif(LUSTRE_SIM is None, reason='lustre-sim (simulator/) is not installed')
-
-
-class Sim:
-    def __init__(self, root):
-        self.root = root
-
-    def cli(self, *args):
-        return subprocess.run([LUSTRE_SIM] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, check=True).stdout
-
-    def fault(self, *args):
-        self.cli('fault', '--root', self.root, 'add', *args)
-
-    def lctl(self, *args, check=True):
-        result = subprocess.run(['lctl'] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                universal_newlines=True, check=False)
-        if check and result.returncode != 0:
-            raise AssertionError('lctl %s: %s' % (' '.join(args), result.stderr))
-        return result
-
-    def device_names(self):
-        return [device['name'] for device in lctl_utils.parse_lctl_dl(self.lctl('dl').stdout)]
-
-    def modules(self):
-        return lctl_utils.loaded_modules(Runner())
-
-    def echo_objects(self, target):
-        return sorted(glob.glob(os.path.join(self.root, 'targets', target, 'O', 'echo', '*', '*')))
 
 
 @pytest.fixture
-def sim(tmp_path, monkeypatch):
-    root = str(tmp_path / 'node')
-    subprocess.run([LUSTRE_SIM, 'init', '--root', root, '--osts', '2', '--mdts', '1', '--ost-size-mib', '64',
-                    '--ost-mib-s-override', 'OST0001=2', '--force'],
-                   stdout=subprocess.DEVNULL, check=True)
-    monkeypatch.setenv('PATH', os.path.join(root, 'bin') + os.pathsep + os.environ['PATH'])
-    monkeypatch.setenv('LUSTRE_SIM_ROOT', root)
-    yield Sim(root)
-    subprocess.run([LUSTRE_SIM, 'fault', '--root', root, 'clear', '--all'], stdout=subprocess.DEVNULL, check=False)
+def sim_init_args():
+    # OST0001 throttled to 2 MiB/s, so that writes to it are still running when a test kills them
+    return ['--osts', '2', '--mdts', '1', '--ost-size-mib', '64', '--ost-mib-s-override', 'OST0001=2']
 
 
 @pytest.fixture
@@ -417,20 +363,14 @@ def test_object_ranges():
     assert _object_ranges(None) == [] and _object_ranges([[0, 5], [4, 0]]) == []
 
 
-def run_module(args, check_mode=False):
-    """Run the module as Ansible does: a child process reading its arguments from a file."""
-    module_args = dict(args, _ansible_check_mode=check_mode)
-    path = os.path.join(args['workdir'] + '-args.json')
-    with open(path, 'w') as handle:
-        json.dump({'ANSIBLE_MODULE_ARGS': module_args}, handle)
-    env = dict(os.environ, PYTHONPATH=COLLECTION_PARENT + os.pathsep + os.environ.get('PYTHONPATH', ''))
-    completed = subprocess.run(
-        [sys.executable, '-m', 'ansible_collections.lustre.iokit.plugins.modules.iokit_cleanup', path],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env, check=False)
-    return json.loads(completed.stdout)
+@pytest.fixture
+def run_module(run_as_ansible):
+    def run(args, check_mode=False):
+        return run_as_ansible('iokit_cleanup', args, check_mode=check_mode)
+    return run
 
 
-def test_module_end_to_end_is_idempotent_and_check_mode_safe(sim, state):
+def test_module_end_to_end_is_idempotent_and_check_mode_safe(run_module, sim, state):
     obdfilter_style_start(sim, state, 'testfs-OST0000', 2)
     sim.fault('leftover_echo_client', '--target', 'testfs-OST0001')
     args = {'workdir': state.workdir}
@@ -448,7 +388,7 @@ def test_module_end_to_end_is_idempotent_and_check_mode_safe(sim, state):
         'modules': []}
 
 
-def test_module_fails_naming_what_is_left_unless_told_not_to(sim, state):
+def test_module_fails_naming_what_is_left_unless_told_not_to(run_module, sim, state):
     state.record('echo_clients', RUN, name='testfs-OST0000_ecc', target='testfs-OST0000')
     sim.fault('host_dead')
     failed = run_module({'workdir': state.workdir})
@@ -614,7 +554,7 @@ def test_recorded_loop_devices_are_detached_only_while_backed_by_the_recorded_fi
     assert not ours.exists() and not other.exists()
 
 
-def test_module_records_idempotently_and_names_bad_options(sim, state):
+def test_module_records_idempotently_and_names_bad_options(run_module, sim, state):
     args = {'workdir': state.workdir, 'state': 'recorded', 'survey': 'mds',
             'record': {'paths': [{'path': state.workdir + '/run-9'}], 'modules': ['obdecho']}}
     planned = run_module(args, check_mode=True)

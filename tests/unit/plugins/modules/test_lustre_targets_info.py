@@ -6,11 +6,8 @@
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -19,47 +16,16 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import Nod
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.modules.lustre_targets_info import describe_target
 
-COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(lctl_utils.__file__), *(['..'] * 5)))
-
-
-def find_lustre_sim():
-    found = shutil.which('lustre-sim')
-    if found:
-        return found
-    directory = os.path.dirname(os.path.abspath(__file__))
-    while directory != os.path.dirname(directory):
-        candidate = os.path.join(directory, '.venv', 'bin', 'lustre-sim')
-        if os.access(candidate, os.X_OK):
-            return candidate
-        directory = os.path.dirname(directory)
-    return None
-
-
-LUSTRE_SIM = find_lustre_sim()
-needs_sim = pytest.mark.skipif(LUSTRE_SIM is None, reason='lustre-sim (simulator/) is not installed')
+@pytest.fixture
+def sim_init_args():
+    return ['--osts', '3', '--mdts', '1', '--ost-size-mib', '32', '--fsname', 'demo']
 
 
 @pytest.fixture
-def sim(tmp_path, monkeypatch):
-    root = str(tmp_path / 'node')
-    subprocess.run([LUSTRE_SIM, 'init', '--root', root, '--osts', '3', '--mdts', '1', '--ost-size-mib', '32',
-                    '--fsname', 'demo', '--force'], stdout=subprocess.DEVNULL, check=True)
-    monkeypatch.setenv('PATH', os.path.join(root, 'bin') + os.pathsep + os.environ['PATH'])
-    monkeypatch.setenv('LUSTRE_SIM_ROOT', root)
-    return root
-
-
-def run_module(workdir, check_mode=False, path=None):
-    args_file = workdir + '-args.json'
-    with open(args_file, 'w') as handle:
-        json.dump({'ANSIBLE_MODULE_ARGS': {'workdir': workdir, '_ansible_check_mode': check_mode}}, handle)
-    env = dict(os.environ, PYTHONPATH=COLLECTION_PARENT + os.pathsep + os.environ.get('PYTHONPATH', ''))
-    if path is not None:
-        env['PATH'] = path
-    completed = subprocess.run(
-        [sys.executable, '-m', 'ansible_collections.lustre.iokit.plugins.modules.lustre_targets_info', args_file],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env, check=False)
-    return json.loads(completed.stdout)
+def run_module(run_as_ansible):
+    def run(workdir, check_mode=False, path=None):
+        return run_as_ansible('lustre_targets_info', {'workdir': workdir}, check_mode=check_mode, path=path)
+    return run
 
 
 def test_describe_target_reads_the_hex_index():
@@ -69,8 +35,7 @@ def test_describe_target_reads_the_hex_index():
     assert describe_target(dict(device, name='oss01-sdb'))['target_index'] is None
 
 
-@needs_sim
-def test_targets_version_and_no_echo_clients_on_a_fresh_node(sim, tmp_path):
+def test_targets_version_and_no_echo_clients_on_a_fresh_node(run_module, sim, tmp_path):
     result = run_module(str(tmp_path / 'work'))
     assert result['changed'] is False and result['lctl_found'] is True
     assert result['lustre_version'] == '2.15.5'
@@ -82,16 +47,14 @@ def test_targets_version_and_no_echo_clients_on_a_fresh_node(sim, tmp_path):
     assert len(result['devices']) > 4
 
 
-@needs_sim
-def test_ours_and_leftovers_are_told_apart_and_nothing_changes(sim, tmp_path):
+def test_ours_and_leftovers_are_told_apart_and_nothing_changes(run_module, sim, tmp_path):
     workdir = str(tmp_path / 'work')
     runner = Runner()
     state = NodeState(workdir)
     assert lctl_utils.load_module(runner, state, 'obdecho', 'run-7')
     state.record('echo_clients', 'run-7', name='demo-OST0000_ecc', target='demo-OST0000')
     lctl_utils.Lctl(runner).attach_echo_client('demo-OST0000_ecc', 'demo-OST0000')
-    subprocess.run([LUSTRE_SIM, 'fault', '--root', sim, 'add', 'leftover_echo_client', '--target', 'demo-OST0002'],
-                   check=True, stdout=subprocess.DEVNULL)
+    sim.fault('leftover_echo_client', '--target', 'demo-OST0002')
     subprocess.run(['lctl', 'attach', 'echo_client', 'demo-OST0001_ecc', 'demo-OST0001_ecc_UUID'], check=True)
     before = subprocess.run(['lctl', 'dl'], stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
     for check_mode in (True, False):
@@ -107,15 +70,14 @@ def test_ours_and_leftovers_are_told_apart_and_nothing_changes(sim, tmp_path):
     assert subprocess.run(['lctl', 'dl'], stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout == before
 
 
-@needs_sim
-def test_a_dead_host_fails_with_the_command(sim, tmp_path):
-    subprocess.run([LUSTRE_SIM, 'fault', '--root', sim, 'add', 'host_dead'], check=True, stdout=subprocess.DEVNULL)
+def test_a_dead_host_fails_with_the_command(run_module, sim, tmp_path):
+    sim.fault('host_dead')
     result = run_module(str(tmp_path / 'work'))
     assert result['failed'] and result['command'].endswith('dl') and result['rc'] == 255
     assert 'Connection refused' in result['stderr']
 
 
-def test_without_lctl_everything_is_empty(tmp_path):
+def test_without_lctl_everything_is_empty(run_module, tmp_path):
     bare = str(tmp_path / 'bin')
     os.mkdir(bare)
     result = run_module(str(tmp_path / 'work'), path=bare)

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -18,25 +16,6 @@ from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_u
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.kernel_module import predict
-
-COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(lctl_utils.__file__), *(['..'] * 5)))
-
-
-def find_lustre_sim():
-    found = shutil.which('lustre-sim')
-    if found:
-        return found
-    directory = os.path.dirname(os.path.abspath(__file__))
-    while directory != os.path.dirname(directory):
-        candidate = os.path.join(directory, '.venv', 'bin', 'lustre-sim')
-        if os.access(candidate, os.X_OK):
-            return candidate
-        directory = os.path.dirname(directory)
-    return None
-
-
-LUSTRE_SIM = find_lustre_sim()
-needs_sim = pytest.mark.skipif(LUSTRE_SIM is None, reason='lustre-sim (simulator/) is not installed')
 
 UNUSED = {'size': 1, 'use_count': 0, 'used_by': []}
 USED = {'size': 1, 'use_count': 2, 'used_by': []}
@@ -57,26 +36,15 @@ def test_predict(state, loaded, ours, expected):
 
 
 @pytest.fixture
-def sim(tmp_path, monkeypatch):
-    root = str(tmp_path / 'node')
-    subprocess.run([LUSTRE_SIM, 'init', '--root', root, '--osts', '2', '--mdts', '1', '--ost-size-mib', '32',
-                    '--fsname', 'demo', '--force'], stdout=subprocess.DEVNULL, check=True)
-    monkeypatch.setenv('PATH', os.path.join(root, 'bin') + os.pathsep + os.environ['PATH'])
-    monkeypatch.setenv('LUSTRE_SIM_ROOT', root)
-    yield root
-    subprocess.run([LUSTRE_SIM, 'destroy', '--root', root], stdout=subprocess.DEVNULL, check=False)
+def sim_init_args():
+    return ['--osts', '2', '--mdts', '1', '--ost-size-mib', '32', '--fsname', 'demo']
 
 
-def run_module(workdir, check_mode=False, module='obdecho', **args):
-    args_file = workdir + '-args.json'
-    module_args = dict(args, workdir=workdir, _ansible_check_mode=check_mode)
-    with open(args_file, 'w') as handle:
-        json.dump({'ANSIBLE_MODULE_ARGS': module_args}, handle)
-    env = dict(os.environ, PYTHONPATH=COLLECTION_PARENT + os.pathsep + os.environ.get('PYTHONPATH', ''))
-    completed = subprocess.run(
-        [sys.executable, '-m', 'ansible_collections.lustre.iokit.plugins.modules.' + module, args_file],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env, check=False)
-    return json.loads(completed.stdout)
+@pytest.fixture
+def run_module(run_as_ansible):
+    def run(workdir, check_mode=False, module='obdecho', **args):
+        return run_as_ansible(module, dict(args, workdir=workdir), check_mode=check_mode)
+    return run
 
 
 def obdecho_loaded():
@@ -87,8 +55,7 @@ def recorded_modules(workdir):
     return [(entry['name'], entry['run_id']) for entry in NodeState(workdir).entries('modules')]
 
 
-@needs_sim
-def test_load_records_ours_then_unload_crosses_it_off(sim, tmp_path):
+def test_load_records_ours_then_unload_crosses_it_off(run_module, sim, tmp_path):
     workdir = str(tmp_path / 'work')
     loaded = run_module(workdir, state='present', run_id='run-1')
     assert (loaded['changed'], loaded['action'], loaded['loaded'], loaded['ours']) == (True, 'loaded', True, True)
@@ -107,8 +74,7 @@ def test_load_records_ours_then_unload_crosses_it_off(sim, tmp_path):
     assert (nothing['changed'], nothing['action'], nothing['loaded']) == (False, 'not_loaded', False)
 
 
-@needs_sim
-def test_a_module_loaded_by_someone_else_is_left_alone(sim, tmp_path):
+def test_a_module_loaded_by_someone_else_is_left_alone(run_module, sim, tmp_path):
     workdir = str(tmp_path / 'work')
     subprocess.run(['modprobe', 'obdecho'], check=True)
     present = run_module(workdir, state='present', run_id='run-1')
@@ -118,8 +84,7 @@ def test_a_module_loaded_by_someone_else_is_left_alone(sim, tmp_path):
     assert obdecho_loaded() and recorded_modules(workdir) == []
 
 
-@needs_sim
-def test_ours_but_in_use_stays_loaded_and_recorded(sim, tmp_path):
+def test_ours_but_in_use_stays_loaded_and_recorded(run_module, sim, tmp_path):
     workdir = str(tmp_path / 'work')
     assert run_module(workdir, state='present', run_id='run-1')['action'] == 'loaded'
     lctl_utils.Lctl(Runner()).attach_echo_client('demo-OST0000_ecc', 'demo-OST0000')
@@ -129,18 +94,16 @@ def test_ours_but_in_use_stays_loaded_and_recorded(sim, tmp_path):
     assert obdecho_loaded() and recorded_modules(workdir) == [('obdecho', 'run-1')]
 
 
-@needs_sim
-def test_rmmod_refusing_is_in_use_too(sim, tmp_path):
+def test_rmmod_refusing_is_in_use_too(run_module, sim, tmp_path):
     workdir = str(tmp_path / 'work')
     assert run_module(workdir, state='present', run_id='run-1')['action'] == 'loaded'
-    subprocess.run([LUSTRE_SIM, 'fault', '--root', sim, 'add', 'obdecho_busy'], check=True, stdout=subprocess.DEVNULL)
+    sim.fault('obdecho_busy')
     absent = run_module(workdir, state='absent')
     assert (absent['changed'], absent['action'], absent['loaded']) == (False, 'in_use', True)
     assert recorded_modules(workdir) == [('obdecho', 'run-1')]
 
 
-@needs_sim
-def test_check_mode_predicts_and_changes_nothing(sim, tmp_path):
+def test_check_mode_predicts_and_changes_nothing(run_module, sim, tmp_path):
     workdir = str(tmp_path / 'work')
     planned = run_module(workdir, check_mode=True, state='present', run_id='run-1')
     assert (planned['changed'], planned['action'], planned['loaded'], planned['ours']) == (True, 'loaded', True, True)
@@ -152,8 +115,7 @@ def test_check_mode_predicts_and_changes_nothing(sim, tmp_path):
     assert obdecho_loaded() and recorded_modules(workdir) == [('obdecho', 'run-1')]
 
 
-@needs_sim
-def test_a_fresh_run_id_is_made_and_a_bad_one_refused(sim, tmp_path):
+def test_a_fresh_run_id_is_made_and_a_bad_one_refused(run_module, sim, tmp_path):
     workdir = str(tmp_path / 'work')
     bad = run_module(workdir, state='present', run_id='../etc')
     assert bad['failed'] and bad['msg'].startswith('run_id:') and not obdecho_loaded()
@@ -162,17 +124,15 @@ def test_a_fresh_run_id_is_made_and_a_bad_one_refused(sim, tmp_path):
     assert made['run_id'][:8].isdigit() and made['run_id'][8] == 'T'
 
 
-@needs_sim
-def test_a_failed_modprobe_fails_and_leaves_no_record(sim, tmp_path):
+def test_a_failed_modprobe_fails_and_leaves_no_record(run_module, sim, tmp_path):
     workdir = str(tmp_path / 'work')
-    subprocess.run([LUSTRE_SIM, 'fault', '--root', sim, 'add', 'host_dead'], check=True, stdout=subprocess.DEVNULL)
+    sim.fault('host_dead')
     failed = run_module(workdir, state='present', run_id='run-1')
     assert failed['failed'] and 'Connection refused' in failed['msg']
     assert recorded_modules(workdir) == []
 
 
-@needs_sim
-def test_lnet_selftest_follows_the_same_rule(sim, tmp_path):
+def test_lnet_selftest_follows_the_same_rule(run_module, sim, tmp_path):
     """lnet_selftest shares obdecho's implementation: loaded and recorded as ours, unloaded only by us."""
     workdir = str(tmp_path / 'work')
     loaded = run_module(workdir, module='lnet_selftest', state='present', run_id='run-1')

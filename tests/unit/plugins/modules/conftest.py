@@ -1,0 +1,182 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the module tests share: a module run in this process or as Ansible runs it (a child process), fake
+runners on a fake node, and the simulated Lustre node (lustre-sim)."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+
+# The folder that holds ansible_collections/, for a module run as a child process.
+COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(lctl_utils.__file__), *(['..'] * 5)))
+
+
+def find_lustre_sim():
+    found = shutil.which('lustre-sim')
+    if found:
+        return found
+    # The checkout's virtualenv, seen from the checkout or from its staged copy under .build/.
+    directory = os.path.dirname(os.path.abspath(__file__))
+    while directory != os.path.dirname(directory):
+        candidate = os.path.join(directory, '.venv', 'bin', 'lustre-sim')
+        if os.access(candidate, os.X_OK):
+            return candidate
+        directory = os.path.dirname(directory)
+    return None
+
+
+LUSTRE_SIM = find_lustre_sim()
+
+
+# -- running a module ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def run_in_process(capsys):
+    """``run(module, args, check_mode=False)``: the module's main() in this process, so that its runners can be
+    replaced; returns the module's JSON result (a failure included)."""
+    def run(module, args, check_mode=False):
+        if check_mode:
+            args = dict(args, _ansible_check_mode=True)
+        with patch_module_args(args):
+            with pytest.raises(SystemExit):
+                module.main()
+        return json.loads(capsys.readouterr().out)
+    return run
+
+
+@pytest.fixture
+def run_as_ansible(tmp_path):
+    """``run(name, args, check_mode=False, path=None)``: the module ``name`` in a child process reading its
+    arguments from a file, as Ansible runs it, with real commands (``path`` replaces PATH); returns its JSON."""
+    def run(name, args, check_mode=False, path=None):
+        args_file = str(tmp_path / (name + '-args.json'))
+        with open(args_file, 'w') as handle:
+            json.dump({'ANSIBLE_MODULE_ARGS': dict(args, _ansible_check_mode=check_mode)}, handle)
+        env = dict(os.environ, PYTHONPATH=COLLECTION_PARENT + os.pathsep + os.environ.get('PYTHONPATH', ''))
+        if path is not None:
+            env['PATH'] = path
+        completed = subprocess.run(
+            [sys.executable, '-m', 'ansible_collections.lustre.iokit.plugins.modules.' + name, args_file],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env, check=False)
+        return json.loads(completed.stdout)
+    return run
+
+
+# -- fake runners --------------------------------------------------------------------------------------------
+
+
+class FakeNodeRunner:
+    """A Runner whose commands a fake node answers; the node's expiry and stop reason are the runner's."""
+
+    def __init__(self, node, deadline=None):
+        self.node = node
+        self.deadline = deadline
+        self.stop_reason = None
+
+    def install_sigterm_handler(self):
+        return None
+
+    def expired(self):
+        expired = getattr(self.node, 'expired', None)
+        return expired() if expired is not None else False
+
+    def run(self, argv, env=None, cwd=None):
+        return self.run_many([argv], env=env)[0]
+
+    def run_many(self, argvs, env=None, cwd=None):
+        if hasattr(self.node, 'run_many'):
+            answers = self.node.run_many(argvs, env=env)
+        else:
+            answers = [self.node.run(argv, env=env) for argv in argvs]
+        self.stop_reason = getattr(self.node, 'stop_reason', None)
+        return answers
+
+
+@pytest.fixture
+def fake_runners(monkeypatch):
+    """``install(module, node)``: the module's Runner and ProcessRecordingRunner make runners on ``node``.
+
+    Returns the list of the runners the module makes, in the order it makes them (each with its ``deadline``).
+    """
+    made = []
+
+    def install(module, node):
+        def make(*unused_args, **kwargs):
+            runner = FakeNodeRunner(node, deadline=kwargs.get('deadline'))
+            made.append(runner)
+            return runner
+        for name in ('Runner', 'ProcessRecordingRunner'):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, make)
+        return made
+    return install
+
+
+# -- the simulated node --------------------------------------------------------------------------------------
+
+
+class Sim:
+    """A node made by lustre-sim under ``root``, its lctl, lfs, lst, lsmod... first on PATH."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def cli(self, *args):
+        return subprocess.run([LUSTRE_SIM] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, check=True).stdout
+
+    def fault(self, *args):
+        self.cli('fault', '--root', self.root, 'add', *args)
+
+    def lctl(self, *args, check=True):
+        result = subprocess.run(['lctl'] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True, check=False)
+        if check and result.returncode != 0:
+            raise AssertionError('lctl %s: %s' % (' '.join(args), result.stderr))
+        return result
+
+    def device_names(self):
+        return [device['name'] for device in lctl_utils.parse_lctl_dl(self.lctl('dl').stdout)]
+
+    def modules(self):
+        return lctl_utils.loaded_modules(Runner())
+
+    def echo_objects(self, target):
+        return sorted(glob.glob(os.path.join(self.root, 'targets', target, 'O', 'echo', '*', '*')))
+
+
+@pytest.fixture
+def sim_init_args():
+    """The node's shape (``lustre-sim init`` options); a test file overrides this fixture for another."""
+    return ['--osts', '2', '--mdts', '1', '--ost-size-mib', '32']
+
+
+@pytest.fixture
+def sim(tmp_path, monkeypatch, sim_init_args):
+    """A fresh simulated node for one test, destroyed after it; skips the test where lustre-sim is missing."""
+    if LUSTRE_SIM is None:
+        pytest.skip('lustre-sim (simulator/) is not installed')
+    root = str(tmp_path / 'node')
+    subprocess.run([LUSTRE_SIM, 'init', '--root', root] + list(sim_init_args) + ['--force'],
+                   stdout=subprocess.DEVNULL, check=True)
+    monkeypatch.setenv('PATH', os.path.join(root, 'bin') + os.pathsep + os.environ['PATH'])
+    monkeypatch.setenv('LUSTRE_SIM_ROOT', root)
+    yield Sim(root)
+    # a fault such as host_dead would stand in the way of the teardown
+    subprocess.run([LUSTRE_SIM, 'fault', '--root', root, 'clear', '--all'], stdout=subprocess.DEVNULL, check=False)
+    subprocess.run([LUSTRE_SIM, 'destroy', '--root', root], stdout=subprocess.DEVNULL, check=False)
