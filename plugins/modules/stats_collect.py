@@ -239,7 +239,8 @@ records:
       after the first (which is C(start_time)); C(series.histograms) maps a title to C(buckets) (the labels that
       moved) and C(deltas), rows of C([sample, bucket, read, write]) where C(sample) indexes C(times) and
       C(bucket) indexes C(buckets), only for buckets that moved; C(series.resets) lists the samples whose counts
-      went down (statistics reset) and are counted from zero.
+      went down (statistics reset) and are counted from zero; C(series.read_s) is the longest C(lctl get_param)
+      of the samples (a sample holds counts read between its time and that many seconds later).
     - V(service) and V(client) records, one per parameter, have C(param) and C(counters) (name to C(count),
       C(sum) and C(unit) deltas). The V(vmstat) record has C(samples) (vmstat's columns plus C(time)) and
       C(summary) (C(cpu_busy_pct) and C(iowait_pct) mean and max). The V(iostat) record has C(samples)

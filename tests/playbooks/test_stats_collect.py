@@ -213,7 +213,8 @@ def survey_with_stats(node, tmp_path_factory):
     results = str(tmp_path_factory.mktemp('survey-results'))
     extra = {'iokit_obdfilter_hosts': 'localhost', 'stats_collect_enabled': True, 'iokit_results_dir': results, 'iokit_workdir': node.workdir,
              'iokit_timeout_s': 120, 'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1,
-             'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30}
+             'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30,
+             'iokit_report': True}
     completed = subprocess.run(
         [ANSIBLE_PLAYBOOK, '-i', node.inventory, '-e', json.dumps(extra),
          os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')],
@@ -238,3 +239,33 @@ def test_a_survey_playbook_collects_its_statistics_in_the_same_run(node, survey_
             {'bucket': '1M', 'read': {'count': 4, 'pct': 100, 'cum_pct': 100},
              'write': {'count': 4, 'pct': 100, 'cum_pct': 100}}]
     assert [entry for entry in node.node_state()['processes'] if entry.get('sampler')] == []
+
+
+def test_the_report_cuts_cpu_per_sweep_point_and_io_sizes_per_phase(survey_with_stats):
+    completed, results = survey_with_stats
+    assert completed.returncode == 0, completed.stdout[-6000:]
+    run_dir = os.path.join(results, os.listdir(results)[0])
+    survey = read_envelope(envelope_path(results, os.listdir(results)[0], 'localhost', 'obdfilter'))
+    [record] = survey['records']
+    # The engine's wall-clock times: write, then read, within the survey.
+    write, read = record['tests']['write'], record['tests']['read']
+    assert write['start_time'] <= write['end_time'] <= read['start_time'] <= read['end_time']
+    with open(os.path.join(run_dir, 'analysis.json'), encoding='utf-8') as handle:
+        stats = json.load(handle)['stats']
+    point = 'rsz 1024K obj 2 thr 2'
+    assert [(row['host'], row['survey'], row['label'], row['test']) for row in stats['point_cpu']] == [
+        ('localhost', 'obdfilter', point, 'write'), ('localhost', 'obdfilter', point, 'read')]
+    # vmstat reports every second: each test, however short, overlaps at least one.
+    assert all(row['samples'] >= 1 and 0 <= row['iowait_mean'] <= 100 for row in stats['point_cpu'])
+    # brw_stats sampled every second (the role's default): each phase's 4 I/Os of 1 MiB per OST, in its column.
+    assert sorted((row['test'], row['column'], row['target'], row['bucket'], row['ios'])
+                  for row in stats['phase_io_sizes']) == [
+        ('read', 'read', 'testfs-OST0000', '1M', 4), ('read', 'read', 'testfs-OST0001', '1M', 4),
+        ('write', 'write', 'testfs-OST0000', '1M', 4), ('write', 'write', 'testfs-OST0001', '1M', 4)]
+    assert all(row['before_s'] >= 0 and row['after_s'] >= 0 for row in stats['phase_io_sizes'])
+    assert stats['point_cpu_notes'] == [] and stats['phase_io_notes'] == []
+    with open(os.path.join(run_dir, 'summary.md'), encoding='utf-8') as handle:
+        summary = handle.read()
+    assert '## Statistics per sweep point (stats_collect)' in summary
+    assert '| localhost | obdfilter | %s | 1 | write |' % point in summary
+    assert '| localhost | %s | 1 | read | testfs-OST0001 | 1M | 4 | 100.0 |' % point in summary

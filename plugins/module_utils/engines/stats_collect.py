@@ -41,6 +41,7 @@ __metaclass__ = type
 
 import calendar
 import json
+import math
 import os
 import re
 import signal
@@ -115,7 +116,9 @@ try:
             break
         if text and not text.endswith('\n'):
             text += '\n'
-        sys.stdout.write('@@lustre.iokit sample %.6f rc=%d\n%s@@lustre.iokit end\n' % (stamp, child.returncode, text))
+        took = time.time() - stamp
+        sys.stdout.write('@@lustre.iokit sample %.6f rc=%d took=%.6f\n%s@@lustre.iokit end\n'
+                         % (stamp, child.returncode, took, text))
         sys.stdout.flush()
         next_at += interval
         pause = next_at - time.monotonic()
@@ -131,7 +134,9 @@ except Stop:
     pass
 '''
 
-_SAMPLE_RE = re.compile(r'^@@lustre\.iokit sample (?P<time>\d+(?:\.\d+)?) rc=(?P<rc>-?\d+)$')
+# ``took``: seconds the command ran after the stamp (absent from files of older samplers).
+_SAMPLE_RE = re.compile(r'^@@lustre\.iokit sample (?P<time>\d+(?:\.\d+)?) rc=(?P<rc>-?\d+)'
+                        r'(?: took=(?P<took>\d+(?:\.\d+)?))?$')
 _PARAM_LINE_RE = re.compile(r'^(?P<name>[A-Za-z0-9_-]+(?:\.[^\s=]+)+)=(?P<value>.*)$')
 _COUNTER_RE = re.compile(
     r'^(?P<name>[A-Za-z_][\w.-]*)\s+(?P<count>\d+)\s+samples\s+\[(?P<unit>[^\]]+)\]'
@@ -156,18 +161,24 @@ class StatsError(Exception):
 # -- text parsers -------------------------------------------------------------------------------------
 
 
-def split_samples(text):
-    """``[(epoch, rc, body)]`` of the complete samples in a sampler or snapshot file."""
+def split_samples(text, with_took=False):
+    """``[(epoch, rc, body)]`` of the complete samples in a sampler or snapshot file.
+
+    ``with_took``: ``(epoch, rc, body, took)`` where ``took`` is how long the command ran after ``epoch``
+    (None when the file does not say): what it read was read somewhen in between.
+    """
     samples = []
     current = None
     for line in text.splitlines():
         mark = _SAMPLE_RE.match(line)
         if mark:
-            current = (float(mark.group('time')), int(mark.group('rc')), [])
+            took = float(mark.group('took')) if mark.group('took') is not None else None
+            current = (float(mark.group('time')), int(mark.group('rc')), [], took)
             continue
         if line == SAMPLE_END:
             if current is not None:
-                samples.append((current[0], current[1], '\n'.join(current[2]) + '\n'))
+                sample = (current[0], current[1], '\n'.join(current[2]) + '\n')
+                samples.append(sample + (current[3],) if with_took else sample)
             current = None
             continue
         if current is not None:
@@ -349,8 +360,10 @@ def _series_view(parsed, titles):
 def brw_series(samples, titles=BRW_SERIES_HISTOGRAMS):
     """Per target, what moved between each brw_stats sample and the one before: ``{target: series}``.
 
-    ``samples`` are ``(epoch, rc, text)`` in time order (start snapshot, sampler output, end snapshot).
-    A series is ``{'times': [...], 'resets': [...], 'histograms': {title: {'buckets': [...], 'deltas': [...]}}}``:
+    ``samples`` are ``(epoch, rc, text[, took])`` in time order (start snapshot, sampler output, end snapshot).
+    A series is ``{'times': [...], 'resets': [...], 'histograms': {title: {'buckets': [...], 'deltas': [...]}}}``
+    and ``read_s`` when the samples say how long each read took (the longest, rounded up to the millisecond:
+    a sample holds what was counted somewhen between its time and ``read_s`` later):
     ``times`` holds the epoch of every sample after the first (the record's ``start_time``); a delta row is
     ``[sample, bucket, read, write]``, indices into ``times`` and ``buckets``, only for buckets that moved, so
     an idle sample costs one time and nothing else.  ``resets`` lists the samples whose counts went down (or
@@ -359,7 +372,9 @@ def brw_series(samples, titles=BRW_SERIES_HISTOGRAMS):
     times = []
     previous = {}
     series = {}
-    for position, (stamp, unused_rc, text) in enumerate(samples):
+    tooks = [sample[3] for sample in samples if len(sample) > 3 and sample[3] is not None]
+    for position, sample in enumerate(samples):
+        stamp, text = sample[0], sample[2]
         current = _brw_targets(parse_brw_stats(text))
         if position == 0:
             previous = dict((target, _series_view(parsed, titles)) for target, parsed in current.items())
@@ -385,6 +400,8 @@ def brw_series(samples, titles=BRW_SERIES_HISTOGRAMS):
             previous[target] = view
     for entry in series.values():
         entry['times'] = times
+        if tooks:
+            entry['read_s'] = math.ceil(max(tooks) * 1000) / 1000.0
     return series
 
 
@@ -657,10 +674,11 @@ class StatsCollection:
         """``lctl get_param`` of ``params`` into a sample file; an error message or None."""
         stamp = self.clock()
         result = self.runner.run([self.lctl, 'get_param'] + list(params))
+        took = max(0.0, self.clock() - stamp)
         text = result.stdout if result.stdout.endswith('\n') or not result.stdout else result.stdout + '\n'
         rc = result.rc if result.rc is not None else -1
         with open(self._path(filename), 'w') as handle:
-            handle.write('%s %.6f rc=%d\n%s%s\n' % (SAMPLE_MARK, stamp, rc, text, SAMPLE_END))
+            handle.write('%s %.6f rc=%d took=%.6f\n%s%s\n' % (SAMPLE_MARK, stamp, rc, took, text, SAMPLE_END))
         if result.rc != 0:
             return '%s get_param %s: %s' % (self.lctl, ' '.join(params),
                                             (result.stderr or 'exit status %s' % result.rc).strip())
@@ -810,12 +828,16 @@ class StatsCollection:
             return None
 
     def _lustre_samples(self, entry):
-        """Every complete sample of a Lustre collector in time order: start snapshot, series, end snapshot."""
+        """Every complete sample of a Lustre collector in time order: start snapshot, series, end snapshot.
+
+    Each is ``(epoch, rc, text, took)`` (see ``split_samples``).
+    """
         samples = []
         for filename in (entry.get('start'), entry.get('output'), entry.get('end')):
             text = self._read(filename) if filename else None
             if text:
-                samples.extend(sample for sample in split_samples(text) if sample[1] == 0 or sample[2].strip())
+                samples.extend(sample for sample in split_samples(text, with_took=True)
+                               if sample[1] == 0 or sample[2].strip())
         return samples
 
     def collect(self):
@@ -879,8 +901,8 @@ class StatsCollection:
         samples = self._lustre_samples(entry)
         if len(samples) < 2:
             return [], ['brw: no start and end snapshots of %s to compare' % ', '.join(entry['params'])]
-        first_time, unused_rc, first_text = samples[0]
-        last_time, unused_rc, last_text = samples[-1]
+        first_time, first_text = samples[0][0], samples[0][2]
+        last_time, last_text = samples[-1][0], samples[-1][2]
         first = _brw_targets(parse_brw_stats(first_text))
         last = _brw_targets(parse_brw_stats(last_text))
         # Snapshots only (interval 0): the whole-collection delta says it all, there is no series.
@@ -901,8 +923,8 @@ class StatsCollection:
         samples = self._lustre_samples(entry)
         if len(samples) < 2:
             return [], ['%s: no start and end snapshots of %s to compare' % (name, ', '.join(entry['params']))]
-        first_time, unused_rc, first_text = samples[0]
-        last_time, unused_rc, last_text = samples[-1]
+        first_time, first_text = samples[0][0], samples[0][2]
+        last_time, last_text = samples[-1][0], samples[-1][2]
         first = parse_counters(first_text)
         last = parse_counters(last_text)
         records = []

@@ -253,13 +253,15 @@ def phase_histogram(record: dict, start: float, end: float, column: str,
                     title: str = IO_SIZE_HISTOGRAM) -> dict:
     """``column`` counts of ``title`` moved between the samples that bracket ``[start, end]`` in a brw series.
 
-    The base is the last sample at or before ``start`` (the collection's start snapshot at worst), the end
-    the first at or after ``end``: the counts may include I/O up to ``before_s`` seconds before the phase
-    and ``after_s`` after it.  Returns ``{buckets: [(bucket, ios)], before_s, after_s, reset}``.
+    The base is the last sample read entirely before ``start`` (its time plus the series' ``read_s``, how
+    long a read may take; the collection's start snapshot at worst), the end the first sample taken at or
+    after ``end``: the counts may include I/O up to ``before_s`` seconds before the phase and ``after_s``
+    after it.  Returns ``{buckets: [(bucket, ios)], before_s, after_s, reset}``.
     """
     series = record['series']
     times = [float(record['start_time'])] + [float(stamp) for stamp in series.get('times') or ()]
-    base = max([index for index, stamp in enumerate(times) if stamp <= start] or [0])
+    read_s = float(series['read_s']) if _number(series.get('read_s')) else 0.0
+    base = max([index for index, stamp in enumerate(times) if stamp + read_s <= start] or [0])
     later = [index for index, stamp in enumerate(times) if stamp >= end]
     last = later[0] if later else len(times) - 1
     kept = (series.get('histograms') or {}).get(title) or {'buckets': [], 'deltas': []}

@@ -168,7 +168,8 @@ def test_start_reads_params_takes_snapshots_and_spawns_samplers_in_order(tmp_pat
     # The sampler's source is not repeated in the node state.
     assert recorded[1]['command'][:3] == [PYTHON, '-c', '<lustre.iokit sampler>']
     with open(os.path.join(stats.directory, 'stats-brw.start')) as handle:
-        assert handle.read() == '%s 1000.000000 rc=0\nbrw at start\n%s\n' % (sc.SAMPLE_MARK, sc.SAMPLE_END)
+        assert handle.read() == '%s 1000.000000 rc=0 took=0.000000\nbrw at start\n%s\n' % (sc.SAMPLE_MARK,
+                                                                                         sc.SAMPLE_END)
 
 
 def test_start_falls_back_to_obdfilter_brw_stats_and_vmstat_without_timestamps(tmp_path):
@@ -355,7 +356,8 @@ def sampled_brw(tmp_path, texts, end_text, interval=1):
         # What SAMPLER_SOURCE writes: one marked sample per get_param, plus one cut short by the stop.
         with open(os.path.join(stats.directory, 'stats-brw.out'), 'w', encoding='utf-8') as handle:
             for second, text in enumerate(texts, 1):
-                handle.write('%s %.6f rc=0\n%s%s\n' % (sc.SAMPLE_MARK, 1000.0 + second, text, sc.SAMPLE_END))
+                handle.write('%s %.6f rc=0 took=0.250000\n%s%s\n' % (sc.SAMPLE_MARK, 1000.0 + second, text,
+                                                                       sc.SAMPLE_END))
             handle.write('%s %.6f rc=0\n%s' % (sc.SAMPLE_MARK, 1000.0 + len(texts) + 1, texts[-1][:200]))
     clock.now = 1000.0 + len(texts) + 1.5
     records, errors, unused_info = stats.collect()
@@ -376,6 +378,8 @@ def test_sampled_brw_keeps_a_sparse_series_whose_sum_is_the_whole_delta(tmp_path
             for row in ost['histograms']['disk I/O size']] == [('1M', 5, 10), ('2M', 0, 3)]
     assert ost['series'] == {
         'times': [1001.0, 1002.0, 1003.0, 1004.5],
+        # The longest get_param of the samples: what a sample holds was read up to that long after its time.
+        'read_s': 0.25,
         'resets': [],
         'histograms': {'disk I/O size': {'buckets': ['1M', '2M'], 'deltas': [[0, 0, 0, 10], [2, 0, 5, 0],
                                                                               [2, 1, 0, 3]]},
@@ -384,7 +388,7 @@ def test_sampled_brw_keeps_a_sparse_series_whose_sum_is_the_whole_delta(tmp_path
     assert set(ost['histograms']) > set(sc.BRW_SERIES_HISTOGRAMS)
     # Idle targets cost their times only.
     assert records['ai400-OST0001']['series'] == {'times': [1001.0, 1002.0, 1003.0, 1004.5], 'resets': [],
-                                                  'histograms': {}}
+                                                  'read_s': 0.25, 'histograms': {}}
     for title in sc.BRW_SERIES_HISTOGRAMS:
         kept = ost['series']['histograms'][title]
         summed = {}
@@ -524,6 +528,13 @@ def test_a_sample_cut_short_by_a_kill_is_ignored():
     text = ('%s 10.5 rc=0\nfirst\n%s\n%s 11.5 rc=0\nsecond\n%s\n%s 12.5 rc=0\nhalf of the thi'
             % (sc.SAMPLE_MARK, sc.SAMPLE_END, sc.SAMPLE_MARK, sc.SAMPLE_END, sc.SAMPLE_MARK))
     assert sc.split_samples(text) == [(10.5, 0, 'first\n'), (11.5, 0, 'second\n')]
+
+
+def test_a_sample_says_how_long_its_command_took_when_the_sampler_wrote_it():
+    text = ('%s 10.5 rc=0 took=0.125000\nfirst\n%s\n%s 11.5 rc=0\nsecond\n%s\n'
+            % (sc.SAMPLE_MARK, sc.SAMPLE_END, sc.SAMPLE_MARK, sc.SAMPLE_END))
+    assert sc.split_samples(text) == [(10.5, 0, 'first\n'), (11.5, 0, 'second\n')]
+    assert sc.split_samples(text, with_took=True) == [(10.5, 0, 'first\n', 0.125), (11.5, 0, 'second\n', None)]
 
 
 def test_collect_stops_first_and_returns_every_collector(tmp_path):

@@ -129,6 +129,12 @@ def test_phase_histogram_is_bracketed_by_the_samples_around_the_phase():
     # The read column only: the 4K write in the same sample is not a read.
     assert stats.phase_histogram(record, T0 + 13.0, T0 + 14.5, 'read') == {
         'buckets': [('1M', 16)], 'before_s': 0.5, 'after_s': 0.0, 'reset': False}
+    # A sample taken 0.5 s before the phase but whose read may have lasted 0.6 s is not a safe base: the one
+    # before it is, and the window widens by a second.
+    record['series']['read_s'] = 0.6
+    assert stats.phase_histogram(record, T0 + 13.0, T0 + 14.5, 'read') == {
+        'buckets': [('1M', 16)], 'before_s': 1.5, 'after_s': 0.0, 'reset': False}
+    del record['series']['read_s']
     # A phase before the first sample starts from the start snapshot; one past the last ends at the last.
     edge = stats.phase_histogram(record, T0 + 0.1, T0 + 40.0, 'write')
     assert edge['buckets'] == [('1M', 12), ('4K', 1)] and edge['after_s'] == -9.5
