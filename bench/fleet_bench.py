@@ -63,9 +63,12 @@ PROFILES = {
 def sweep_vars(args) -> dict:
     # iokit_timeout_s bounds a run whose survey process is killed from outside (see README): the wait ends
     # after timeout + margin instead of the default hour.
-    return {'iokit_timeout_s': 120, 'obdfilter_async_margin_s': 30, 'obdfilter_size_mib': args.size_mib, 'obdfilter_rszlo': 1024, 'obdfilter_rszhi': 1024,
-            'obdfilter_nobjlo': 1, 'obdfilter_nobjhi': 1, 'obdfilter_thrlo': 1, 'obdfilter_thrhi': args.thrhi,
-            'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': args.poll_s}
+    settings = {'iokit_timeout_s': 120, 'obdfilter_async_margin_s': 30, 'obdfilter_size_mib': args.size_mib,
+                'obdfilter_rszlo': 1024, 'obdfilter_rszhi': 1024, 'obdfilter_nobjlo': 1, 'obdfilter_nobjhi': 1,
+                'obdfilter_thrlo': 1, 'obdfilter_thrhi': args.thrhi, 'obdfilter_tests': ['write', 'read']}
+    if args.poll_s is not None:
+        settings['obdfilter_poll_interval_s'] = args.poll_s
+    return settings
 
 
 def parse_time(text: str) -> float:
@@ -160,7 +163,9 @@ def main() -> int:
     parser.add_argument('--size-mib', type=int, default=64, help='obdfilter_size_mib (default %(default)s)')
     parser.add_argument('--thrhi', type=int, default=2, help='obdfilter_thrhi; threads 1..thrhi (default %(default)s)')
     parser.add_argument('--ost-mib-s', type=float, default=16, help='throttle of every simulated OST')
-    parser.add_argument('--poll-s', type=int, default=1, help='obdfilter_poll_interval_s (default %(default)s)')
+    parser.add_argument('--poll-s', type=int, default=None,
+                        help="obdfilter_poll_interval_s: how long each wait task blocks on the node (default: the "
+                             "role's)")
     parser.add_argument('--keep', help='keep logs and results in this directory')
     args = parser.parse_args()
     profiles = args.profiles.split(',')

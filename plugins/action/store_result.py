@@ -13,6 +13,8 @@ disk always has its raw output next to it.
 from __future__ import annotations
 
 import base64
+import binascii
+import gzip
 import json
 import os
 
@@ -36,6 +38,7 @@ ARGUMENT_SPEC = {
     'host': {'type': 'str'},
     'fetch_raw_output': {'type': 'bool', 'default': True},
     'raw_files': {'type': 'list', 'elements': 'str'},
+    'raw_contents': {'type': 'list', 'elements': 'dict'},
 }
 
 # Keys that ansible.builtin.async_status puts in its result; with them present,
@@ -67,6 +70,26 @@ def _same_json(path, data):
             return json.load(handle) == data
     except (OSError, ValueError):
         return False
+
+
+def _decoded_contents(raw_contents):
+    """``[(stored name, bytes)]`` from lustre.iokit.async_result's ``raw_contents`` (gzip, then base64)."""
+    decoded = []
+    for index, item in enumerate(raw_contents):
+        if not isinstance(item.get('name'), str) or not isinstance(item.get('content'), str):
+            raise AnsibleActionFail('raw_contents[%d]: needs a name and a content (as lustre.iokit.async_result '
+                                    'returns them), got the keys %s' % (index, ', '.join(sorted(item)) or 'none'))
+        try:
+            name = raw_file_name(item['name'])
+        except ValueError as exc:
+            raise AnsibleActionFail('raw_contents[%d]: %s' % (index, exc))
+        try:
+            data = gzip.decompress(base64.b64decode(item['content'], validate=True))
+        except (binascii.Error, OSError, EOFError, ValueError) as exc:
+            raise AnsibleActionFail('raw_contents[%d] (%s): the content is not base64 of gzip data: %s'
+                                    % (index, item['name'], exc))
+        decoded.append((name, data))
+    return decoded
 
 
 class ActionModule(ActionBase):
@@ -128,12 +151,18 @@ class ActionModule(ActionBase):
         result.update(path=path, status=envelope['status'], run_id=envelope['run_id'], survey=envelope['survey'],
                       changed=False)
 
+        if params['raw_files'] is not None and params['raw_contents'] is not None:
+            raise AnsibleActionFail('raw_files and raw_contents are mutually exclusive: give the files to fetch, '
+                                    'or their contents as lustre.iokit.async_result returned them')
         node_files = params['raw_files']
         if node_files is None:
             given = params['envelope']
             node_files = given.get('raw_files') or ([envelope['raw_output']] if envelope.get('raw_output') else [])
         fetched = []
-        if params['fetch_raw_output']:
+        if params['raw_contents'] is not None:
+            fetched = [(os.path.join(os.path.dirname(path), name), data)
+                       for name, data in _decoded_contents(params['raw_contents'])]
+        elif params['fetch_raw_output']:
             for node_path in node_files:
                 try:
                     name = raw_file_name(node_path)

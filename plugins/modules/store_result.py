@@ -20,9 +20,10 @@ description:
     its own base name, atomically and before the envelope, so that a stored envelope always has its raw output
     next to it.
   - Works for every survey of the collection; the survey is taken from the envelope.
-  - Accepts the registered result of a survey module, of C(ansible.builtin.async_status) polling one, or the
-    envelope itself. C(async_status) replaces the module's C(started)/C(finished) timestamps with booleans; from
-    such a result the envelope is read back from the node's async job file, which must not be cleaned up first.
+  - Accepts the registered result of a survey module, its C(job) as returned by M(lustre.iokit.async_result), the
+    result of C(ansible.builtin.async_status) polling one, or the envelope itself. C(async_status) replaces the
+    module's C(started)/C(finished) timestamps with booleans; from such a result the envelope is read back from
+    the node's async job file, which must not be cleaned up first.
   - Nothing is written when the stored files already hold the same content (the task then reports no change).
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
@@ -74,11 +75,19 @@ options:
         envelope.
     type: list
     elements: str
+  raw_contents:
+    description:
+      - The raw output itself, as M(lustre.iokit.async_result) returns it in its C(raw_contents) (each a C(name)
+        and a gzip-compressed, base64-encoded C(content)); stored under each C(name) without reading the node.
+      - Mutually exclusive with O(raw_files).
+    type: list
+    elements: dict
 notes:
   - A rerun with the same run id overwrites the host's files; use M(lustre.iokit.stored_result) first to skip
     host/survey pairs that are already C(ok).
 seealso:
   - module: lustre.iokit.stored_result
+  - module: lustre.iokit.async_result
 '''
 
 EXAMPLES = r'''
@@ -92,19 +101,21 @@ EXAMPLES = r'''
   poll: 0
   register: survey_job
 
-- name: Wait for the survey
-  ansible.builtin.async_status:
-    jid: "{{ survey_job.ansible_job_id }}"
-  register: survey_result
-  until: survey_result is finished
-  retries: 360
-  delay: 10
+- name: Wait for the survey on the node
+  lustre.iokit.async_result:
+    results_file: "{{ survey_job.results_file }}"
+    wait_s: 60
+  register: survey_wait
+  until: survey_wait.finished
+  retries: 62
+  delay: 0
   # A survey that measured nothing fails but still returns its envelope, which is worth storing.
-  failed_when: survey_result.envelope is not defined
+  failed_when: not survey_wait.finished or survey_wait.job.envelope is not defined
 
 - name: Store the envelope and the raw output on the controller
   lustre.iokit.store_result:
-    envelope: "{{ survey_result }}"
+    envelope: "{{ survey_wait.job }}"
+    raw_contents: "{{ survey_wait.raw_contents }}"
     results_dir: "{{ iokit_results_dir }}"
 '''
 

@@ -1,0 +1,159 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""async_result run as Ansible runs it (a child process) against job files written the way the async wrapper writes them."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.modules import async_result
+
+COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(async_result.__file__), *(['..'] * 4)))
+RUNNING = {'started': True, 'finished': False, 'ansible_job_id': 'j1.42'}
+# ansible-core before 2.19 wrote integers.
+RUNNING_OLD = {'started': 1, 'finished': 0, 'ansible_job_id': 'j1.42'}
+
+
+def write_job(path, content):
+    # The async wrapper's way: a temporary file renamed over the job file.
+    with open(path + '.tmp', 'w') as handle:
+        json.dump(content, handle)
+    os.rename(path + '.tmp', path)
+
+
+def run_module(check_mode=False, **args):
+    args_file = os.path.join(os.path.dirname(args['results_file']), 'args.json')
+    with open(args_file, 'w') as handle:
+        json.dump({'ANSIBLE_MODULE_ARGS': dict(args, _ansible_check_mode=check_mode)}, handle)
+    env = dict(os.environ, PYTHONPATH=COLLECTION_PARENT + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    completed = subprocess.run(
+        [sys.executable, '-m', 'ansible_collections.lustre.iokit.plugins.modules.async_result', args_file],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env, check=False)
+    return json.loads(completed.stdout)
+
+
+def survey_result(raw_files):
+    envelope = {'survey': 'obdfilter', 'status': 'ok', 'started': '2026-11-23T10:00:00Z',
+                'finished': '2026-11-23T10:01:00Z', 'raw_output': raw_files[0] if raw_files else None}
+    return {'changed': True, 'survey': 'obdfilter', 'status': 'ok', 'envelope': envelope, 'raw_files': raw_files}
+
+
+def unpack(content):
+    return gzip.decompress(base64.b64decode(content))
+
+
+def test_a_job_ending_during_the_wait_is_returned_at_once_untouched_with_its_raw_output(tmp_path):
+    summary = tmp_path / 'obdfilter.summary'
+    detail = tmp_path / 'obdfilter.detail'
+    summary.write_bytes(b'ost  1 sz 65536K rsz 1024K obj 1 thr 1 write 100.00 [ 50.00, 60.00]\n')
+    detail.write_bytes(b'\x00binary-safe\xff\n' * 1000)
+    job = str(tmp_path / 'j1.42')
+    write_job(job, RUNNING)
+    finished = survey_result([str(summary), str(detail)])
+    timer = threading.Timer(1.0, write_job, (job, finished))
+    timer.start()
+    started = time.monotonic()
+    result = run_module(results_file=job, wait_s=30)
+    took = time.monotonic() - started
+    timer.join()
+
+    assert result['finished'] is True
+    # Not the 30 s of wait_s: the end is seen at the next look, every half second.
+    assert took < 15
+    # The envelope's timestamps stay strings (async_status would have made them booleans).
+    assert result['job'] == finished
+    assert [(item['path'], item['name']) for item in result['raw_contents']] == [
+        (str(summary), 'obdfilter.summary'), (str(detail), 'obdfilter.detail')]
+    assert unpack(result['raw_contents'][0]['content']) == summary.read_bytes()
+    assert unpack(result['raw_contents'][1]['content']) == detail.read_bytes()
+    assert result['removed'] is True and not os.path.exists(job)
+    assert 'msg' not in result
+
+
+@pytest.mark.parametrize('marker', [RUNNING, RUNNING_OLD])
+def test_a_running_job_is_not_finished_after_the_wait_and_its_file_stays(tmp_path, marker):
+    job = str(tmp_path / 'j1.42')
+    write_job(job, marker)
+    result = run_module(results_file=job, wait_s=1)
+    assert result['finished'] is False
+    assert result['waited_s'] >= 1
+    assert result['job'] == marker
+    assert result['raw_contents'] == []
+    assert result['msg'] == 'the job is still running after 1 s'
+    assert os.path.exists(job)
+
+
+def test_a_job_killed_by_its_async_limit_is_finished_with_the_wrappers_message(tmp_path):
+    job = str(tmp_path / 'j1.42')
+    write_job(job, {'msg': 'Timeout exceeded', 'failed': True, 'child_pid': 4242})
+    result = run_module(results_file=job, wait_s=5)
+    assert result['finished'] is True
+    assert result['job']['failed'] is True
+    assert result['msg'] == 'Timeout exceeded'
+    assert result['raw_contents'] == [] and result['removed'] is True
+
+
+def test_iterations_get_names_of_their_own_and_a_missing_raw_file_is_named(tmp_path):
+    summary = tmp_path / 'mds.summary'
+    summary.write_text('mdt 1 file 100 dir 1 thr 1 create 10.00 [ 10.00, 10.00]\n')
+    job = str(tmp_path / 'j2.1')
+    write_job(job, survey_result([str(summary), str(tmp_path / 'gone.detail')]))
+    result = run_module(results_file=job, wait_s=0, raw_name_suffix='-iteration2')
+    assert [item['name'] for item in result['raw_contents']] == ['mds-iteration2.summary']
+    assert len(result['raw_problems']) == 1 and 'gone.detail' in result['raw_problems'][0]
+
+
+def test_check_mode_reads_but_keeps_the_job_file(tmp_path):
+    job = str(tmp_path / 'j3.1')
+    write_job(job, survey_result([]))
+    result = run_module(check_mode=True, results_file=job, wait_s=0)
+    assert result['finished'] is True and result['removed'] is False
+    assert os.path.exists(job)
+
+
+@pytest.mark.parametrize('args, message', [
+    ({'wait_s': -1}, 'wait_s must be 0 or more'),
+    ({'raw_name_suffix': '../x'}, 'raw_name_suffix must not contain "/"'),
+])
+def test_bad_parameters_are_named(tmp_path, args, message):
+    job = str(tmp_path / 'j4.1')
+    write_job(job, RUNNING)
+    result = run_module(results_file=job, **args)
+    assert result['failed'] is True and message in result['msg']
+
+
+def test_a_missing_or_foreign_job_file_is_an_error_that_says_which(tmp_path):
+    missing = run_module(results_file=str(tmp_path / 'never'))
+    assert missing['failed'] is True and 'no async job file' in missing['msg']
+    foreign = tmp_path / 'foreign'
+    foreign.write_text('not json')
+    damaged = run_module(results_file=str(foreign), wait_s=0)
+    assert damaged['failed'] is True and 'is not an async job file' in damaged['msg']
+
+
+def test_wait_for_job_looks_until_the_deadline_with_a_fake_clock(tmp_path):
+    job = str(tmp_path / 'j5.1')
+    write_job(job, RUNNING)
+    now = [0.0]
+    sleeps = []
+
+    def sleep(seconds):
+        sleeps.append(seconds)
+        now[0] += seconds
+        if now[0] >= 2.0:
+            write_job(job, {'rc': 0})
+
+    content, finished, waited = async_result.wait_for_job(job, 10, clock=lambda: now[0], sleep=sleep)
+    assert finished is True and content == {'rc': 0}
+    assert sleeps == [async_result.POLL_S] * 4 and waited == 2.0
