@@ -9,12 +9,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
+import functools
 import os
 
 import pytest
-
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
@@ -33,27 +31,21 @@ class Node:
     calls = []
 
 
-class NodeRunner:
-    """lctl, lsmod/modprobe/rmmod on the fake node; lst on the fake console."""
+class NodeCommands:
+    """lctl, lsmod/modprobe/rmmod on the fake node; lst on the fake console (which a test may replace)."""
 
-    def __init__(self, *args, **kwargs):
-        self.stop_reason = None
-
-    def install_sigterm_handler(self):
-        return None
+    @property
+    def stop_reason(self):
+        return Node.console.stop_reason
 
     def expired(self):
         return Node.console.expired()
-
-    def run(self, argv, env=None, cwd=None):
-        return self.run_many([argv], env=env)[0]
 
     def run_many(self, argvs, env=None, cwd=None):
         answers = []
         for argv in argvs:
             Node.calls.append(list(argv))
             answers.append(self._answer(list(argv), env))
-        self.stop_reason = Node.console.stop_reason
         return answers
 
     def _answer(self, argv, env):
@@ -72,13 +64,12 @@ class NodeRunner:
 
 
 @pytest.fixture(autouse=True)
-def seams(monkeypatch, tmp_path):
+def seams(monkeypatch, tmp_path, fake_runners):
     Node.console = FakeConsole()
     Node.version = '2.15.5'
     Node.loaded = []
     Node.calls = []
-    monkeypatch.setattr(lst_survey, 'Runner', NodeRunner)
-    monkeypatch.setattr(lst_survey, 'ProcessRecordingRunner', NodeRunner)
+    fake_runners(lst_survey, NodeCommands())
     # The module checks that lst is installed; the fake console answers for it.
     bin_dir = tmp_path / 'bin'
     bin_dir.mkdir()
@@ -87,13 +78,9 @@ def seams(monkeypatch, tmp_path):
     monkeypatch.setenv('PATH', '%s:%s' % (bin_dir, os.environ.get('PATH', '')))
 
 
-def run_module(capsys, args, check_mode=False):
-    if check_mode:
-        args = dict(args, _ansible_check_mode=True)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            lst_survey.main()
-    return json.loads(capsys.readouterr().out)
+@pytest.fixture
+def run_module(run_in_process):
+    return functools.partial(run_in_process, lst_survey)
 
 
 def base(tmp_path, **change):
@@ -117,15 +104,15 @@ def changed_anything():
     ({'timeout': 0}, 'timeout: must be at least 1 second'),
     ({'run_id': '../x'}, 'run_id'),
 ])
-def test_bad_parameters_fail_naming_them_before_anything_runs(capsys, tmp_path, change, message):
-    result = run_module(capsys, base(tmp_path, **change))
+def test_bad_parameters_fail_naming_them_before_anything_runs(run_module, tmp_path, change, message):
+    result = run_module(base(tmp_path, **change))
     assert result['failed'] is True and message in result['msg'], result['msg']
     assert changed_anything() == []
     assert not os.path.exists(str(tmp_path / 'work' / 'test-run'))
 
 
-def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path):
-    result = run_module(capsys, base(tmp_path, split=['all', 'each_server']), check_mode=True)
+def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path):
+    result = run_module(base(tmp_path, split=['all', 'each_server']), check_mode=True)
     assert changed_anything() == []
     assert result['status'] == 'skipped' and result['records'] == []
     assert result['plan']['tests'] == ['read_4k', 'ping'] and result['plan']['points'] == 6
@@ -134,8 +121,8 @@ def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path):
     assert NodeState(str(tmp_path / 'work')).read()['lst_sessions'] == []
 
 
-def test_a_run_returns_a_valid_envelope_and_leaves_nothing(capsys, tmp_path):
-    result = run_module(capsys, base(tmp_path))
+def test_a_run_returns_a_valid_envelope_and_leaves_nothing(run_module, tmp_path):
+    result = run_module(base(tmp_path))
     envelope = result['envelope']
     assert results.validate_envelope(envelope) == []
     assert envelope['status'] == 'ok' and envelope['survey'] == 'lnet'
@@ -149,34 +136,34 @@ def test_a_run_returns_a_valid_envelope_and_leaves_nothing(capsys, tmp_path):
     assert Node.console.session is None
 
 
-def test_lnet_selftest_loaded_by_someone_else_stays(capsys, tmp_path):
+def test_lnet_selftest_loaded_by_someone_else_stays(run_module, tmp_path):
     Node.loaded = ['lnet_selftest']
-    result = run_module(capsys, base(tmp_path))
+    result = run_module(base(tmp_path))
     assert result['environment']['lnet_selftest_loaded_by_us'] is False
     assert Node.loaded == ['lnet_selftest']
     assert not [argv for argv in Node.calls if argv[0] in ('modprobe', 'rmmod')]
 
 
-def test_a_timeout_gives_a_partial_envelope(capsys, tmp_path):
+def test_a_timeout_gives_a_partial_envelope(run_module, tmp_path):
     Node.console = FakeConsole(stop_on_stat=2, samples=1)
-    result = run_module(capsys, base(tmp_path))
+    result = run_module(base(tmp_path))
     assert result['status'] == 'partial'
     assert [record['complete'] for record in result['records']] == [True, False]
     assert any('interrupted: timeout' in error['message'] for error in result['errors'])
     assert Node.console.session is None
 
 
-def test_another_session_fails_naming_it(capsys, tmp_path):
+def test_another_session_fails_naming_it(run_module, tmp_path):
     Node.console = FakeConsole(session=('lnet_session', 31))
-    result = run_module(capsys, base(tmp_path))
+    result = run_module(base(tmp_path))
     assert result['failed'] is True and result['status'] == 'failed'
     assert 'lnet_session (key 31)' in result['msg'] and 'force_session' in result['msg']
     assert Node.console.session == ('lnet_session', 31)
     assert ['rmmod', 'lnet_selftest'] in Node.calls
 
 
-def test_the_iokit_engine_is_refused_on_2_15_naming_the_version(capsys, tmp_path):
-    result = run_module(capsys, base(tmp_path, engine='iokit'))
+def test_the_iokit_engine_is_refused_on_2_15_naming_the_version(run_module, tmp_path):
+    result = run_module(base(tmp_path, engine='iokit'))
     assert result['failed'] is True
     assert 'Lustre 2.15.5' in result['msg'] and '2.16' in result['msg']
     assert changed_anything() == []

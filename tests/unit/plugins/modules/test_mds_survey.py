@@ -8,12 +8,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
+import functools
 import os
 
 import pytest
-
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
@@ -28,39 +26,15 @@ class Node:
     fake = None
 
 
-class NodeRunner:
-    def __init__(self, *args, **kwargs):
-        self.stop_reason = None
-
-    def install_sigterm_handler(self):
-        return None
-
-    def expired(self):
-        return Node.fake.expired()
-
-    def run(self, argv, env=None, cwd=None):
-        return self.run_many([argv], env=env)[0]
-
-    def run_many(self, argvs, env=None, cwd=None):
-        results_ = Node.fake.run_many(argvs, env=env)
-        self.stop_reason = Node.fake.stop_reason
-        return results_
-
-
 @pytest.fixture(autouse=True)
-def seams(monkeypatch):
+def seams(fake_runners):
     Node.fake = FakeRunner()
-    monkeypatch.setattr(mds_survey, 'Runner', NodeRunner)
-    monkeypatch.setattr(mds_survey, 'ProcessRecordingRunner', NodeRunner)
+    fake_runners(mds_survey, Node.fake)
 
 
-def run_module(capsys, args, check_mode=False):
-    if check_mode:
-        args = dict(args, _ansible_check_mode=True)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            mds_survey.main()
-    return json.loads(capsys.readouterr().out)
+@pytest.fixture
+def run_module(run_in_process):
+    return functools.partial(run_in_process, mds_survey)
 
 
 def base(tmp_path, **change):
@@ -83,15 +57,15 @@ def made_anything():
     ({'timeout': 0}, 'timeout: must be at least 1 second'),
     ({'dir_count': 4}, 'dir_count: 4 is greater than every thread count'),
 ])
-def test_bad_parameters_fail_before_anything_is_made(capsys, tmp_path, change, message):
-    result = run_module(capsys, base(tmp_path, **change))
+def test_bad_parameters_fail_before_anything_is_made(run_module, tmp_path, change, message):
+    result = run_module(base(tmp_path, **change))
     assert result['failed'] is True and message in result['msg'], result['msg']
     assert made_anything() == []
     assert not os.path.exists(str(tmp_path / 'work' / 'test-run'))
 
 
-def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path):
-    result = run_module(capsys, base(tmp_path, thrlo=1, thrhi=4, dir_count=2), check_mode=True)
+def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path):
+    result = run_module(base(tmp_path, thrlo=1, thrhi=4, dir_count=2), check_mode=True)
     assert made_anything() == []
     assert result['status'] == 'skipped' and result['records'] == []
     assert [point['thr'] for point in result['plan']['points'] if point['skip'] is None] == [2, 4]
@@ -99,8 +73,8 @@ def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path):
     assert NodeState(str(tmp_path / 'work')).read()['echo_clients'] == []
 
 
-def test_a_run_returns_a_valid_envelope_and_leaves_nothing(capsys, tmp_path):
-    result = run_module(capsys, base(tmp_path))
+def test_a_run_returns_a_valid_envelope_and_leaves_nothing(run_module, tmp_path):
+    result = run_module(base(tmp_path))
     envelope = result['envelope']
     assert results.validate_envelope(envelope) == []
     assert envelope['status'] == 'ok' and envelope['survey'] == 'mds'
@@ -115,9 +89,9 @@ def test_a_run_returns_a_valid_envelope_and_leaves_nothing(capsys, tmp_path):
     assert ['modprobe', 'obdecho'] in Node.fake.calls
 
 
-def test_an_error_on_one_test_gives_a_partial_result(capsys, tmp_path):
+def test_an_error_on_one_test_gives_a_partial_result(run_module, tmp_path):
     Node.fake.failures = {(27, 'lookup'): 'error: test_lookup-1: Input/output error\n'}
-    result = run_module(capsys, base(tmp_path, thrlo=2))
+    result = run_module(base(tmp_path, thrlo=2))
     assert result['status'] == 'partial'
     assert result['records'][0]['tests']['lookup']['status'] == 'error'
     assert result['errors'][0]['point'] == {'thr': 2, 'test': 'lookup'}

@@ -8,12 +8,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
+import functools
 import os
 
 import pytest
-
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
@@ -25,40 +23,19 @@ class Node:
     fake = None
 
 
-class NodeRunner:
-    def __init__(self, *args, **kwargs):
-        self.stop_reason = None
-
-    def install_sigterm_handler(self):
-        return None
-
-    def expired(self):
-        return Node.fake.expired()
-
-    def run(self, argv, env=None, cwd=None):
-        result = Node.fake.run(argv, env=env)
-        self.stop_reason = Node.fake.stop_reason
-        return result
-
-
 @pytest.fixture
-def mount(tmp_path, monkeypatch):
+def mount(tmp_path, monkeypatch, fake_runners):
     path = tmp_path / 'mnt'
     path.mkdir()
     Node.fake = FakeRunner(str(path))
-    monkeypatch.setattr(mdtest_module, 'Runner', NodeRunner)
-    monkeypatch.setattr(mdtest_module, 'ProcessRecordingRunner', NodeRunner)
+    fake_runners(mdtest_module, Node.fake)
     monkeypatch.setattr(mdtest_module, 'resolve', lambda module, name, option: name)
     return str(path)
 
 
-def run_module(capsys, args, check_mode=False):
-    if check_mode:
-        args = dict(args, _ansible_check_mode=True)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            mdtest_module.main()
-    return json.loads(capsys.readouterr().out)
+@pytest.fixture
+def run_module(run_in_process):
+    return functools.partial(run_in_process, mdtest_module)
 
 
 def base(tmp_path, mount, **change):
@@ -83,8 +60,8 @@ def launches():
     ({'timeout': 0}, 'timeout: must be at least 1 second'),
     ({'phases': ['stat']}, 'phases: every point starts from an empty directory'),
 ])
-def test_bad_options_fail_naming_them_before_anything_runs(capsys, tmp_path, mount, change, message):
-    result = run_module(capsys, base(tmp_path, mount, **change))
+def test_bad_options_fail_naming_them_before_anything_runs(run_module, tmp_path, mount, change, message):
+    result = run_module(base(tmp_path, mount, **change))
     assert result['failed'] and message in result['msg']
     assert Node.fake.calls == []
 
@@ -98,15 +75,15 @@ def test_root_without_allow_run_as_root_is_refused():
     assert mdtest_module.option_problems(params, euid=1000) == []
 
 
-def test_a_mount_that_is_not_lustre_is_refused(capsys, tmp_path, mount):
+def test_a_mount_that_is_not_lustre_is_refused(run_module, tmp_path, mount):
     Node.fake.getname_rc = 25
-    result = run_module(capsys, base(tmp_path, mount))
+    result = run_module(base(tmp_path, mount))
     assert result['failed'] and 'mount_point: %s is not a Lustre client mount' % mount in result['msg']
     assert launches() == []
 
 
-def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path, mount):
-    result = run_module(capsys, base(tmp_path, mount), check_mode=True)
+def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path, mount):
+    result = run_module(base(tmp_path, mount), check_mode=True)
     assert result['status'] == 'skipped' and result['changed']
     plan = result['plan']
     assert [(p['step'], p['nodes'], p['tasks_per_node']) for p in plan['points']] == [
@@ -117,8 +94,8 @@ def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path, mount
     assert launches() == [] and os.listdir(mount) == []
 
 
-def test_a_survey_returns_every_point_and_leaves_no_tree(capsys, tmp_path, mount):
-    result = run_module(capsys, base(tmp_path, mount, stride=2, files_only=True, write_bytes=100, read_bytes=100))
+def test_a_survey_returns_every_point_and_leaves_no_tree(run_module, tmp_path, mount):
+    result = run_module(base(tmp_path, mount, stride=2, files_only=True, write_bytes=100, read_bytes=100))
     assert result['status'] == 'ok' and result['changed'] and result['errors'] == []
     envelope = result['envelope']
     assert results.validate_envelope(envelope) == []
@@ -136,18 +113,18 @@ def test_a_survey_returns_every_point_and_leaves_no_tree(capsys, tmp_path, mount
     assert NodeState(str(tmp_path / 'work')).entries('paths') == []
 
 
-def test_nothing_measured_fails_with_the_envelope_and_removes_the_tree(capsys, tmp_path, mount):
+def test_nothing_measured_fails_with_the_envelope_and_removes_the_tree(run_module, tmp_path, mount):
     Node.fake.fail_points = {(1, 1), (1, 2)}
-    result = run_module(capsys, base(tmp_path, mount))
+    result = run_module(base(tmp_path, mount))
     assert result['failed'] and result['status'] == 'failed'
     assert result['msg'].startswith('mdtest measured nothing: mpirun mdtest failed (rc 1)')
     assert result['envelope']['errors'][0]['point'] == {'nodes': 1, 'tasks_per_node': 1}
     assert os.listdir(mount) == []
 
 
-def test_a_timeout_is_partial(capsys, tmp_path, mount):
+def test_a_timeout_is_partial(run_module, tmp_path, mount):
     Node.fake.hang_points = {(2, 2)}
-    result = run_module(capsys, base(tmp_path, mount))
+    result = run_module(base(tmp_path, mount))
     assert result['status'] == 'partial' and len(result['records']) == 2
     assert {'point': None, 'message': 'survey stopped: timeout'} in result['errors']
     assert os.listdir(mount) == []

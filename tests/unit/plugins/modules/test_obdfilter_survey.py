@@ -8,12 +8,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import functools
 import json
 import os
 
 import pytest
-
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
@@ -30,40 +29,15 @@ class Node:
     runners = []
 
 
-class NodeRunner:
-    def __init__(self, *args, **kwargs):
-        self.deadline = kwargs.get('deadline')
-        self.stop_reason = None
-        Node.runners.append(self)
-
-    def install_sigterm_handler(self):
-        return None
-
-    def expired(self):
-        return False
-
-    def run(self, argv, env=None, cwd=None):
-        return self.run_many([argv], env=env)[0]
-
-    def run_many(self, argvs, env=None, cwd=None):
-        return Node.lustre.run_many(argvs, env=env)
-
-
 @pytest.fixture(autouse=True)
-def seams(monkeypatch):
+def seams(fake_runners):
     Node.lustre = FakeLustre(seconds_per_batch=3.0)
-    Node.runners = []
-    monkeypatch.setattr(obdfilter_survey, 'Runner', NodeRunner)
-    monkeypatch.setattr(obdfilter_survey, 'ProcessRecordingRunner', NodeRunner)
+    Node.runners = fake_runners(obdfilter_survey, Node.lustre)
 
 
-def run_module(capsys, args, check_mode=False):
-    if check_mode:
-        args = dict(args, _ansible_check_mode=True)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            obdfilter_survey.main()
-    return json.loads(capsys.readouterr().out)
+@pytest.fixture
+def run_module(run_in_process):
+    return functools.partial(run_in_process, obdfilter_survey)
 
 
 def base(tmp_path, **change):
@@ -93,16 +67,16 @@ def made_anything():
     ({'engine': 'iokit', 'iokit_script': '/nonexistent/obdfilter-survey'},
      'iokit_script: /nonexistent/obdfilter-survey does not exist'),
 ])
-def test_bad_parameters_fail_before_anything_is_made(capsys, tmp_path, change, message):
-    result = run_module(capsys, base(tmp_path, **change))
+def test_bad_parameters_fail_before_anything_is_made(run_module, tmp_path, change, message):
+    result = run_module(base(tmp_path, **change))
     assert result['failed'] is True and message in result['msg'], result['msg']
     assert made_anything() == []
     assert not os.path.exists(str(tmp_path / 'work'))
 
 
-def test_a_target_that_is_not_up_fails_naming_targets(capsys, tmp_path):
+def test_a_target_that_is_not_up_fails_naming_targets(run_module, tmp_path):
     Node.lustre.devices[3]['status'] = 'AT'
-    result = run_module(capsys, base(tmp_path, targets=list(OSTS)))
+    result = run_module(base(tmp_path, targets=list(OSTS)))
     assert result['failed'] is True and result['msg'] == 'targets: testfs-OST0001 is in state AT, not UP'
     assert made_anything() == []
 
@@ -111,15 +85,15 @@ def test_a_target_that_is_not_up_fails_naming_targets(capsys, tmp_path):
     ('network', '2.16.1', 'case: network cannot run on Lustre 2.16.1'),
     ('netdisk', '2.15.6', 'case: netdisk was removed from obdfilter-survey in Lustre 2.15.6'),
 ])
-def test_cases_newer_lustre_dropped_fail_naming_the_version(capsys, tmp_path, case, version, message):
+def test_cases_newer_lustre_dropped_fail_naming_the_version(run_module, tmp_path, case, version, message):
     Node.lustre.version = version
-    result = run_module(capsys, base(tmp_path, case=case, targets=['10.0.0.1'], engine='iokit'))
+    result = run_module(base(tmp_path, case=case, targets=['10.0.0.1'], engine='iokit'))
     assert result['failed'] is True and result['msg'].startswith(message)
     assert made_anything() == []
 
 
-def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path):
-    result = run_module(capsys, base(tmp_path), check_mode=True)
+def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path):
+    result = run_module(base(tmp_path), check_mode=True)
     assert made_anything() == []
     assert ['modprobe', 'obdecho'] not in Node.lustre.commands
     assert not os.path.exists(str(tmp_path / 'work'))
@@ -135,10 +109,10 @@ def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path):
     assert result['environment']['lustre_version'] == '2.15.5' and result['environment']['targets'] == list(OSTS)
 
 
-def test_run_returns_a_valid_envelope_with_per_ost_figures(capsys, tmp_path):
+def test_run_returns_a_valid_envelope_with_per_ost_figures(run_module, tmp_path):
     slow = OSTS[1]
     Node.lustre.brw[slow] = lambda argv: (0, '1/1 Total: 5.000000/second\n1/1 Total: 6.000000/second\n', '')
-    result = run_module(capsys, base(tmp_path))
+    result = run_module(base(tmp_path))
     envelope = result['envelope']
     assert results.validate_envelope(envelope) == []
     assert (envelope['status'], envelope['survey'], envelope['engine']) == ('ok', 'obdfilter', 'native')
@@ -155,13 +129,13 @@ def test_run_returns_a_valid_envelope_with_per_ost_figures(capsys, tmp_path):
     assert envelope['environment']['obdecho_loaded_by_us'] is True
 
 
-def test_timeout_sets_the_measuring_runners_deadline_only(capsys, tmp_path):
-    run_module(capsys, base(tmp_path, timeout=30))
+def test_timeout_sets_the_measuring_runners_deadline_only(run_module, tmp_path):
+    run_module(base(tmp_path, timeout=30))
     deadlines = [runner.deadline for runner in Node.runners]
     assert deadlines.count(None) == 1 and len(deadlines) == 2
 
 
-def test_nothing_measured_fails_with_the_envelope(capsys, tmp_path):
+def test_nothing_measured_fails_with_the_envelope(run_module, tmp_path):
     original = Node.lustre.answer
 
     def refuse_setup(argv):
@@ -169,13 +143,13 @@ def test_nothing_measured_fails_with_the_envelope(capsys, tmp_path):
             return 22, '', 'error: setup: Invalid argument\n'
         return original(argv)
     Node.lustre.answer = refuse_setup
-    result = run_module(capsys, base(tmp_path))
+    result = run_module(base(tmp_path))
     assert result['failed'] is True and result['status'] == 'failed'
     assert "can't set up echo-client testfs-OST0000_ecc" in result['msg']
     assert results.validate_envelope(result['envelope']) == []
 
 
-def test_iokit_engine_runs_the_script_and_undoes_its_leftovers(capsys, tmp_path):
+def test_iokit_engine_runs_the_script_and_undoes_its_leftovers(run_module, tmp_path):
     script = tmp_path / 'obdfilter-survey'
     script.write_text('# stands in for the installed script\n')
     lustre = Node.lustre
@@ -190,7 +164,7 @@ def test_iokit_engine_runs_the_script_and_undoes_its_leftovers(capsys, tmp_path)
             return 0, 'done!\n', ''
         return original(argv)
     lustre.answer = script_leaves_an_echo_client
-    result = run_module(capsys, base(tmp_path, engine='iokit', iokit_script=str(script), tests=['write']))
+    result = run_module(base(tmp_path, engine='iokit', iokit_script=str(script), tests=['write']))
     assert [argv for argv in lustre.commands if argv[0] == 'bash'] == [['bash', str(script)]]
     assert result['status'] == 'partial' and len(result['records']) == 1
     assert result['errors'] == [{'point': None, 'message': 'obdfilter-survey left echo_client testfs-OST0001_ecc '
@@ -209,8 +183,8 @@ def network_args(tmp_path, **change):
                 **change)
 
 
-def test_network_case_runs_natively_against_the_echo_server_and_leaves_nothing(capsys, tmp_path):
-    result = run_module(capsys, network_args(tmp_path))
+def test_network_case_runs_natively_against_the_echo_server_and_leaves_nothing(run_module, tmp_path):
+    result = run_module(network_args(tmp_path))
     assert result.get('failed') is not True, result.get('msg')
     assert result['status'] == 'ok' and result['changed'] is True
     [record] = result['records']
@@ -228,8 +202,8 @@ def test_network_case_runs_natively_against_the_echo_server_and_leaves_nothing(c
     assert [d['name'] for d in Node.lustre.devices] == ['MGC192.168.1.10@tcp', 'OSS'] + list(OSTS)
 
 
-def test_network_check_mode_plans_both_nodes_and_touches_nothing(capsys, tmp_path):
-    result = run_module(capsys, network_args(tmp_path), check_mode=True)
+def test_network_check_mode_plans_both_nodes_and_touches_nothing(run_module, tmp_path):
+    result = run_module(network_args(tmp_path), check_mode=True)
     assert result['status'] == 'skipped'
     assert result['plan']['setup']['server'][1] == ['lctl', 'attach', 'obdecho', 'echo_srv', 'echo_srv_UUID']
     assert ['lctl', 'add_uuid', 'echo_UUID', '10.0.0.1@tcp'] in result['plan']['setup']['client']
@@ -237,19 +211,19 @@ def test_network_check_mode_plans_both_nodes_and_touches_nothing(capsys, tmp_pat
     assert made_anything() == []
 
 
-def test_network_case_refuses_a_node_with_a_mounted_client(capsys, tmp_path):
+def test_network_case_refuses_a_node_with_a_mounted_client(run_module, tmp_path):
     Node.lustre.devices.append({'index': 8, 'status': 'UP', 'type': 'osc', 'name': 'testfs-OST0000-osc-ffff9a',
                                 'uuid': 'u8'})
-    result = run_module(capsys, network_args(tmp_path))
+    result = run_module(network_args(tmp_path))
     assert result['failed'] is True
     assert result['msg'].startswith('case: network needs a node without a mounted Lustre client')
     assert 'testfs-OST0000-osc-ffff9a' in result['msg']
     assert made_anything() == []
 
 
-def test_network_on_2_15_7_fails_before_anything_naming_case_and_version(capsys, tmp_path):
+def test_network_on_2_15_7_fails_before_anything_naming_case_and_version(run_module, tmp_path):
     Node.lustre.version = '2.15.7'
-    result = run_module(capsys, network_args(tmp_path))
+    result = run_module(network_args(tmp_path))
     assert result['failed'] is True
     assert result['msg'].startswith('case: network cannot run on Lustre 2.15.7')
     assert made_anything() == []
@@ -266,10 +240,10 @@ def add_client_oscs():
                                     'nid': '10.0.0.21@tcp'})
 
 
-def test_netdisk_surveys_every_ost_of_the_mounted_client_and_leaves_nothing(capsys, tmp_path):
+def test_netdisk_surveys_every_ost_of_the_mounted_client_and_leaves_nothing(run_module, tmp_path):
     add_client_oscs()
     before = [dict(device) for device in Node.lustre.devices]
-    result = run_module(capsys, base(tmp_path, case='netdisk', nobjhi=1, thrhi=1, tests=['write']))
+    result = run_module(base(tmp_path, case='netdisk', nobjhi=1, thrhi=1, tests=['write']))
     assert result.get('failed') is not True, result.get('msg')
     [record] = result['records']
     assert record['case'] == 'netdisk' and record['targets'] == list(OSTS)
@@ -283,9 +257,9 @@ def test_netdisk_surveys_every_ost_of_the_mounted_client_and_leaves_nothing(caps
     assert [device['name'] for device in Node.lustre.devices] == [device['name'] for device in before]
 
 
-def test_netdisk_check_mode_plans_the_client_setup_and_touches_nothing(capsys, tmp_path):
+def test_netdisk_check_mode_plans_the_client_setup_and_touches_nothing(run_module, tmp_path):
     add_client_oscs()
-    result = run_module(capsys, base(tmp_path, case='netdisk', targets=[OSTS[1]]), check_mode=True)
+    result = run_module(base(tmp_path, case='netdisk', targets=[OSTS[1]]), check_mode=True)
     assert result['status'] == 'skipped'
     assert result['plan']['setup']['client'][1] == ['lctl', 'add_uuid', 'host_0_UUID', '10.0.0.21@tcp']
     assert list(result['plan']['per_ost']) == [OSTS[1]]

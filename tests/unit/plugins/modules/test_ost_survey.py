@@ -8,12 +8,10 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
+import functools
 import os
 
 import pytest
-
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
@@ -30,39 +28,18 @@ class Node:
     fake = None
 
 
-class NodeRunner:
-    def __init__(self, *args, **kwargs):
-        self.stop_reason = None
-
-    def install_sigterm_handler(self):
-        return None
-
-    def expired(self):
-        return Node.fake.expired()
-
-    def run(self, argv, env=None, cwd=None):
-        result = Node.fake.run(argv, env=env)
-        self.stop_reason = Node.fake.stop_reason
-        return result
-
-
 @pytest.fixture
-def mount(tmp_path, monkeypatch):
+def mount(tmp_path, fake_runners):
     path = tmp_path / 'mnt'
     path.mkdir()
     Node.fake = FakeRunner(FakeClock(), str(path))
-    monkeypatch.setattr(ost_survey, 'Runner', NodeRunner)
-    monkeypatch.setattr(ost_survey, 'ProcessRecordingRunner', NodeRunner)
+    fake_runners(ost_survey, Node.fake)
     return str(path)
 
 
-def run_module(capsys, args, check_mode=False):
-    if check_mode:
-        args = dict(args, _ansible_check_mode=True)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            ost_survey.main()
-    return json.loads(capsys.readouterr().out)
+@pytest.fixture
+def run_module(run_in_process):
+    return functools.partial(run_in_process, ost_survey)
 
 
 def base(tmp_path, mount, **change):
@@ -81,37 +58,37 @@ def changes():
     ({'min_free_factor': 0.5}, 'min_free_factor: must be at least 1'),
     ({'timeout': 0}, 'timeout: must be at least 1 second'),
 ])
-def test_bad_parameters_fail_before_anything_is_made(capsys, tmp_path, mount, change, message):
-    result = run_module(capsys, base(tmp_path, mount, **change))
+def test_bad_parameters_fail_before_anything_is_made(run_module, tmp_path, mount, change, message):
+    result = run_module(base(tmp_path, mount, **change))
     assert result['failed'] is True and message in result['msg']
     assert Node.fake.calls == []
 
 
-def test_a_mount_that_is_not_lustre_is_refused(capsys, tmp_path, mount):
+def test_a_mount_that_is_not_lustre_is_refused(run_module, tmp_path, mount):
     Node.fake.getname_rc = 19
-    result = run_module(capsys, base(tmp_path, mount))
+    result = run_module(base(tmp_path, mount))
     assert result['failed'] is True
     assert result['msg'].startswith('mount_point: %s is not a Lustre client mount' % mount)
     assert changes() == []
 
 
-def test_short_free_space_is_refused(capsys, tmp_path, mount):
+def test_short_free_space_is_refused(run_module, tmp_path, mount):
     Node.fake.available = {0: 100, 1: None, 2: 10 ** 6, 3: 10 ** 6}
-    result = run_module(capsys, base(tmp_path, mount))
+    result = run_module(base(tmp_path, mount))
     assert result['failed'] is True and result['msg'].startswith('size_mib: OST index 0 (testfs-OST0000_UUID) has 100 KiB')
     assert changes() == []
 
 
-def test_check_mode_returns_the_plan_and_touches_nothing(capsys, tmp_path, mount):
-    result = run_module(capsys, base(tmp_path, mount), check_mode=True)
+def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path, mount):
+    result = run_module(base(tmp_path, mount), check_mode=True)
     assert changes() == [] and os.listdir(mount) == []
     assert result['status'] == 'skipped'
     assert result['plan']['bytes_written_per_ost'] == 4 * 1024 * 1024
     assert [entry['active'] for entry in result['plan']['osts']] == [True, False, True, True]
 
 
-def test_a_run_returns_one_record_restores_the_cache_and_removes_the_files(capsys, tmp_path, mount):
-    result = run_module(capsys, base(tmp_path, mount))
+def test_a_run_returns_one_record_restores_the_cache_and_removes_the_files(run_module, tmp_path, mount):
+    result = run_module(base(tmp_path, mount))
     envelope = result['envelope']
     assert results.validate_envelope(envelope) == []
     assert envelope['status'] == 'ok' and len(envelope['records']) == 1
@@ -124,9 +101,9 @@ def test_a_run_returns_one_record_restores_the_cache_and_removes_the_files(capsy
         assert parse_ost_survey(handle.read())['active_osts'] == 3
 
 
-def test_timeout_gives_a_partial_result_and_cleans_up(capsys, tmp_path, mount):
+def test_timeout_gives_a_partial_result_and_cleans_up(run_module, tmp_path, mount):
     Node.fake.stop_at = ('read', 0)
-    result = run_module(capsys, base(tmp_path, mount))
+    result = run_module(base(tmp_path, mount))
     assert result['status'] == 'partial'
     assert result['records'][0]['complete'] is False
     assert result['records'][0]['read']['avg_mib_s'] is None

@@ -8,11 +8,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
+import functools
 
 import pytest
-
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
@@ -23,27 +21,20 @@ from ansible_collections.lustre.iokit.plugins.modules import sgpdd_survey
 TIMING = 'time to transfer data was 0.010000 secs, 419.43 MB/sec\n8192+0 records in\n8192+0 records out\n'
 
 
-class RecordingRunner:
-    instances = []
+class Devices:
+    """Every command succeeds; sgp_dd prints its timing. Records every command."""
 
-    def __init__(self, deadline=None, **kwargs):
-        self.deadline = deadline
-        self.stop_reason = None
+    def __init__(self):
         self.commands = []
-        RecordingRunner.instances.append(self)
-
-    def install_sigterm_handler(self):
-        return None
-
-    def expired(self):
-        return False
-
-    def run(self, argv, env=None, cwd=None):
-        return self.run_many([argv])[0]
 
     def run_many(self, argvs, env=None, cwd=None):
         self.commands.extend(list(argv) for argv in argvs)
         return [CommandResult(argv, 0, '', TIMING if argv[0] == 'sgp_dd' else '', 0.01) for argv in argvs]
+
+
+class Node:
+    devices = None
+    runners = []
 
 
 class CleanDevices:
@@ -71,22 +62,18 @@ def fake_environment(runner, targets):
 
 
 @pytest.fixture(autouse=True)
-def seams(monkeypatch):
-    RecordingRunner.instances = []
+def seams(monkeypatch, fake_runners):
+    Node.devices = Devices()
+    Node.runners = fake_runners(sgpdd_survey, Node.devices)
     CleanDevices.refuse = {}
-    monkeypatch.setattr(sgpdd_survey, 'Runner', RecordingRunner)
     monkeypatch.setattr(sgpdd_survey, 'DeviceSafety', CleanDevices)
     monkeypatch.setattr(sgpdd.__name__ + '.resolve_target', fake_target)
     monkeypatch.setattr(sgpdd.__name__ + '.collect_environment', fake_environment)
 
 
-def run_module(capsys, args, check_mode=False):
-    if check_mode:
-        args = dict(args, _ansible_check_mode=True)
-    with patch_module_args(args):
-        with pytest.raises(SystemExit):
-            sgpdd_survey.main()
-    return json.loads(capsys.readouterr().out)
+@pytest.fixture
+def run_module(run_in_process):
+    return functools.partial(run_in_process, sgpdd_survey)
 
 
 BASE = {'devices': ['/dev/loop0', '/dev/loop1'], 'size_mib': 4, 'crghi': 2, 'thrhi': 2, 'destroy_data': True,
@@ -94,7 +81,7 @@ BASE = {'devices': ['/dev/loop0', '/dev/loop1'], 'size_mib': 4, 'crghi': 2, 'thr
 
 
 def sgp_dd_commands():
-    return [argv for runner in RecordingRunner.instances for argv in runner.commands if argv[0] == 'sgp_dd']
+    return [argv for argv in Node.devices.commands if argv[0] == 'sgp_dd']
 
 
 @pytest.mark.parametrize('change, message', [
@@ -106,35 +93,35 @@ def sgp_dd_commands():
     ({'run_id': '../x'}, 'run_id must not contain ".."'),
     ({'actions': ['read', 'read']}, 'actions: each action may appear once'),
 ])
-def test_invalid_options_fail_before_any_command(capsys, change, message):
-    result = run_module(capsys, dict(BASE, **change))
+def test_invalid_options_fail_before_any_command(run_module, change, message):
+    result = run_module(dict(BASE, **change))
     assert result['failed'] and message in result['msg']
-    assert all(not runner.commands for runner in RecordingRunner.instances)
+    assert Node.devices.commands == []
 
 
-def test_devices_is_required(capsys):
-    result = run_module(capsys, {'size_mib': 4})
+def test_devices_is_required(run_module):
+    result = run_module({'size_mib': 4})
     assert result['failed'] and 'devices' in result['msg']
 
 
-def test_rszlo_not_a_multiple_of_the_block_size_fails_naming_the_option(capsys):
-    result = run_module(capsys, dict(BASE, rszlo=1, rszhi=1))
+def test_rszlo_not_a_multiple_of_the_block_size_fails_naming_the_option(run_module):
+    result = run_module(dict(BASE, rszlo=1, rszhi=1))
     assert result['failed'] is True
     assert result['msg'].startswith('rszlo: 1 KiB is not a multiple of the block size of /dev/loop0')
     assert sgp_dd_commands() == []
 
 
-def test_refused_device_touches_no_device(capsys):
+def test_refused_device_touches_no_device(run_module):
     CleanDevices.refuse = {'/dev/loop1': ['/dev/loop1 is mounted at /mnt (ext4); unmount it first']}
-    result = run_module(capsys, BASE)
+    result = run_module(BASE)
     assert result['failed'] is True
     assert result['msg'] == 'refusing /dev/loop1: /dev/loop1 is mounted at /mnt (ext4); unmount it first'
     assert result['refusals'] == {'/dev/loop1': ['/dev/loop1 is mounted at /mnt (ext4); unmount it first']}
     assert sgp_dd_commands() == []
 
 
-def test_check_mode_returns_the_plan_and_runs_nothing(capsys):
-    result = run_module(capsys, BASE, check_mode=True)
+def test_check_mode_returns_the_plan_and_runs_nothing(run_module):
+    result = run_module(BASE, check_mode=True)
     assert sgp_dd_commands() == []
     assert result['status'] == 'skipped' and result['records'] == [] and result['changed'] is True
     plan = result['plan']
@@ -145,8 +132,8 @@ def test_check_mode_returns_the_plan_and_runs_nothing(capsys):
     assert results.validate_envelope(result['envelope']) == []
 
 
-def test_run_returns_a_valid_envelope_and_writes_raw_output(capsys, tmp_path):
-    result = run_module(capsys, dict(BASE, workdir=str(tmp_path)))
+def test_run_returns_a_valid_envelope_and_writes_raw_output(run_module, tmp_path):
+    result = run_module(dict(BASE, workdir=str(tmp_path)))
     envelope = result['envelope']
     assert results.validate_envelope(envelope) == []
     assert (envelope['status'], envelope['survey'], envelope['run_id']) == ('ok', 'sgpdd', 'test-run')
@@ -162,12 +149,12 @@ def test_run_returns_a_valid_envelope_and_writes_raw_output(capsys, tmp_path):
     assert envelope['environment']['sg3_utils'] == '1.46'
 
 
-def test_read_only_run_reports_no_change(capsys, tmp_path):
-    result = run_module(capsys, dict(BASE, workdir=str(tmp_path), actions=['read'], destroy_data=False))
+def test_read_only_run_reports_no_change(run_module, tmp_path):
+    result = run_module(dict(BASE, workdir=str(tmp_path), actions=['read'], destroy_data=False))
     assert result['changed'] is False and result['status'] == 'ok'
     assert all(argv[2] == 'of=/dev/null' for argv in sgp_dd_commands())
 
 
-def test_timeout_option_sets_the_runner_deadline(capsys, tmp_path):
-    run_module(capsys, dict(BASE, workdir=str(tmp_path), timeout=30))
-    assert RecordingRunner.instances[0].deadline is not None
+def test_timeout_option_sets_the_runner_deadline(run_module, tmp_path):
+    run_module(dict(BASE, workdir=str(tmp_path), timeout=30))
+    assert Node.runners[0].deadline is not None
