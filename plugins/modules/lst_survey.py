@@ -251,15 +251,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import lnet
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import (
-    RawOutput,
-    add_iokit_outcome,
-    add_survey_outcome,
-    exit_with_envelope,
-    fail_on_problems,
-    iokit_script_path,
-    start_survey,
-)
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 
 SURVEY = 'lnet'
 PARAMETER_NAMES = ('servers', 'clients', 'modes', 'sizes', 'concurrency', 'stat_count', 'stat_delay_s', 'stat_group',
@@ -298,7 +290,7 @@ def option_problems(params):
 
 
 def run_native(survey, builder, run_dir):
-    raw = RawOutput(os.path.join(run_dir, 'lst_survey'))
+    raw = survey_module.RawOutput(os.path.join(run_dir, 'lst_survey'))
     survey.raw = raw
     measured = False
     try:
@@ -309,18 +301,18 @@ def run_native(survey, builder, run_dir):
         builder.add_error(str(exc))
     finally:
         raw.close()
-    add_survey_outcome(builder, survey, cleanup_problems=survey.close_problems)
+    survey_module.add_survey_outcome(builder, survey, cleanup_problems=survey.close_problems)
     # The CSV first: it is what parse_lst_survey reads, and what raw_output points at.
     return measured, [raw.summary_path, raw.detail_path]
 
 
 def run_iokit(module, runner, builder, run_dir, params):
-    script = iokit_script_path(module)
+    script = survey_module.iokit_script_path(module)
     records, errors, files = lnet.run_iokit(
         runner, script, run_dir, params['split'], servers=params['servers'], clients=params['clients'],
         modes=params['modes'], sizes=params['sizes'], concurrency=params['concurrency'],
         stat_count=params['stat_count'], stat_delay_s=params['stat_delay_s'], stat_group=params['stat_group'])
-    add_iokit_outcome(builder, records, errors, runner)
+    survey_module.add_iokit_outcome(builder, records, errors, runner)
     csv_files = [path for path in files if path.endswith('.csv')]
     return bool(records), csv_files + [path for path in files if path not in csv_files]
 
@@ -328,9 +320,9 @@ def run_iokit(module, runner, builder, run_dir, params):
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    fail_on_problems(module, option_problems(params))
+    survey_module.fail_on_problems(module, option_problems(params))
     # The session's end and the module's unloading run on the control runner: they still run after a timeout.
-    start = start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
+    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
     runner, builder = start.runner, start.builder
     version = start.lctl.version()
     if params['engine'] == 'iokit':
@@ -346,7 +338,7 @@ def main():
     builder.set_environment(lustre_version=version, kernel=os.uname()[2], session=survey.session)
     plan = survey.plan()
     if module.check_mode:
-        exit_with_envelope(module, builder, 'lnet survey', True, plan=plan)
+        survey_module.exit_with_envelope(module, builder, 'lnet survey', True, plan=plan)
     if params['engine'] == 'native' and module.get_bin_path('lst') is None:
         module.fail_json(msg='lst is not installed on this node (Lustre client or server utilities); the native '
                              'engine drives it', plan=plan)
@@ -362,7 +354,7 @@ def main():
         start.unload_kernel_module(lnet.SELFTEST_MODULE)
     builder.set_environment(notes=survey.notes)
     builder.set_raw_output(raw_files[0] if raw_files else None)
-    exit_with_envelope(module, builder, 'lnet survey', changed, plan=plan, raw_files=raw_files)
+    survey_module.exit_with_envelope(module, builder, 'lnet survey', changed, plan=plan, raw_files=raw_files)
 
 
 if __name__ == '__main__':

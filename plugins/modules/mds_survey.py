@@ -227,15 +227,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_u
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import (
-    RawOutput,
-    add_iokit_outcome,
-    add_survey_outcome,
-    exit_with_envelope,
-    fail_on_problems,
-    iokit_script_path,
-    start_survey,
-)
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 
 SURVEY = 'mds'
 PARAMETER_NAMES = ('targets', 'thrlo', 'thrhi', 'file_count', 'dir_count', 'stripe_count', 'tests', 'layer',
@@ -272,7 +264,7 @@ def option_problems(params):
 
 
 def run_native(survey, builder, lctl, run_dir):
-    raw = RawOutput(os.path.join(run_dir, 'mds_survey'))
+    raw = survey_module.RawOutput(os.path.join(run_dir, 'mds_survey'))
     survey.raw = raw
     measured = False
     try:
@@ -286,14 +278,14 @@ def run_native(survey, builder, lctl, run_dir):
         for problem in survey.teardown(lctl):
             builder.add_error('cleanup: %s' % problem)
         raw.close()
-    add_survey_outcome(builder, survey)
+    survey_module.add_survey_outcome(builder, survey)
     return measured, [raw.summary_path, raw.detail_path]
 
 
 def run_iokit(start, run_dir, targets):
     """Run the installed mds-survey, then remove the echo clients it left (its own trap is not trusted)."""
     params = start.module.params
-    script = iokit_script_path(start.module)
+    script = survey_module.iokit_script_path(start.module)
     rslt = os.path.join(run_dir, 'mds_survey')
     for target in targets:
         start.node_state.record('echo_clients', start.run_id, name=target.echo_client, target=target.name,
@@ -303,7 +295,7 @@ def run_iokit(start, run_dir, targets):
         thrhi=params['thrhi'], file_count=params['file_count'], dir_count=params['dir_count'],
         stripe_count=params['stripe_count'], tests=params['tests'], start_number=params['start_number'],
         layer=params['layer'])
-    add_iokit_outcome(start.builder, records, errors, start.runner)
+    survey_module.add_iokit_outcome(start.builder, records, errors, start.runner)
     start.remove_leftover_echo_clients('mds-survey', [target.echo_client for target in targets])
     return bool(records), [rslt + '.summary', rslt + '.detail']
 
@@ -311,10 +303,10 @@ def run_iokit(start, run_dir, targets):
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    fail_on_problems(module, option_problems(params))
+    survey_module.fail_on_problems(module, option_problems(params))
     if params['dir_count'] is None:
         params['dir_count'] = params['thrlo']
-    start = start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
+    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
     builder, lctl = start.builder, start.lctl
 
     try:
@@ -336,7 +328,7 @@ def main():
         tests=params['tests'], start_number=params['start_number'], layer=params['layer'], host=start.host)
     plan = survey.plan()
     if module.check_mode:
-        exit_with_envelope(module, builder, 'mds survey', True, plan=plan)
+        survey_module.exit_with_envelope(module, builder, 'mds survey', True, plan=plan)
 
     run_dir = start.make_run_dir()
     builder.set_environment(obdecho_loaded_by_us=start.load_kernel_module(ECHO_MODULE))
@@ -348,7 +340,7 @@ def main():
     finally:
         start.unload_kernel_module(ECHO_MODULE)
     builder.set_raw_output(raw_files[0])
-    exit_with_envelope(module, builder, 'mds survey', changed, plan=plan, raw_files=raw_files)
+    survey_module.exit_with_envelope(module, builder, 'mds survey', changed, plan=plan, raw_files=raw_files)
 
 
 if __name__ == '__main__':

@@ -310,12 +310,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mdtest
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import (
-    add_survey_outcome,
-    exit_with_envelope,
-    fail_on_problems,
-    start_survey,
-)
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 
 SURVEY = 'mdtest'
 # the options that shape what mdtest measures (the envelope's parameters)
@@ -408,18 +403,18 @@ def run_survey(survey, builder, raw_path):
                 handle.write(survey.raw_text())
     for record in survey.records:
         builder.add_record(record)
-    add_survey_outcome(builder, survey)
+    survey_module.add_survey_outcome(builder, survey)
     return bool(survey.records)
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    fail_on_problems(module, option_problems(params))
+    survey_module.fail_on_problems(module, option_problems(params))
     mpirun = resolve(module, params['mpirun'], 'mpirun')
     mdtest_program = resolve(module, params['mdtest_path'], 'mdtest_path')
     # checks, layouts and the tree's removal run on the control runner: the removal still runs after a timeout
-    start = start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
+    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
     builder = start.builder
 
     survey = mdtest.MdtestSurvey(start.runner, start.control_runner, start.node_state, start.run_id,
@@ -435,12 +430,12 @@ def main():
                             fsname=survey.fsname, mount_fstype=survey.fstype, mpirun=mpirun, mdtest=mdtest_program)
     plan = survey.plan()
     if module.check_mode:
-        exit_with_envelope(module, builder, 'mdtest', True, plan=plan)
+        survey_module.exit_with_envelope(module, builder, 'mdtest', True, plan=plan)
 
     raw_path = os.path.join(survey.run_dir, 'mdtest.out')
     changed = run_survey(survey, builder, raw_path)
     builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
-    exit_with_envelope(module, builder, 'mdtest', changed, plan=plan)
+    survey_module.exit_with_envelope(module, builder, 'mdtest', changed, plan=plan)
 
 
 if __name__ == '__main__':

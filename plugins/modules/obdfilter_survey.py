@@ -285,15 +285,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
     survey_common_argument_spec,
     sweep_argument_spec,
 )
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import (
-    RawOutput,
-    add_iokit_outcome,
-    add_survey_outcome,
-    exit_with_envelope,
-    fail_on_problems,
-    iokit_script_path,
-    start_survey,
-)
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 
 SURVEY = 'obdfilter'
 PARAMETER_NAMES = ('targets', 'case', 'size_mib', 'rszlo', 'rszhi', 'nobjlo', 'nobjhi', 'thrlo', 'thrhi', 'tests',
@@ -353,7 +345,7 @@ def network_survey(runner, control_runner, server, params, devices, sweep_option
 
 
 def run_native(survey, builder, run_dir):
-    raw = RawOutput(os.path.join(run_dir, 'obdfilter_survey'))
+    raw = survey_module.RawOutput(os.path.join(run_dir, 'obdfilter_survey'))
     survey.raw = raw
     wrote = False
     try:
@@ -362,7 +354,7 @@ def run_native(survey, builder, run_dir):
             wrote = True
     finally:
         raw.close()
-    add_survey_outcome(builder, survey)
+    survey_module.add_survey_outcome(builder, survey)
     builder.set_environment(obdecho_loaded_by_us=survey.loaded_obdecho,
                             reused_echo_clients=survey.reused_echo_clients)
     if survey.case == obdfilter.CASE_NETWORK:
@@ -387,7 +379,7 @@ def run_iokit(start, script, run_dir, targets):
         runner, script, rslt, targets=targets, case=params['case'], size_mib=params['size_mib'],
         rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
         thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'])
-    add_iokit_outcome(builder, records, errors, runner)
+    survey_module.add_iokit_outcome(builder, records, errors, runner)
     start.remove_leftover_echo_clients('obdfilter-survey', names)
     try:
         lctl_utils.unload_module_if_ours(control_runner, node_state, echo_module)
@@ -399,8 +391,8 @@ def run_iokit(start, script, run_dir, targets):
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    fail_on_problems(module, option_problems(params))
-    start = start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
+    survey_module.fail_on_problems(module, option_problems(params))
+    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
     runner, control_runner, builder, lctl = start.runner, start.control_runner, start.builder, start.lctl
 
     lustre_version = lctl.version()
@@ -440,10 +432,10 @@ def main():
     except obdfilter.EngineError as exc:
         module.fail_json(msg=str(exc))
     builder.set_environment(targets=targets)
-    fail_on_problems(module, survey.problems())
+    survey_module.fail_on_problems(module, survey.problems())
     script = None
     if params['engine'] == 'iokit':
-        script = iokit_script_path(module)
+        script = survey_module.iokit_script_path(module)
         if os.sep in params['iokit_script'] and not os.access(script, os.R_OK):
             module.fail_json(msg='iokit_script: %s does not exist or cannot be read' % script)
     points = survey.plan()
@@ -456,7 +448,7 @@ def main():
     if params['case'] in (obdfilter.CASE_NETWORK, obdfilter.CASE_NETDISK):
         plan['setup'] = survey.setup_commands()
     if module.check_mode:
-        exit_with_envelope(module, builder, 'obdfilter survey', True, plan=plan)
+        survey_module.exit_with_envelope(module, builder, 'obdfilter survey', True, plan=plan)
 
     run_dir = start.make_run_dir()
     if params['engine'] == 'iokit':
@@ -464,7 +456,7 @@ def main():
     else:
         changed, raw_files = run_native(survey, builder, run_dir)
     builder.set_raw_output(raw_files[0])
-    exit_with_envelope(module, builder, 'obdfilter survey', changed, plan=plan, raw_files=raw_files)
+    survey_module.exit_with_envelope(module, builder, 'obdfilter survey', changed, plan=plan, raw_files=raw_files)
 
 
 if __name__ == '__main__':

@@ -179,14 +179,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import (
-    add_iokit_outcome,
-    add_survey_outcome,
-    exit_with_envelope,
-    fail_on_problems,
-    iokit_script_path,
-    start_survey,
-)
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 
 SURVEY = 'ost'
 PARAMETER_NAMES = ('mount_point', 'size_mib', 'min_free_factor', 'engine', 'timeout')
@@ -230,15 +223,15 @@ def run_native(survey, builder, control_runner, raw_path):
         builder.add_record(record)
         with open(raw_path, 'w') as handle:
             handle.write(ost.report_text(record))
-    add_survey_outcome(builder, survey)
+    survey_module.add_survey_outcome(builder, survey)
     return measured
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    fail_on_problems(module, option_problems(params))
-    start = start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
+    survey_module.fail_on_problems(module, option_problems(params))
+    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
     # Checks, the cache change and its undoing run on the control runner: the restore still runs after a timeout.
     runner, control_runner, builder = start.runner, start.control_runner, start.builder
 
@@ -249,32 +242,32 @@ def main():
         survey.inspect()
     except ost.EngineError as exc:
         module.fail_json(msg=str(exc))
-    fail_on_problems(module, survey.space_problems())
+    survey_module.fail_on_problems(module, survey.space_problems())
     builder.set_environment(lustre_version=start.lctl.version(), kernel=os.uname()[2],
                             fsname=survey.fsname, mount_fstype=survey.fstype, client_nid=survey.client_nid)
     plan = survey.plan()
     if not survey.active_osts():
         builder.add_error("no active OST in lctl get_param -n %s" % survey.lov_param)
     if module.check_mode:
-        exit_with_envelope(module, builder, 'ost survey', bool(survey.active_osts()), plan=plan)
+        survey_module.exit_with_envelope(module, builder, 'ost survey', bool(survey.active_osts()), plan=plan)
 
     raw_path = os.path.join(start.make_run_dir(), 'ost_survey.out')
     if not survey.active_osts():
         changed = False
     elif params['engine'] == 'iokit':
-        script = iokit_script_path(module)
+        script = survey_module.iokit_script_path(module)
         try:
             record, errors, unused_result = ost.run_iokit_guarded(survey, runner, control_runner, script, raw_path)
         except ost.EngineError as exc:
             module.fail_json(msg=str(exc))
-        add_iokit_outcome(builder, [record] if record is not None else [], errors, runner)
+        survey_module.add_iokit_outcome(builder, [record] if record is not None else [], errors, runner)
         changed = record is not None
     else:
         # measurements (sync, dd, setstripe) run under the deadline; the rest on the control runner
         survey.runner = runner
         changed = run_native(survey, builder, control_runner, raw_path)
     builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
-    exit_with_envelope(module, builder, 'ost survey', changed, plan=plan)
+    survey_module.exit_with_envelope(module, builder, 'ost survey', changed, plan=plan)
 
 
 if __name__ == '__main__':

@@ -243,15 +243,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
     survey_common_argument_spec,
     sweep_argument_spec,
 )
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import (
-    RawOutput,
-    add_iokit_outcome,
-    add_survey_outcome,
-    exit_with_envelope,
-    fail_on_problems,
-    iokit_script_path,
-    start_survey,
-)
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 
 SURVEY = 'sgpdd'
 PARAMETER_NAMES = ('devices', 'size_mib', 'crglo', 'crghi', 'thrlo', 'thrhi', 'rszlo', 'rszhi', 'actions',
@@ -304,9 +296,9 @@ def option_problems(params):
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    fail_on_problems(module, option_problems(params))
+    survey_module.fail_on_problems(module, option_problems(params))
     # sgp_dd works on devices only: nothing in the node state for the cleanup, no control runner
-    start = start_survey(module, SURVEY, PARAMETER_NAMES, Runner)
+    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner)
     runner, builder = start.runner, start.builder
     destructive = 'write' in params['actions']
 
@@ -325,7 +317,7 @@ def main():
         rszhi=params['rszhi'], crglo=params['crglo'], crghi=params['crghi'], thrlo=params['thrlo'],
         thrhi=params['thrhi'], boundary=params['boundary'], max_threads_per_region=params['max_threads_per_region'],
         mem_total_kib=environment['mem_total_kib'], host=start.host)
-    fail_on_problems(module, survey.problems())
+    survey_module.fail_on_problems(module, survey.problems())
     points = survey.plan()
     plan = {
         'points': points,
@@ -336,23 +328,23 @@ def main():
     if module.check_mode:
         if not any(point['skip'] is None for point in points):
             builder.mark_nothing_to_do()
-        exit_with_envelope(module, builder, 'sgpdd survey', destructive, plan=plan)
+        survey_module.exit_with_envelope(module, builder, 'sgpdd survey', destructive, plan=plan)
 
     run_dir = start.make_run_dir()
     wrote = False
     if params['engine'] == 'iokit':
-        script = iokit_script_path(module)
+        script = survey_module.iokit_script_path(module)
         rslt = os.path.join(run_dir, 'sgpdd_survey')
         records, errors, unused_result = sgpdd.run_iokit(
             runner, script, [identity['path'] for identity in identities], rslt,
             sg3_utils_version=environment['sg3_utils'], size_mib=params['size_mib'], actions=params['actions'],
             rszlo=params['rszlo'], rszhi=params['rszhi'], crglo=params['crglo'], crghi=params['crghi'],
             thrlo=params['thrlo'], thrhi=params['thrhi'], boundary=params['boundary'])
-        add_iokit_outcome(builder, records, errors, runner)
+        survey_module.add_iokit_outcome(builder, records, errors, runner)
         wrote = destructive
         raw_files = [rslt + '.summary', rslt + '.detail']
     else:
-        raw = RawOutput(os.path.join(run_dir, 'sgpdd_survey'))
+        raw = survey_module.RawOutput(os.path.join(run_dir, 'sgpdd_survey'))
         survey.raw = raw
         try:
             for record in survey.run():
@@ -360,10 +352,10 @@ def main():
                 wrote = wrote or 'write' in record['tests']
         finally:
             raw.close()
-        add_survey_outcome(builder, survey)
+        survey_module.add_survey_outcome(builder, survey)
         raw_files = [raw.summary_path, raw.detail_path]
     builder.set_raw_output(raw_files[0])
-    exit_with_envelope(module, builder, 'sgpdd survey', wrote, plan=plan, raw_files=raw_files)
+    survey_module.exit_with_envelope(module, builder, 'sgpdd survey', wrote, plan=plan, raw_files=raw_files)
 
 
 if __name__ == '__main__':

@@ -2,15 +2,13 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What the module tests share: a module run in this process or as Ansible runs it (a child process), fake
-runners on a fake node, and the simulated Lustre node (lustre-sim)."""
+"""What the module tests share: a module run in this process or as Ansible runs it (a child process), and fake
+runners on a fake node. The simulated node (the ``sim`` fixture) is in tests/unit/conftest.py."""
 
 from __future__ import annotations
 
-import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -19,27 +17,9 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
-from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 
 # The folder that holds ansible_collections/, for a module run as a child process.
 COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(lctl_utils.__file__), *(['..'] * 5)))
-
-
-def find_lustre_sim():
-    found = shutil.which('lustre-sim')
-    if found:
-        return found
-    # The checkout's virtualenv, seen from the checkout or from its staged copy under .build/.
-    directory = os.path.dirname(os.path.abspath(__file__))
-    while directory != os.path.dirname(directory):
-        candidate = os.path.join(directory, '.venv', 'bin', 'lustre-sim')
-        if os.access(candidate, os.X_OK):
-            return candidate
-        directory = os.path.dirname(directory)
-    return None
-
-
-LUSTRE_SIM = find_lustre_sim()
 
 
 # -- running a module ----------------------------------------------------------------------------------------
@@ -125,58 +105,3 @@ def fake_runners(monkeypatch):
                 monkeypatch.setattr(module, name, make)
         return made
     return install
-
-
-# -- the simulated node --------------------------------------------------------------------------------------
-
-
-class Sim:
-    """A node made by lustre-sim under ``root``, its lctl, lfs, lst, lsmod... first on PATH."""
-
-    def __init__(self, root):
-        self.root = root
-
-    def cli(self, *args):
-        return subprocess.run([LUSTRE_SIM] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, check=True).stdout
-
-    def fault(self, *args):
-        self.cli('fault', '--root', self.root, 'add', *args)
-
-    def lctl(self, *args, check=True):
-        result = subprocess.run(['lctl'] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                universal_newlines=True, check=False)
-        if check and result.returncode != 0:
-            raise AssertionError('lctl %s: %s' % (' '.join(args), result.stderr))
-        return result
-
-    def device_names(self):
-        return [device['name'] for device in lctl_utils.parse_lctl_dl(self.lctl('dl').stdout)]
-
-    def modules(self):
-        return lctl_utils.loaded_modules(Runner())
-
-    def echo_objects(self, target):
-        return sorted(glob.glob(os.path.join(self.root, 'targets', target, 'O', 'echo', '*', '*')))
-
-
-@pytest.fixture
-def sim_init_args():
-    """The node's shape (``lustre-sim init`` options); a test file overrides this fixture for another."""
-    return ['--osts', '2', '--mdts', '1', '--ost-size-mib', '32']
-
-
-@pytest.fixture
-def sim(tmp_path, monkeypatch, sim_init_args):
-    """A fresh simulated node for one test, destroyed after it; skips the test where lustre-sim is missing."""
-    if LUSTRE_SIM is None:
-        pytest.skip('lustre-sim (simulator/) is not installed')
-    root = str(tmp_path / 'node')
-    subprocess.run([LUSTRE_SIM, 'init', '--root', root] + list(sim_init_args) + ['--force'],
-                   stdout=subprocess.DEVNULL, check=True)
-    monkeypatch.setenv('PATH', os.path.join(root, 'bin') + os.pathsep + os.environ['PATH'])
-    monkeypatch.setenv('LUSTRE_SIM_ROOT', root)
-    yield Sim(root)
-    # a fault such as host_dead would stand in the way of the teardown
-    subprocess.run([LUSTRE_SIM, 'fault', '--root', root, 'clear', '--all'], stdout=subprocess.DEVNULL, check=False)
-    subprocess.run([LUSTRE_SIM, 'destroy', '--root', root], stdout=subprocess.DEVNULL, check=False)
