@@ -16,6 +16,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import Nod
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.modules.lustre_targets_info import describe_target
 
+
 @pytest.fixture
 def sim_init_args():
     return ['--osts', '3', '--mdts', '1', '--ost-size-mib', '32', '--fsname', 'demo']
