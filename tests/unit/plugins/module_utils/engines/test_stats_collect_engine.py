@@ -168,8 +168,8 @@ def test_start_reads_params_takes_snapshots_and_spawns_samplers_in_order(tmp_pat
     # The sampler's source is not repeated in the node state.
     assert recorded[1]['command'][:3] == [PYTHON, '-c', '<lustre.iokit sampler>']
     with open(os.path.join(stats.directory, 'stats-brw.start')) as handle:
-        assert handle.read() == '%s 1000.000000 rc=0 took=0.000000\nbrw at start\n%s\n' % (sc.SAMPLE_MARK,
-                                                                                         sc.SAMPLE_END)
+        expected = '%s 1000.000000 rc=0 took=0.000000\nbrw at start\n%s\n' % (sc.SAMPLE_MARK, sc.SAMPLE_END)
+        assert handle.read() == expected
 
 
 def test_start_falls_back_to_obdfilter_brw_stats_and_vmstat_without_timestamps(tmp_path):
@@ -356,8 +356,8 @@ def sampled_brw(tmp_path, texts, end_text, interval=1):
         # What SAMPLER_SOURCE writes: one marked sample per get_param, plus one cut short by the stop.
         with open(os.path.join(stats.directory, 'stats-brw.out'), 'w', encoding='utf-8') as handle:
             for second, text in enumerate(texts, 1):
-                handle.write('%s %.6f rc=0 took=0.250000\n%s%s\n' % (sc.SAMPLE_MARK, 1000.0 + second, text,
-                                                                       sc.SAMPLE_END))
+                mark = '%s %.6f rc=0 took=0.250000\n' % (sc.SAMPLE_MARK, 1000.0 + second)
+                handle.write(mark + text + sc.SAMPLE_END + '\n')
             handle.write('%s %.6f rc=0\n%s' % (sc.SAMPLE_MARK, 1000.0 + len(texts) + 1, texts[-1][:200]))
     clock.now = 1000.0 + len(texts) + 1.5
     records, errors, unused_info = stats.collect()
@@ -381,8 +381,8 @@ def test_sampled_brw_keeps_a_sparse_series_whose_sum_is_the_whole_delta(tmp_path
         # The longest get_param of the samples: what a sample holds was read up to that long after its time.
         'read_s': 0.25,
         'resets': [],
-        'histograms': {'disk I/O size': {'buckets': ['1M', '2M'], 'deltas': [[0, 0, 0, 10], [2, 0, 5, 0],
-                                                                              [2, 1, 0, 3]]},
+        'histograms': {'disk I/O size': {'buckets': ['1M', '2M'],
+                                         'deltas': [[0, 0, 0, 10], [2, 0, 5, 0], [2, 1, 0, 3]]},
                        'pages per bulk r/w': {'buckets': ['1K'], 'deltas': [[3, 0, 0, 7]]}}}
     # Only the histograms the report cuts per phase are kept sample by sample.
     assert set(ost['histograms']) > set(sc.BRW_SERIES_HISTOGRAMS)

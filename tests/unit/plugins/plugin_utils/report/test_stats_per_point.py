@@ -181,7 +181,7 @@ def test_no_series_and_no_times_are_each_said_in_one_line(tmp_path):
 
 def test_the_report_files_show_both_tables(tmp_path):
     store(tmp_path, [stats_envelope('oss1', [vmstat_record(), series_record('testfs-OST0000', OST0000),
-                                              series_record('testfs-OST0001', OST0001)]),
+                                             series_record('testfs-OST0001', OST0001)]),
                      survey_envelope('oss1', 'obdfilter', OBDFILTER),
                      stats_envelope('oss2', [vmstat_record()]),
                      survey_envelope('oss2', 'sgpdd', [{'dev': 1, 'rsz_kib': 1024, 'crg': 1, 'thr': 1,
