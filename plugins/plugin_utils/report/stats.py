@@ -27,6 +27,7 @@ Controller-side code, no Ansible imports.
 
 from __future__ import annotations
 
+import bisect
 import os
 import typing as t
 
@@ -184,14 +185,19 @@ def timed_tests(envelope: dict) -> list[dict]:
     return windows
 
 
-def cpu_in(samples: list[dict], start: float, end: float, interval: float) -> dict | None:
-    """CPU/iowait of the vmstat reports whose interval overlaps ``[start, end]``.
+def cpu_in(samples: list[dict], start: float, end: float, interval: float,
+           stamps: list[float] | None = None) -> dict | None:
+    """CPU/iowait of the vmstat reports (sorted by time) whose interval overlaps ``[start, end]``.
 
     A report stamped T covers the ``interval`` seconds before it; its stamp is a whole second cut down
     (``vmstat -t``), so it may stand for any moment up to T + 1: a report counts when
     ``start - 1 < T < end + interval``.  A test shorter than the interval still gets the report(s) that saw it.
+    ``stamps``: the samples' times, when the caller cuts many windows from the same samples.
     """
-    return cpu_summary([sample for sample in samples if start - 1 < sample['time'] < end + interval])
+    stamps = stamps if stamps is not None else [sample['time'] for sample in samples]
+    low = bisect.bisect_right(stamps, start - 1)
+    high = bisect.bisect_left(stamps, end + interval)
+    return cpu_summary(samples[low:high])
 
 
 def _vmstat_interval(envelope: dict) -> float:
@@ -218,6 +224,7 @@ def point_cpu_rows(host: str, samples: list[dict], interval: float, surveys: lis
     """CPU/iowait per (sweep point, test) of each survey of ``host``; and one note per survey without times."""
     rows = []
     notes = []
+    stamps = [sample['time'] for sample in samples]
     for envelope in surveys:
         windows = timed_tests(envelope)
         if not windows:
@@ -226,7 +233,7 @@ def point_cpu_rows(host: str, samples: list[dict], interval: float, surveys: lis
                              % (host, envelope['survey'], envelope.get('engine')))
             continue
         for window in windows:
-            summary = cpu_in(samples, window['start'], window['end'], interval)
+            summary = cpu_in(samples, window['start'], window['end'], interval, stamps)
             row = {'host': host, 'survey': envelope['survey'], 'point': window['point'], 'label': window['label'],
                    'iteration': window['iteration'], 'test': window['test'], 'start': window['start'],
                    'end': window['end'], 'seconds': round(window['end'] - window['start'], 3)}
@@ -249,32 +256,63 @@ def _covering(records: list[dict], target: str, start: float, end: float, label:
     return spans[0] if spans else None
 
 
+_SIZE_UNITS = {'': 1, 'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30}
+
+
+def _bucket_order(label: str) -> tuple:
+    # brw_stats prints buckets smallest first (4K ... 1M, or 1 ... 256 pages); a series lists them as they moved.
+    number, unit = label.rstrip('KMG'), label[len(label.rstrip('KMG')):]
+    try:
+        return (0, float(number) * _SIZE_UNITS.get(unit, 1), label)
+    except ValueError:
+        return (1, 0.0, label)
+
+
+class BrwSeries:
+    """One brw record's series, indexed once for cutting many phases (bisect on times and delta rows)."""
+
+    def __init__(self, record: dict, title: str = IO_SIZE_HISTOGRAM):
+        series = record['series']
+        # times[0] is the start snapshot; delta row ``sample`` is the change up to times[sample + 1].
+        self.times = [float(record['start_time'])] + [float(stamp) for stamp in series.get('times') or ()]
+        self.read_s = float(series['read_s']) if _number(series.get('read_s')) else 0.0
+        kept = (series.get('histograms') or {}).get(title) or {}
+        self.buckets = list(kept.get('buckets') or ())
+        self.deltas = sorted(tuple(row) for row in kept.get('deltas') or ())
+        self.delta_samples = [row[0] for row in self.deltas]
+        self.resets = sorted(series.get('resets') or ())
+
+    def cut(self, start: float, end: float, column: str) -> dict:
+        """``column`` counts moved between the samples that bracket ``[start, end]``.
+
+        The base is the last sample read entirely before ``start`` (its time plus ``read_s``, how long a
+        read may take; the collection's start snapshot at worst), the end the first sample taken at or after
+        ``end``: the counts may include I/O up to ``before_s`` seconds before the phase and ``after_s``
+        after it.  Returns ``{buckets: [(bucket, ios)], before_s, after_s, reset}``.
+        """
+        base = max(bisect.bisect_right(self.times, start - self.read_s) - 1, 0)
+        last = min(bisect.bisect_left(self.times, end), len(self.times) - 1)
+        # Delta rows ``base <= sample < last`` are the changes from times[base] to times[last].
+        low = bisect.bisect_left(self.delta_samples, base)
+        high = bisect.bisect_left(self.delta_samples, last)
+        offset = 2 if column == 'read' else 3
+        counts: dict = {}
+        for row in self.deltas[low:high]:
+            counts[row[1]] = counts.get(row[1], 0) + row[offset]
+        moved = [(self.buckets[bucket], ios) for bucket, ios in counts.items() if ios]
+        reset = bisect.bisect_left(self.resets, base) < bisect.bisect_left(self.resets, last)
+        return {'buckets': sorted(moved, key=lambda item: _bucket_order(item[0])),
+                'before_s': round(start - self.times[base], 3), 'after_s': round(self.times[last] - end, 3),
+                'reset': reset}
+
+
 def phase_histogram(record: dict, start: float, end: float, column: str,
                     title: str = IO_SIZE_HISTOGRAM) -> dict:
-    """``column`` counts of ``title`` moved between the samples that bracket ``[start, end]`` in a brw series.
+    """``column`` counts of ``title`` moved between the samples of a brw record that bracket ``[start, end]``.
 
-    The base is the last sample read entirely before ``start`` (its time plus the series' ``read_s``, how
-    long a read may take; the collection's start snapshot at worst), the end the first sample taken at or
-    after ``end``: the counts may include I/O up to ``before_s`` seconds before the phase and ``after_s``
-    after it.  Returns ``{buckets: [(bucket, ios)], before_s, after_s, reset}``.
+    See ``BrwSeries.cut``; a report cutting many phases builds the BrwSeries once.
     """
-    series = record['series']
-    times = [float(record['start_time'])] + [float(stamp) for stamp in series.get('times') or ()]
-    read_s = float(series['read_s']) if _number(series.get('read_s')) else 0.0
-    base = max([index for index, stamp in enumerate(times) if stamp + read_s <= start] or [0])
-    later = [index for index, stamp in enumerate(times) if stamp >= end]
-    last = later[0] if later else len(times) - 1
-    kept = (series.get('histograms') or {}).get(title) or {'buckets': [], 'deltas': []}
-    offset = 0 if column == 'read' else 1
-    counts: dict = {}
-    for sample, bucket, read, write in kept['deltas']:
-        # Delta row ``sample`` is the change up to times[sample + 1].
-        if base < sample + 1 <= last:
-            counts[bucket] = counts.get(bucket, 0) + (read, write)[offset]
-    resets = [index for index in series.get('resets') or () if base < index + 1 <= last]
-    return {'buckets': [(kept['buckets'][bucket], ios) for bucket, ios in sorted(counts.items()) if ios],
-            'before_s': round(start - times[base], 3), 'after_s': round(times[last] - end, 3),
-            'reset': bool(resets)}
+    return BrwSeries(record, title).cut(start, end, column)
 
 
 def phase_io_rows(stats_envelope: dict, surveys: list[dict]) -> tuple[list, list]:
@@ -282,6 +320,7 @@ def phase_io_rows(stats_envelope: dict, surveys: list[dict]) -> tuple[list, list
     host = stats_envelope['host']
     brw = [record for record in stats_envelope['records'] if record.get('collector') == 'brw']
     sampled = _brw_series_records(stats_envelope)
+    indexed_series: dict = {}
     rows = []
     notes = []
     for envelope in surveys:
@@ -319,7 +358,10 @@ def phase_io_rows(stats_envelope: dict, surveys: list[dict]) -> tuple[list, list
                 if record is None:
                     outside += 1
                     continue
-                cut = phase_histogram(record, phase['start'], phase['end'], column)
+                indexed = indexed_series.get(id(record))
+                if indexed is None:
+                    indexed = indexed_series[id(record)] = BrwSeries(record)
+                cut = indexed.cut(phase['start'], phase['end'], column)
                 total = sum(ios for unused, ios in cut['buckets'])
                 common = {'host': host, 'survey': envelope['survey'], 'point': phase['point'], 'label': phase['label'],
                           'iteration': phase['iteration'], 'test': phase['test'], 'column': column, 'target': target,

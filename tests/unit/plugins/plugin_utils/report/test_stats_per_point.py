@@ -125,7 +125,7 @@ def test_phase_histogram_is_bracketed_by_the_samples_around_the_phase():
     # Write from T0+10.2 to T0+12.7: from the sample at T0+9.5 to the one at T0+13.5, so the 4K write
     # of the second after the phase is counted, and the uncertainty says so.
     assert stats.phase_histogram(record, T0 + 10.2, T0 + 12.7, 'write') == {
-        'buckets': [('1M', 12), ('4K', 1)], 'before_s': 0.7, 'after_s': 0.8, 'reset': False}
+        'buckets': [('4K', 1), ('1M', 12)], 'before_s': 0.7, 'after_s': 0.8, 'reset': False}
     # The read column only: the 4K write in the same sample is not a read.
     assert stats.phase_histogram(record, T0 + 13.0, T0 + 14.5, 'read') == {
         'buckets': [('1M', 16)], 'before_s': 0.5, 'after_s': 0.0, 'reset': False}
@@ -137,7 +137,7 @@ def test_phase_histogram_is_bracketed_by_the_samples_around_the_phase():
     del record['series']['read_s']
     # A phase before the first sample starts from the start snapshot; one past the last ends at the last.
     edge = stats.phase_histogram(record, T0 + 0.1, T0 + 40.0, 'write')
-    assert edge['buckets'] == [('1M', 12), ('4K', 1)] and edge['after_s'] == -9.5
+    assert edge['buckets'] == [('4K', 1), ('1M', 12)] and edge['after_s'] == -9.5
 
 
 def test_phase_io_rows_per_ost_with_empty_phases_and_resets(tmp_path):
@@ -148,8 +148,8 @@ def test_phase_io_rows_per_ost_with_empty_phases_and_resets(tmp_path):
     rows = [(row['label'], row['test'], row['column'], row['target'], row['bucket'], row['ios'], row['pct'],
              row['reset']) for row in section['phase_io_sizes']]
     assert rows == [
-        ('rsz 1024K obj 2 thr 2', 'write', 'write', 'testfs-OST0000', '1M', 12, 92.3, False),
         ('rsz 1024K obj 2 thr 2', 'write', 'write', 'testfs-OST0000', '4K', 1, 7.7, False),
+        ('rsz 1024K obj 2 thr 2', 'write', 'write', 'testfs-OST0000', '1M', 12, 92.3, False),
         ('rsz 1024K obj 2 thr 2', 'write', 'write', 'testfs-OST0001', None, 0, None, False),
         ('rsz 1024K obj 2 thr 2', 'read', 'read', 'testfs-OST0000', '1M', 16, 100.0, False),
         ('rsz 1024K obj 2 thr 2', 'read', 'read', 'testfs-OST0001', None, 0, None, False),
