@@ -228,7 +228,8 @@ def point_cpu_rows(host: str, samples: list[dict], interval: float, surveys: lis
     for envelope in surveys:
         windows = timed_tests(envelope)
         if not windows:
-            if envelope.get('records'):
+            # lnet and mdtest run across nodes and time no test: nothing to say about them here.
+            if envelope.get('records') and (envelope['survey'] in POINT_FIELDS or envelope['survey'] == 'ost'):
                 notes.append('%s %s (engine %s): its records carry no test times, so no CPU per sweep point'
                              % (host, envelope['survey'], envelope.get('engine')))
             continue
