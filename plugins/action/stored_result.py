@@ -58,6 +58,11 @@ class ActionModule(ActionBase):
         except ValueError as exc:
             raise AnsibleActionFail('host: %s' % exc)
         result.update(self._one_host(params['results_dir'], run_id, host, params['survey'], params['force']))
+        if result['skip']:
+            # Said here rather than by a task of its own: one task less per host in every survey play.
+            result['msg'] = ('%s on %s is already ok in run %s (%s); iokit_force_rerun=true runs it again'
+                             % (params['survey'], host, run_id, result['path']))
+            self._display.display(result['msg'])
         return result
 
     @staticmethod

@@ -13,11 +13,13 @@ __metaclass__ = type
 
 import os
 import socket
+import sys
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import results
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import record_entries
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, NodeStateError
 
 # Ansible's own keys of an async job's result: ``async_status`` reads ``finished`` to know whether the
 # job ended, and turns a timestamp there into a boolean, so the envelope's fields of these names
@@ -82,8 +84,9 @@ class SurveyStart:
     things with no deadline, so that teardown still runs after a timeout; ``lctl`` drives lctl through it.
     """
 
-    def __init__(self, module, run_id, host, builder, node_state, runner, control_runner):
+    def __init__(self, module, run_id, host, builder, node_state, runner, control_runner, survey=None):
         self.module = module
+        self.survey = survey
         self.run_id = run_id
         self.host = host
         self.builder = builder
@@ -93,8 +96,18 @@ class SurveyStart:
         self.lctl = lctl_utils.Lctl(control_runner) if control_runner is not None else None
 
     def make_run_dir(self):
-        """``<workdir>/<run_id>``, created if needed; the module fails naming ``workdir`` when it cannot be."""
+        """``<workdir>/<run_id>``, created if needed; the module fails naming ``workdir`` when it cannot be.
+
+        Called once every check has passed, right before the survey makes anything: with a node state, the
+        module first records itself and the directory there for the cleanup (``record_for_cleanup``).
+        """
         run_dir = os.path.join(self.module.params['workdir'], self.run_id)
+        if self.node_state is not None and not self.module.check_mode:
+            try:
+                record_for_cleanup(self.node_state, self.survey, self.run_id, self.module)
+            except (NodeStateError, OSError) as exc:
+                self.module.fail_json(msg='workdir: cannot record the survey in the node state under %s: %s'
+                                          % (self.module.params['workdir'], exc))
         try:
             os.makedirs(run_dir, exist_ok=True)
         except OSError as exc:
@@ -154,7 +167,34 @@ def start_survey(module, survey, parameter_names, runner_class, recording_runner
         runner = recording_runner_class(node_state, run_id, deadline=deadline)
     runner.install_sigterm_handler()
     control_runner = runner_class() if recording_runner_class is not None else None
-    return SurveyStart(module, run_id, host, builder, node_state, runner, control_runner)
+    return SurveyStart(module, run_id, host, builder, node_state, runner, control_runner, survey=survey)
+
+
+def record_for_cleanup(node_state, survey, run_id, module, pid=None):
+    """Write this module's process and its run directory into the node state, before the survey makes anything.
+
+    Killed by the async limit or orphaned by a lost controller, the module is then found by pid and start time
+    (SIGTERM makes it undo what it made), and its run directory is removed; no role task has to record them
+    first. The module crosses its own process off when it exits through ``module``'s exit_json or fail_json;
+    a SIGKILLed one leaves it to iokit_cleanup, which also forgets a process that has exited.
+    """
+    pid = os.getpid() if pid is None else pid
+    record_entries(node_state, survey, run_id=run_id, paths=[{'path': os.path.join(node_state.workdir, run_id)}])
+    node_state.record('processes', run_id, pid=pid, command=[os.path.basename(sys.executable)] + sys.argv[:1],
+                      survey=survey, module=True)
+    module.exit_json = _forgetting_first(module.exit_json, node_state, pid)
+    module.fail_json = _forgetting_first(module.fail_json, node_state, pid)
+
+
+def _forgetting_first(exit_function, node_state, pid):
+    def exit_after_forgetting(*args, **kwargs):
+        try:
+            node_state.forget('processes', pid)
+        except (NodeStateError, OSError) as exc:
+            kwargs.setdefault('warnings', []).append('node state: cannot cross off this module (pid %d): %s'
+                                                     % (pid, exc))
+        exit_function(*args, **kwargs)
+    return exit_after_forgetting
 
 
 def add_iokit_outcome(builder, records, errors, runner):

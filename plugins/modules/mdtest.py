@@ -432,7 +432,7 @@ def main():
     if module.check_mode:
         survey_module.exit_with_envelope(module, builder, 'mdtest', True, plan=plan)
 
-    raw_path = os.path.join(survey.run_dir, 'mdtest.out')
+    raw_path = os.path.join(start.make_run_dir(), 'mdtest.out')
     changed = run_survey(survey, builder, raw_path)
     builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
     survey_module.exit_with_envelope(module, builder, 'mdtest', changed, plan=plan)

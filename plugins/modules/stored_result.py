@@ -90,6 +90,11 @@ skip:
   returned: when O(all_hosts=false)
   type: bool
   sample: false
+msg:
+  description: Why the host is skipped, also printed in the play's output.
+  returned: when RV(skip) is true
+  type: str
+  sample: sgpdd on oss1 is already ok in run 20261122T101500Z-3f2a (./iokit-results/20261122T101500Z-3f2a/oss1/sgpdd.json); iokit_force_rerun=true runs it again
 exists:
   description: Whether the envelope file exists.
   returned: when O(all_hosts=false)

@@ -110,7 +110,12 @@ def test_a_survey_returns_every_point_and_leaves_no_tree(run_module, tmp_path, m
         raw = handle.read()
     assert raw.count('SUMMARY rate:') == 3 and raw.startswith('# mpirun --hostfile')
     assert os.listdir(mount) == []
-    assert NodeState(str(tmp_path / 'work')).entries('paths') == []
+    # The tree is crossed off; what is left for the cleanup is the run's raw output directory (and the workdir
+    # the module created), and the module's own process entry is gone with it.
+    state = NodeState(str(tmp_path / 'work'))
+    assert sorted(entry['path'] for entry in state.entries('paths')) == [
+        str(tmp_path / 'work'), str(tmp_path / 'work' / 'test-run')]
+    assert state.entries('processes') == []
 
 
 def test_nothing_measured_fails_with_the_envelope_and_removes_the_tree(run_module, tmp_path, mount):
