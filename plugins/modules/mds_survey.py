@@ -179,6 +179,9 @@ records:
     - One record per thread count, in the shape of the C(parse_mds_survey) filter - C(mdt) (number of MDTs),
       C(file), C(dir), C(thr), C(host) and C(tests), where each test has C(ops_s) (mean of the per-MDT
       averages), C(min_ops_s), C(max_ops_s) and C(status) (V(ok), V(error), or V(incomplete) when stopped).
+      With O(engine=native) each test also has C(start_time) and C(end_time), when its C(lctl --threads) runs
+      on all MDTs were started and when the last one ended, in epoch seconds (UTC, to the millisecond) of the
+      node's clock (absent with O(engine=iokit)).
     - Added by this module - C(files_per_thread), C(stripe_count) and C(per_mdt), a list with each MDT's
       C(target), C(index), C(echo_client) and C(tests) (C(ops_s), C(min_ops_s), C(max_ops_s), C(samples),
       C(status), C(message)).

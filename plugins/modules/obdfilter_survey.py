@@ -227,7 +227,10 @@ records:
       C(obj_per_ost), C(thr_per_ost), C(count) (I/Os per thread) and C(pages) give the per-OST values.
     - Under C(tests), each test has C(mib_s) (aggregate over wall-clock time), C(min_mib_s)/C(max_mib_s)
       (slowest/fastest one-second sample of a single OST, null unless C(status) is V(ok)), C(status)
-      (V(ok), V(short), V(error), or V(incomplete) when stopped) and C(elapsed_s).
+      (V(ok), V(short), V(error), or V(incomplete) when stopped) and C(elapsed_s); with O(engine=native) also
+      C(start_time) and C(end_time), when the test's C(lctl test_brw) runs on all OSTs were started and when the
+      last one ended, in epoch seconds (UTC, to the millisecond) of the node's clock (absent with
+      O(engine=iokit)).
     - Under C(per_ost), each OST name maps each test to its own C(mib_s) (its data over its own wall-clock
       time), C(lctl_mib_s) (lctl's final rate), C(min_mib_s), C(max_mib_s), C(samples), C(status),
       C(elapsed_s) and C(error) (the first error line). With O(engine=iokit) they are read from the script's

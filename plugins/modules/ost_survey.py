@@ -146,7 +146,10 @@ records:
       C(best) as C(ost) and C(mib_s), C(avg_mib_s), C(stddev_mib_s)) and C(osts), the per-OST table (C(ost),
       C(read_mib_s), C(write_mib_s), C(read_time_s), C(write_time_s), C(active)).
     - Added by this module - C(fsname), C(host), C(size_mib), C(complete) (false when stopped early; the
-      statistics of a pass that did not finish are null) and C(uuid) in every C(osts) entry.
+      statistics of a pass that did not finish are null), and C(uuid), C(write_start_time), C(write_end_time),
+      C(read_start_time) and C(read_end_time) in every C(osts) entry - epoch seconds (UTC, to the millisecond) of
+      the client's clock around that OST's sync, dd and sync, null for an OST or pass not measured (absent with
+      O(engine=iokit)).
   returned: when something was measured
   type: list
   elements: dict

@@ -192,6 +192,9 @@ records:
       C(thr_per_dev) and C(thr_per_region) give the per-device values.
     - Under C(tests), each action has C(mib_s) (aggregate over wall-clock time), C(min_mib_s)/C(max_mib_s)
       (slowest/fastest sgp_dd instance), C(failed), C(status), C(elapsed_s) and per-device figures in C(devices).
+      With O(engine=native), C(start_time) and C(end_time) are when the action's sgp_dd instances were started
+      and when the last one ended, in epoch seconds (UTC, to the millisecond) of the node's clock, so that
+      statistics collected on the node can be cut per test; they are absent with O(engine=iokit).
   returned: always
   type: list
   elements: dict
