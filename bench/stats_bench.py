@@ -7,9 +7,9 @@
 One simulated OSS (lustre-sim), one obdfilter survey sweep, run again and again in three ways:
 
 * **bare**: ``obdfilter_survey`` alone;
-* **stats**: ``stats_collect`` started with its defaults (vmstat and, when sysstat is installed, iostat
-  every second; brw_stats and service counters snapshotted at start and stop), the same survey, then
-  ``stats_collect`` collected;
+* **stats**: ``stats_collect`` started as the survey playbooks start it (``stats_collect_enabled``: the
+  role's defaults, vmstat, brw_stats and, when sysstat is installed, iostat every second; service and
+  client counters snapshotted at start and stop), the same survey, then ``stats_collect`` collected;
 * **stats-1s**: as ``stats`` but every Lustre collector also sampled every second (``brw_interval``,
   ``service_interval``, ``client_interval`` 1), the heaviest setting a user would pick.
 
@@ -122,8 +122,11 @@ class Node:
         if mode == 'bare':
             return self.survey(run_id), 0.0
         options = {'run_id': run_id, 'workdir': self.workdir}
+        # roles/stats_collect's defaults, what every survey playbook collects with (the module's own brw default
+        # is the I/O kit's 0: snapshots at start and stop only).
+        options.update(vmstat_interval=1, iostat_interval=1, brw_interval=1, service_interval=0, client_interval=0)
         if mode == 'stats-1s':
-            options.update(brw_interval=1, service_interval=1, client_interval=1)
+            options.update(service_interval=1, client_interval=1)
         started = time.monotonic()
         self.module('stats_collect', dict(options, state='started'))
         start_s = time.monotonic() - started
