@@ -75,28 +75,26 @@ seealso:
 
 EXAMPLES = r'''
 - name: Start the survey in the background
-  lustre.iokit.obdfilter_survey:
-    size_mib: 1024
-    timeout: 3600
-  async: 3720
+  lustre.iokit.mds_survey:
+    thrhi: 8
+    timeout: 1800
+  async: 1920
   poll: 0
-  register: obdfilter_job
+  register: mds_job
 
-- name: Wait for it (each task waits up to a minute on the node)
+- name: Wait for it; each task waits up to five minutes on the node, and the end is seen at once
   lustre.iokit.async_result:
-    results_file: "{{ obdfilter_job.results_file }}"
-    wait_s: 60
-  register: obdfilter_wait
-  until: obdfilter_wait.finished
-  retries: 70
+    results_file: "{{ mds_job.results_file }}"
+    wait_s: 300
+    read_raw_output: false
+  register: mds_wait
+  until: mds_wait.finished
+  retries: 8
   delay: 0
-  failed_when: not obdfilter_wait.finished or obdfilter_wait.job.envelope is not defined
 
-- name: Store the envelope and its raw output without reading the node again
-  lustre.iokit.store_result:
-    envelope: "{{ obdfilter_wait.job }}"
-    raw_contents: "{{ obdfilter_wait.raw_contents }}"
-    results_dir: ./iokit-results
+- name: Say how it went (the envelope's own timestamps are strings, as the module returned them)
+  ansible.builtin.debug:
+    msg: "{{ mds_wait.job.envelope.status }} from {{ mds_wait.job.envelope.started }} to {{ mds_wait.job.envelope.finished }}"
 '''
 
 RETURN = r'''

@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
 import pytest
@@ -15,23 +13,6 @@ import pytest
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult, Runner
-
-
-def find_lustre_sim():
-    found = shutil.which('lustre-sim')
-    if found:
-        return found
-    directory = os.path.dirname(os.path.abspath(__file__))
-    while directory != os.path.dirname(directory):
-        candidate = os.path.join(directory, '.venv', 'bin', 'lustre-sim')
-        if os.access(candidate, os.X_OK):
-            return candidate
-        directory = os.path.dirname(directory)
-    return None
-
-
-LUSTRE_SIM = find_lustre_sim()
-needs_sim = pytest.mark.skipif(LUSTRE_SIM is None, reason='lustre-sim (simulator/) is not installed')
 
 
 class ScriptedRunner:
@@ -97,16 +78,11 @@ def test_errors_carry_the_command_and_stderr():
 
 
 @pytest.fixture
-def sim(tmp_path, monkeypatch):
-    root = str(tmp_path / 'node')
-    subprocess.run([LUSTRE_SIM, 'init', '--root', root, '--osts', '2', '--mdts', '1', '--ost-size-mib', '32',
-                    '--lustre-version', '2.16.1', '--force'], stdout=subprocess.DEVNULL, check=True)
-    monkeypatch.setenv('PATH', os.path.join(root, 'bin') + os.pathsep + os.environ['PATH'])
-    monkeypatch.setenv('LUSTRE_SIM_ROOT', root)
-    return root
+def sim_init_args():
+    # The shared ``sim`` fixture (tests/unit/conftest.py) makes this node: lctl of a 2.16 server.
+    return ['--osts', '2', '--mdts', '1', '--ost-size-mib', '32', '--lustre-version', '2.16.1']
 
 
-@needs_sim
 def test_attach_reuse_teardown_on_the_simulator(sim, tmp_path):
     runner = Runner()
     lctl = lctl_utils.Lctl(runner)
@@ -131,7 +107,6 @@ def test_attach_reuse_teardown_on_the_simulator(sim, tmp_path):
     assert lctl_utils.unload_module_if_ours(runner, state, 'obdecho') == 'not_ours'
 
 
-@needs_sim
 def test_half_made_device_is_detached_before_attach(sim):
     subprocess.run(['modprobe', 'obdecho'], check=True)
     subprocess.run(['lctl', 'attach', 'echo_client', 'testfs-OST0001_ecc', 'testfs-OST0001_ecc_UUID'], check=True)
@@ -141,7 +116,6 @@ def test_half_made_device_is_detached_before_attach(sim):
     assert device['status'] == 'UP' and device['reused'] is False
 
 
-@needs_sim
 def test_failed_setup_leaves_nothing_behind_and_names_the_command(sim):
     subprocess.run(['modprobe', 'obdecho'], check=True)
     lctl = lctl_utils.Lctl(Runner())
@@ -152,7 +126,6 @@ def test_failed_setup_leaves_nothing_behind_and_names_the_command(sim):
     assert lctl.find('testfs-MDT0000_ecc') is None
 
 
-@needs_sim
 def test_a_device_of_another_type_is_never_replaced(sim):
     lctl = lctl_utils.Lctl(Runner())
     with pytest.raises(lctl_utils.LctlError, match='obdfilter device named testfs-OST0000 already exists'):
@@ -160,7 +133,6 @@ def test_a_device_of_another_type_is_never_replaced(sim):
     assert lctl.find('testfs-OST0000')['status'] == 'UP'
 
 
-@needs_sim
 def test_attach_without_obdecho_fails_with_the_lctl_error(sim):
     lctl = lctl_utils.Lctl(Runner())
     with pytest.raises(lctl_utils.LctlError) as raised:
@@ -168,7 +140,6 @@ def test_attach_without_obdecho_fails_with_the_lctl_error(sim):
     assert raised.value.stderr == 'error: attach: No such device'
 
 
-@needs_sim
 def test_module_loaded_by_others_is_neither_recorded_nor_unloaded(sim, tmp_path):
     runner = Runner()
     state = NodeState(str(tmp_path / 'work'))
@@ -178,7 +149,6 @@ def test_module_loaded_by_others_is_neither_recorded_nor_unloaded(sim, tmp_path)
     assert 'obdecho' in lctl_utils.loaded_modules(runner)
 
 
-@needs_sim
 def test_failed_modprobe_is_not_left_recorded(sim, tmp_path):
     runner = Runner()
     state = NodeState(str(tmp_path / 'work'))
