@@ -171,28 +171,63 @@ def start_survey(module, survey, parameter_names, runner_class, recording_runner
 
 
 def record_for_cleanup(node_state, survey, run_id, module, pid=None):
-    """Write this module's process and its run directory into the node state, before the survey makes anything.
+    """Write this module's processes and its run directory into the node state, before the survey makes anything.
 
     Killed by the async limit or orphaned by a lost controller, the module is then found by pid and start time
     (SIGTERM makes it undo what it made), and its run directory is removed; no role task has to record them
-    first. The module crosses its own process off when it exits through ``module``'s exit_json or fail_json;
-    a SIGKILLed one leaves it to iokit_cleanup, which also forgets a process that has exited.
+    first. Under ``async`` the wrapper's processes above the module (the one that runs it and the watchdog that
+    enforces the limit) are recorded too, so that a cleanup after a lost controller leaves none of them
+    running. The module crosses its processes off when it exits through ``module``'s exit_json or fail_json;
+    a SIGKILLed one leaves them to iokit_cleanup, which also forgets a process that has exited.
     """
     pid = os.getpid() if pid is None else pid
     record_entries(node_state, survey, run_id=run_id, paths=[{'path': os.path.join(node_state.workdir, run_id)}])
-    node_state.record('processes', run_id, pid=pid, command=[os.path.basename(sys.executable)] + sys.argv[:1],
-                      survey=survey, module=True)
-    module.exit_json = _forgetting_first(module.exit_json, node_state, pid)
-    module.fail_json = _forgetting_first(module.fail_json, node_state, pid)
+    pids = [pid] + async_wrapper_ancestors(pid)
+    for recorded in pids:
+        node_state.record('processes', run_id, pid=recorded, command=_command_line(recorded)[:3], survey=survey,
+                          module=recorded == pid)
+    module.exit_json = _forgetting_first(module.exit_json, node_state, pids)
+    module.fail_json = _forgetting_first(module.fail_json, node_state, pids)
 
 
-def _forgetting_first(exit_function, node_state, pid):
+def _command_line(pid):
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as handle:
+            return [arg.decode('utf-8', 'replace') for arg in handle.read().split(b'\0') if arg]
+    except (IOError, OSError):
+        return []
+
+
+def _parent_pid(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as handle:
+            # "pid (comm) state ppid ...": comm may hold spaces and parentheses, the last ")" ends it.
+            return int(handle.read().rsplit(')', 1)[1].split()[1])
+    except (IOError, OSError, IndexError, ValueError):
+        return None
+
+
+def async_wrapper_ancestors(pid):
+    """Ansible's async wrapper processes above ``pid``: the one running the module, then its watchdog."""
+    found = []
+    current = pid
+    for unused in range(2):
+        parent = _parent_pid(current)
+        if not parent or parent == 1 or not any('async_wrapper' in arg for arg in _command_line(parent)[:2]):
+            break
+        found.append(parent)
+        current = parent
+    return found
+
+
+def _forgetting_first(exit_function, node_state, pids):
     def exit_after_forgetting(*args, **kwargs):
         try:
-            node_state.forget('processes', pid)
+            for pid in pids:
+                node_state.forget('processes', pid)
         except (NodeStateError, OSError) as exc:
-            kwargs.setdefault('warnings', []).append('node state: cannot cross off this module (pid %d): %s'
-                                                     % (pid, exc))
+            kwargs.setdefault('warnings', []).append('node state: cannot cross off this module (pids %s): %s'
+                                                     % (pids, exc))
         exit_function(*args, **kwargs)
     return exit_after_forgetting
 

@@ -29,7 +29,8 @@ class Module:
     fail_json = exit_json
 
 workdir, run_id = sys.argv[1], sys.argv[2]
-record_for_cleanup(NodeState(workdir), 'obdfilter', run_id, Module())
+module = Module()
+record_for_cleanup(NodeState(workdir), 'obdfilter', run_id, module)
 os.makedirs(os.path.join(workdir, run_id))
 with open(os.path.join(workdir, run_id, 'obdfilter_survey.summary'), 'w') as handle:
     handle.write('measuring\\n')
@@ -99,3 +100,34 @@ def test_a_module_that_exits_crosses_itself_off_and_leaves_the_run_directory_to_
     assert exits == [{'changed': True}]
     assert state.entries('processes') == []
     assert sorted(entry['path'] for entry in state.entries('paths')) == [workdir, os.path.join(workdir, 'run-3')]
+
+
+def test_the_async_wrappers_processes_above_the_module_are_recorded_and_crossed_off_with_it(tmp_path):
+    # watchdog (async_wrapper.py) -> child (async_wrapper.py) -> module: the layout of Ansible's async wrapper.
+    workdir = str(tmp_path / 'work')
+    module_script = tmp_path / 'module.py'
+    module_script.write_text(RUNNING_SURVEY.replace("print('running', flush=True)\ntime.sleep(120)",
+                                                    "print('running', flush=True)\nsys.stdin.readline()\n"
+                                                    "module.exit_json()"))
+    wrapper = tmp_path / 'async_wrapper.py'
+    wrapper.write_text('import subprocess, sys\n'
+                       'sys.exit(subprocess.call(sys.argv[1:]))\n')
+    env = dict(os.environ, PYTHONPATH=COLLECTION_PARENT + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    process = subprocess.Popen([sys.executable, str(wrapper), sys.executable, str(wrapper), sys.executable,
+                                str(module_script), workdir, 'run-4'],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, universal_newlines=True, env=env)
+    try:
+        assert process.stdout.readline().strip() == 'running'
+        recorded = NodeState(workdir).entries('processes')
+        assert len(recorded) == 3
+        assert recorded[0]['module'] is True and [entry['module'] for entry in recorded[1:]] == [False, False]
+        assert recorded[2]['pid'] == process.pid
+        assert all('async_wrapper.py' in ' '.join(entry['command']) for entry in recorded[1:])
+        process.stdin.write('\n')
+        process.stdin.flush()
+        assert process.wait(timeout=10) == 0
+        assert NodeState(workdir).entries('processes') == []
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
