@@ -10,8 +10,6 @@ import base64
 import gzip
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
 
@@ -19,7 +17,6 @@ import pytest
 
 from ansible_collections.lustre.iokit.plugins.modules import async_result
 
-COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(async_result.__file__), *(['..'] * 4)))
 RUNNING = {'started': True, 'finished': False, 'ansible_job_id': 'j1.42'}
 # ansible-core before 2.19 wrote integers.
 RUNNING_OLD = {'started': 1, 'finished': 0, 'ansible_job_id': 'j1.42'}
@@ -32,15 +29,12 @@ def write_job(path, content):
     os.rename(path + '.tmp', path)
 
 
-def run_module(check_mode=False, **args):
-    args_file = os.path.join(os.path.dirname(args['results_file']), 'args.json')
-    with open(args_file, 'w') as handle:
-        json.dump({'ANSIBLE_MODULE_ARGS': dict(args, _ansible_check_mode=check_mode)}, handle)
-    env = dict(os.environ, PYTHONPATH=COLLECTION_PARENT + os.pathsep + os.environ.get('PYTHONPATH', ''))
-    completed = subprocess.run(
-        [sys.executable, '-m', 'ansible_collections.lustre.iokit.plugins.modules.async_result', args_file],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env, check=False)
-    return json.loads(completed.stdout)
+@pytest.fixture
+def run_module(run_as_ansible):
+    """async_result as Ansible runs it: a child process reading its arguments from a file."""
+    def run(check_mode=False, **args):
+        return run_as_ansible('async_result', args, check_mode=check_mode)
+    return run
 
 
 def survey_result(raw_files):
@@ -53,7 +47,7 @@ def unpack(content):
     return gzip.decompress(base64.b64decode(content))
 
 
-def test_a_job_ending_during_the_wait_is_returned_at_once_untouched_with_its_raw_output(tmp_path):
+def test_a_job_ending_during_the_wait_is_returned_at_once_untouched_with_its_raw_output(tmp_path, run_module):
     summary = tmp_path / 'obdfilter.summary'
     detail = tmp_path / 'obdfilter.detail'
     summary.write_bytes(b'ost  1 sz 65536K rsz 1024K obj 1 thr 1 write 100.00 [ 50.00, 60.00]\n')
@@ -82,7 +76,7 @@ def test_a_job_ending_during_the_wait_is_returned_at_once_untouched_with_its_raw
 
 
 @pytest.mark.parametrize('marker', [RUNNING, RUNNING_OLD])
-def test_a_running_job_is_not_finished_after_the_wait_and_its_file_stays(tmp_path, marker):
+def test_a_running_job_is_not_finished_after_the_wait_and_its_file_stays(tmp_path, marker, run_module):
     job = str(tmp_path / 'j1.42')
     write_job(job, marker)
     result = run_module(results_file=job, wait_s=1)
@@ -94,7 +88,7 @@ def test_a_running_job_is_not_finished_after_the_wait_and_its_file_stays(tmp_pat
     assert os.path.exists(job)
 
 
-def test_a_job_killed_by_its_async_limit_is_finished_with_the_wrappers_message(tmp_path):
+def test_a_job_killed_by_its_async_limit_is_finished_with_the_wrappers_message(tmp_path, run_module):
     job = str(tmp_path / 'j1.42')
     write_job(job, {'msg': 'Timeout exceeded', 'failed': True, 'child_pid': 4242})
     result = run_module(results_file=job, wait_s=5)
@@ -104,7 +98,7 @@ def test_a_job_killed_by_its_async_limit_is_finished_with_the_wrappers_message(t
     assert result['raw_contents'] == [] and result['removed'] is True
 
 
-def test_iterations_get_names_of_their_own_and_a_missing_raw_file_is_named(tmp_path):
+def test_iterations_get_names_of_their_own_and_a_missing_raw_file_is_named(tmp_path, run_module):
     summary = tmp_path / 'mds.summary'
     summary.write_text('mdt 1 file 100 dir 1 thr 1 create 10.00 [ 10.00, 10.00]\n')
     job = str(tmp_path / 'j2.1')
@@ -114,7 +108,7 @@ def test_iterations_get_names_of_their_own_and_a_missing_raw_file_is_named(tmp_p
     assert len(result['raw_problems']) == 1 and 'gone.detail' in result['raw_problems'][0]
 
 
-def test_check_mode_reads_but_keeps_the_job_file(tmp_path):
+def test_check_mode_reads_but_keeps_the_job_file(tmp_path, run_module):
     job = str(tmp_path / 'j3.1')
     write_job(job, survey_result([]))
     result = run_module(check_mode=True, results_file=job, wait_s=0)
@@ -126,14 +120,14 @@ def test_check_mode_reads_but_keeps_the_job_file(tmp_path):
     ({'wait_s': -1}, 'wait_s must be 0 or more'),
     ({'raw_name_suffix': '../x'}, 'raw_name_suffix must not contain "/"'),
 ])
-def test_bad_parameters_are_named(tmp_path, args, message):
+def test_bad_parameters_are_named(tmp_path, args, message, run_module):
     job = str(tmp_path / 'j4.1')
     write_job(job, RUNNING)
     result = run_module(results_file=job, **args)
     assert result['failed'] is True and message in result['msg']
 
 
-def test_a_missing_or_foreign_job_file_is_an_error_that_says_which(tmp_path):
+def test_a_missing_or_foreign_job_file_is_an_error_that_says_which(tmp_path, run_module):
     missing = run_module(results_file=str(tmp_path / 'never'))
     assert missing['failed'] is True and 'no async job file' in missing['msg']
     foreign = tmp_path / 'foreign'

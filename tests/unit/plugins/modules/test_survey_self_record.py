@@ -14,7 +14,7 @@ import sys
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 
-COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(survey_module.__file__), *(['..'] * 4)))
+COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(survey_module.__file__), *(['..'] * 5)))
 
 # A stand-in for a survey module under async: it records itself as the modules do, makes its run directory and
 # then runs until it is stopped, like a survey that the controller lost.
