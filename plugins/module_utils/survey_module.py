@@ -13,7 +13,6 @@ __metaclass__ = type
 
 import os
 import socket
-import sys
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
