@@ -70,7 +70,9 @@ notes:
     compressed here) that is small.
 seealso:
   - module: lustre.iokit.store_result
-  - module: ansible.builtin.async_status
+  - name: ansible.builtin.async_status
+    description: The polling this module replaces for a survey.
+    link: https://docs.ansible.com/ansible/latest/collections/ansible/builtin/async_status_module.html
 '''
 
 EXAMPLES = r'''
