@@ -44,8 +44,10 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     STATE_FILE,
     NodeStateError,
     command_id,
+    command_line,
     is_empty,
     is_same_process,
+    parent_pid,
     process_start_time,
 )
 
@@ -677,13 +679,9 @@ def _command_lines():
     own_namespace = _pid_namespace('self')
     spared = set()
     pid = os.getpid()
-    while pid > 1 and pid not in spared:
+    while pid and pid > 1 and pid not in spared:
         spared.add(pid)
-        try:
-            with open('/proc/%d/stat' % pid) as handle:
-                pid = int(handle.read().rsplit(')', 1)[1].split()[1])
-        except (IOError, OSError, IndexError, ValueError):
-            break
+        pid = parent_pid(pid)
     found = {}
     for name in os.listdir('/proc'):
         if not name.isdigit() or int(name) in spared:
@@ -693,10 +691,9 @@ def _command_lines():
         try:
             with open('/proc/%s/comm' % name) as handle:
                 comm = handle.read().strip()
-            with open('/proc/%s/cmdline' % name, 'rb') as handle:
-                argv = [arg.decode('utf-8', 'replace') for arg in handle.read().split(b'\0') if arg]
         except (IOError, OSError):
             continue
+        argv = command_line(int(name))
         if argv and not _is_zombie(int(name)):
             found[int(name)] = (comm, argv)
     return found

@@ -93,6 +93,25 @@ def process_start_time(pid):
         return None
 
 
+def parent_pid(pid):
+    """The parent of ``pid`` (from /proc), or None if it is gone."""
+    try:
+        with open('/proc/%d/stat' % int(pid)) as handle:
+            # The command name (field 2) may contain spaces and parentheses; fields after its last ')' are fixed.
+            return int(handle.read().rsplit(')', 1)[-1].split()[1])
+    except (IOError, OSError, IndexError, ValueError):
+        return None
+
+
+def command_line(pid):
+    """The arguments of ``pid`` (from /proc), or [] if it is gone or a kernel thread."""
+    try:
+        with open('/proc/%d/cmdline' % int(pid), 'rb') as handle:
+            return [arg.decode('utf-8', 'replace') for arg in handle.read().split(b'\0') if arg]
+    except (IOError, OSError, ValueError):
+        return []
+
+
 def is_same_process(entry):
     """True when the process an entry describes is still running (same pid *and* start time)."""
     start = process_start_time(entry.get('pid'))

@@ -18,7 +18,12 @@ import time
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import record_entries
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, NodeStateError
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
+    NodeState,
+    NodeStateError,
+    command_line,
+    parent_pid,
+)
 
 # Ansible's own keys of an async job's result: ``async_status`` reads ``finished`` to know whether the
 # job ended, and turns a timestamp there into a boolean, so the envelope's fields of these names
@@ -86,6 +91,7 @@ class SurveyStart:
     def __init__(self, module, run_id, host, builder, node_state, runner, control_runner, survey=None):
         self.module = module
         self.survey = survey
+        self._recorded = False
         self.run_id = run_id
         self.host = host
         self.builder = builder
@@ -101,7 +107,8 @@ class SurveyStart:
         module first records itself and the directory there for the cleanup (``record_for_cleanup``).
         """
         run_dir = os.path.join(self.module.params['workdir'], self.run_id)
-        if self.node_state is not None and not self.module.check_mode:
+        if self.node_state is not None and not self.module.check_mode and not self._recorded:
+            self._recorded = True
             try:
                 record_for_cleanup(self.node_state, self.survey, self.run_id, self.module)
             except (NodeStateError, OSError) as exc:
@@ -183,27 +190,10 @@ def record_for_cleanup(node_state, survey, run_id, module, pid=None):
     record_entries(node_state, survey, run_id=run_id, paths=[{'path': os.path.join(node_state.workdir, run_id)}])
     pids = [pid] + async_wrapper_ancestors(pid)
     for recorded in pids:
-        node_state.record('processes', run_id, pid=recorded, command=_command_line(recorded)[:3], survey=survey,
+        node_state.record('processes', run_id, pid=recorded, command=command_line(recorded)[:3], survey=survey,
                           module=recorded == pid)
     module.exit_json = _forgetting_first(module.exit_json, node_state, pids)
     module.fail_json = _forgetting_first(module.fail_json, node_state, pids)
-
-
-def _command_line(pid):
-    try:
-        with open('/proc/%d/cmdline' % pid, 'rb') as handle:
-            return [arg.decode('utf-8', 'replace') for arg in handle.read().split(b'\0') if arg]
-    except (IOError, OSError):
-        return []
-
-
-def _parent_pid(pid):
-    try:
-        with open('/proc/%d/stat' % pid) as handle:
-            # "pid (comm) state ppid ...": comm may hold spaces and parentheses, the last ")" ends it.
-            return int(handle.read().rsplit(')', 1)[1].split()[1])
-    except (IOError, OSError, IndexError, ValueError):
-        return None
 
 
 def async_wrapper_ancestors(pid):
@@ -211,8 +201,8 @@ def async_wrapper_ancestors(pid):
     found = []
     current = pid
     for unused in range(2):
-        parent = _parent_pid(current)
-        if not parent or parent == 1 or not any('async_wrapper' in arg for arg in _command_line(parent)[:2]):
+        parent = parent_pid(current)
+        if not parent or parent == 1 or not any('async_wrapper' in arg for arg in command_line(parent)[:2]):
             break
         found.append(parent)
         current = parent
