@@ -13,8 +13,15 @@ cleanup, summary) with a tiny sweep, timed from the controller, and compared wit
 * ``span s``: earliest envelope ``started`` to latest ``finished`` (1 s resolution): the surveys' fleet window;
 * ``wall/slow``: their ratio; ``over s``: wall minus slowest; ``ctl cpu/host``: CPU seconds the controller
   (ansible-playbook, its workers and ssh) spent per host;
-* ``target s``: 1.25 x slowest + the profile's fixed start-up, which is ``wall - slowest`` of the same profile on
-  one host; ``ok`` says whether wall stayed within it (the issue's target, meant at 16 hosts).
+* ``target s``: 1.25 x slowest + the start-up of the same profile and sweep on one host (``wall - slowest``
+  there); ``ok`` says whether wall stayed within it.  This is the strictest reading of the target: it charges
+  every per-host cost of a larger fleet (on this machine the simulated hosts' own CPU too) to the surveys' 25 %.
+
+With two sweep sizes or more (``--size-mib 64,256``), a second table fits, per host count and profile,
+``wall = slope x slowest + start-up`` over the sizes (least squares): the target "wall time within 1.25 x the
+slowest host's survey time plus a fixed start-up" holds when the slope is at most 1.25 and the start-up is a
+constant, i.e. the fit leaves small residuals.  Waiting that costs more the longer a survey runs (polling), or
+surveys that do not run at the same time (forks below the host count, serial execution), give a slope above 1.
 
 Profiles: ``shipped`` is inventories/example/ansible.cfg as is; the others change one thing against it
 (``forks5``, ``no-pipelining``, ``no-persist``: ControlMaster off), and ``ansible-defaults`` is Ansible's
@@ -26,6 +33,7 @@ is torn down when it ends, also on Ctrl-C.
 
     .venv/bin/python bench/fleet_bench.py                          # 1, 4, 16 hosts, every profile
     .venv/bin/python bench/fleet_bench.py --hosts 16 --profiles shipped,forks5
+    .venv/bin/python bench/fleet_bench.py --hosts 1,16 --profiles shipped --size-mib 64,256   # with the fit
 """
 
 from __future__ import annotations
@@ -60,10 +68,10 @@ PROFILES = {
 }
 
 
-def sweep_vars(args) -> dict:
+def sweep_vars(args, size_mib: int) -> dict:
     # iokit_timeout_s bounds a run whose survey process is killed from outside (see README): the wait ends
     # after timeout + margin instead of the default hour.
-    settings = {'iokit_timeout_s': 120, 'obdfilter_async_margin_s': 30, 'obdfilter_size_mib': args.size_mib,
+    settings = {'iokit_timeout_s': 120, 'obdfilter_async_margin_s': 30, 'obdfilter_size_mib': size_mib,
                 'obdfilter_rszlo': 1024, 'obdfilter_rszhi': 1024, 'obdfilter_nobjlo': 1, 'obdfilter_nobjhi': 1,
                 'obdfilter_thrlo': 1, 'obdfilter_thrhi': args.thrhi, 'obdfilter_tests': ['write', 'read']}
     if args.poll_s is not None:
@@ -82,11 +90,11 @@ def close_control_sockets(directory: str) -> None:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
-def run_playbook(profile: str, inventory: str, work: str, count: int, args) -> dict:
+def run_playbook(profile: str, inventory: str, work: str, count: int, size_mib: int, args) -> dict:
     """One measured run; a run some host did not finish is run again (up to twice), and counted in ``retries``."""
     failures = []
     for attempt in range(3):
-        row = run_playbook_once(profile, inventory, work, count, args)
+        row = run_playbook_once(profile, inventory, work, count, size_mib, args)
         if isinstance(row, dict):
             row['retries'] = attempt
             return row
@@ -95,14 +103,14 @@ def run_playbook(profile: str, inventory: str, work: str, count: int, args) -> d
     sys.exit('%s on %d hosts failed three times: %s' % (profile, count, '; '.join(failures)))
 
 
-def run_playbook_once(profile: str, inventory: str, work: str, count: int, args) -> dict | str:
-    run_id = 'bench-%d-%s-%s' % (count, profile, time.strftime('%H%M%S'))
+def run_playbook_once(profile: str, inventory: str, work: str, count: int, size_mib: int, args) -> dict | str:
+    run_id = 'bench-%d-%s-%d-%s' % (count, profile, size_mib, time.strftime('%H%M%S'))
     results_dir = os.path.join(work, 'results')
     control_dir = tempfile.mkdtemp(prefix='cp-', dir=work)
     env = dict(os.environ, ANSIBLE_CONFIG=SHIPPED_CFG, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
                ANSIBLE_SSH_CONTROL_PATH_DIR=control_dir, ANSIBLE_NOCOLOR='1')
     env.update(PROFILES[profile])
-    extra = dict(sweep_vars(args), iokit_run_id=run_id, iokit_results_dir=results_dir)
+    extra = dict(sweep_vars(args, size_mib), iokit_run_id=run_id, iokit_results_dir=results_dir)
     argv = [ANSIBLE_PLAYBOOK, PLAYBOOK, '-i', inventory, '-e', json.dumps(extra)]
     load = os.getloadavg()[0]
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -131,28 +139,61 @@ def run_playbook_once(profile: str, inventory: str, work: str, count: int, args)
     cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     slowest = max(envelope['duration_s'] for envelope in envelopes)
     span = max(parse_time(e['finished']) for e in envelopes) - min(parse_time(e['started']) for e in envelopes)
-    return {'hosts': count, 'profile': profile, 'wall': wall, 'slowest': slowest, 'span': span,
+    return {'hosts': count, 'profile': profile, 'size_mib': size_mib, 'wall': wall, 'slowest': slowest, 'span': span,
             'cpu_per_host': cpu / count, 'load': load,
             'ok_hosts': sum(1 for envelope in envelopes if envelope['status'] == 'ok')}
 
 
 def print_table(rows: list[dict]) -> None:
-    startup = dict((row['profile'], row['wall'] - row['slowest']) for row in rows if row['hosts'] == 1)
-    header = '%5s  %-16s %7s %9s %7s %9s %7s %12s %8s %3s %6s %6s %7s' % (
-        'hosts', 'profile', 'wall s', 'slowest s', 'span s', 'wall/slow', 'over s', 'ctl cpu/host', 'target s',
+    startup = dict(((row['profile'], row['size_mib']), row['wall'] - row['slowest']) for row in rows if row['hosts'] == 1)
+    header = '%5s %5s  %-16s %7s %9s %7s %9s %7s %12s %8s %3s %6s %6s %7s' % (
+        'size', 'hosts', 'profile', 'wall s', 'slowest s', 'span s', 'wall/slow', 'over s', 'ctl cpu/host', 'target s',
         'ok', 'load1', 'status', 'retries')
     print(header)
     for row in rows:
         target = '-'
         verdict = '-'
-        if row['profile'] in startup:
-            limit = 1.25 * row['slowest'] + startup[row['profile']]
+        if (row['profile'], row['size_mib']) in startup:
+            limit = 1.25 * row['slowest'] + startup[(row['profile'], row['size_mib'])]
             target = '%.1f' % limit
             verdict = 'yes' if row['wall'] <= limit else 'NO'
-        print('%5d  %-16s %7.1f %9.1f %7.0f %9.2f %7.1f %12.2f %8s %3s %6.1f %3d/%-2d %7d' % (
-            row['hosts'], row['profile'], row['wall'], row['slowest'], row['span'], row['wall'] / row['slowest'],
-            row['wall'] - row['slowest'], row['cpu_per_host'], target, verdict, row['load'], row['ok_hosts'],
-            row['hosts'], row['retries']))
+        print('%5d %5d  %-16s %7.1f %9.1f %7.0f %9.2f %7.1f %12.2f %8s %3s %6.1f %3d/%-2d %7d' % (
+            row['size_mib'], row['hosts'], row['profile'], row['wall'], row['slowest'], row['span'],
+            row['wall'] / row['slowest'], row['wall'] - row['slowest'], row['cpu_per_host'], target, verdict,
+            row['load'], row['ok_hosts'], row['hosts'], row['retries']))
+    sys.stdout.flush()
+
+
+def fit_startup(rows: list[dict]) -> list[dict]:
+    """Per host count and profile run at two sweep sizes or more: wall = slope x slowest + start-up, least squares."""
+    fits = []
+    groups = {}
+    for row in rows:
+        groups.setdefault((row['hosts'], row['profile']), []).append(row)
+    for (hosts, profile), group in sorted(groups.items()):
+        if len(set(row['slowest'] for row in group)) < 2:
+            continue
+        mean_x = sum(row['slowest'] for row in group) / len(group)
+        mean_y = sum(row['wall'] for row in group) / len(group)
+        slope = (sum((row['slowest'] - mean_x) * (row['wall'] - mean_y) for row in group)
+                 / sum((row['slowest'] - mean_x) ** 2 for row in group))
+        startup = mean_y - slope * mean_x
+        residual = max(abs(row['wall'] - (slope * row['slowest'] + startup)) for row in group)
+        fits.append({'hosts': hosts, 'profile': profile, 'sizes': sorted(row['size_mib'] for row in group),
+                     'slope': slope, 'startup': startup, 'residual': residual})
+    return fits
+
+
+def print_fits(fits: list[dict]) -> None:
+    if not fits:
+        return
+    print()
+    print('%5s  %-16s %-12s %7s %10s %10s %3s' % ('hosts', 'profile', 'sizes MiB', 'slope', 'start-up s', 'max resid',
+                                                 'ok'))
+    for fit in fits:
+        print('%5d  %-16s %-12s %7.2f %10.1f %10.1f %3s' % (
+            fit['hosts'], fit['profile'], ','.join(str(size) for size in fit['sizes']), fit['slope'], fit['startup'],
+            fit['residual'], 'yes' if fit['slope'] <= 1.25 else 'NO'))
     sys.stdout.flush()
 
 
@@ -160,7 +201,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--hosts', default='1,4,16', help='host counts, comma-separated (default %(default)s)')
     parser.add_argument('--profiles', default=','.join(PROFILES), help='default: all (%(default)s)')
-    parser.add_argument('--size-mib', type=int, default=64, help='obdfilter_size_mib (default %(default)s)')
+    parser.add_argument('--size-mib', default='64',
+                        help='obdfilter_size_mib, comma-separated; two or more also fit the start-up (default %(default)s)')
     parser.add_argument('--thrhi', type=int, default=2, help='obdfilter_thrhi; threads 1..thrhi (default %(default)s)')
     parser.add_argument('--ost-mib-s', type=float, default=16, help='throttle of every simulated OST')
     parser.add_argument('--poll-s', type=int, default=None,
@@ -173,28 +215,33 @@ def main() -> int:
     if unknown:
         parser.error('--profiles: unknown %s; choose from %s' % (', '.join(sorted(unknown)), ', '.join(PROFILES)))
     counts = [int(value) for value in args.hosts.split(',')]
+    sizes = [int(value) for value in args.size_mib.split(',')]
     rows = []
     with contextlib.ExitStack() as stack:
         work = args.keep or stack.enter_context(tempfile.TemporaryDirectory(prefix='fleet-bench-'))
         os.makedirs(work, exist_ok=True)
-        print('sweep: %s; simulated OSTs throttled to %s MiB/s; %d CPUs'
-              % (json.dumps(sweep_vars(args)), args.ost_mib_s, os.cpu_count()), flush=True)
+        print('sweep: %s, obdfilter_size_mib %s; simulated OSTs throttled to %s MiB/s; %d CPUs'
+              % (json.dumps(dict((key, value) for key, value in sweep_vars(args, 0).items() if key != 'obdfilter_size_mib')),
+                 ','.join(str(size) for size in sizes), args.ost_mib_s, os.cpu_count()), flush=True)
         try:
             for count in counts:
                 with NetHosts(count, ost_mib_s=args.ost_mib_s) as hosts:
                     inventory = os.path.join(work, 'hosts-%d.yml' % count)
                     with open(inventory, 'w', encoding='utf-8') as handle:
                         handle.write(hosts.inventory())
-                    for profile in profiles:
-                        rows.append(run_playbook(profile, inventory, work, count, args))
-                        print('.. %(hosts)d hosts, %(profile)s: wall %(wall).1f s, slowest %(slowest).1f s' % rows[-1],
-                              file=sys.stderr, flush=True)
+                    for size_mib in sizes:
+                        for profile in profiles:
+                            rows.append(run_playbook(profile, inventory, work, count, size_mib, args))
+                            print('.. %(hosts)d hosts, %(profile)s, %(size_mib)d MiB: wall %(wall).1f s, slowest '
+                                  '%(slowest).1f s' % rows[-1], file=sys.stderr, flush=True)
         except KeyboardInterrupt:
             print('interrupted; hosts torn down', file=sys.stderr)
             if rows:
                 print_table(rows)
+                print_fits(fit_startup(rows))
             return 130
     print_table(rows)
+    print_fits(fit_startup(rows))
     return 0
 
 
