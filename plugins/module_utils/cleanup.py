@@ -45,6 +45,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     NodeStateError,
     command_id,
     command_line,
+    has_exited,
     is_empty,
     is_same_process,
     parent_pid,
@@ -69,14 +70,6 @@ def _signal(pid, signum, group):
             os.kill(pid, signum)
     except OSError:
         pass
-
-
-def _is_zombie(pid):
-    try:
-        with open('/proc/%d/stat' % pid) as handle:
-            return handle.read().rsplit(')', 1)[1].split()[0] == 'Z'
-    except (IOError, OSError, IndexError):
-        return True
 
 
 def _object_ranges(objects):
@@ -694,7 +687,7 @@ def _command_lines():
         except (IOError, OSError):
             continue
         argv = command_line(int(name))
-        if argv and not _is_zombie(int(name)):
+        if argv and not has_exited(int(name)):
             found[int(name)] = (comm, argv)
     return found
 
@@ -742,7 +735,7 @@ def _still_running(entry, group):
     pid = int(entry['pid'])
     if group:
         return bool(_live_group_members(pid))
-    return is_same_process(entry) and not _is_zombie(pid)
+    return is_same_process(entry) and not has_exited(pid)
 
 
 def record_entries(node_state, survey, run_id=None, processes=(), paths=(), modules=(), loop_devices=(),

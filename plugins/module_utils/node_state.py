@@ -74,33 +74,43 @@ def _empty():
     return state
 
 
-def process_start_time(pid):
-    """The kernel's start time of ``pid`` in clock ticks since boot, or None if it is gone.
-
-    Stored with every process entry, so that a pid reused by an unrelated
-    process after a reboot or a long pause is never taken for ours.
-    """
+def _stat_fields(pid):
+    """The fields of /proc/<pid>/stat after the command name (state first), or None if it is gone."""
     try:
         with open('/proc/%d/stat' % int(pid)) as handle:
             stat = handle.read()
     except (IOError, OSError, ValueError):
         return None
     # The command name (field 2) may contain spaces and parentheses; fields after its last ')' are fixed.
-    fields = stat.rsplit(')', 1)[-1].split()
+    return stat.rsplit(')', 1)[-1].split()
+
+
+def _stat_int(pid, index):
+    fields = _stat_fields(pid)
     try:
-        return int(fields[19])
-    except (IndexError, ValueError):
+        return int(fields[index])
+    except (TypeError, IndexError, ValueError):
         return None
+
+
+def process_start_time(pid):
+    """The kernel's start time of ``pid`` in clock ticks since boot, or None if it is gone.
+
+    Stored with every process entry, so that a pid reused by an unrelated
+    process after a reboot or a long pause is never taken for ours.
+    """
+    return _stat_int(pid, 19)
 
 
 def parent_pid(pid):
     """The parent of ``pid`` (from /proc), or None if it is gone."""
-    try:
-        with open('/proc/%d/stat' % int(pid)) as handle:
-            # The command name (field 2) may contain spaces and parentheses; fields after its last ')' are fixed.
-            return int(handle.read().rsplit(')', 1)[-1].split()[1])
-    except (IOError, OSError, IndexError, ValueError):
-        return None
+    return _stat_int(pid, 1)
+
+
+def has_exited(pid):
+    """True when ``pid`` is gone or has exited and waits to be reaped (a zombie): nothing left to stop."""
+    fields = _stat_fields(pid)
+    return not fields or fields[0] in ('Z', 'X')
 
 
 def command_line(pid):

@@ -49,7 +49,7 @@ import subprocess
 import sys
 import time
 
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import is_same_process, process_start_time
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import has_exited, is_same_process, process_start_time
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.brw_stats import parse_brw_stats
 from ansible_collections.lustre.iokit.plugins.module_utils.results import parse_timestamp
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import child_environment
@@ -470,17 +470,9 @@ def vmstat_summary(rows):
 # -- processes ----------------------------------------------------------------------------------------
 
 
-def _is_zombie(pid):
-    try:
-        with open('/proc/%d/stat' % pid) as handle:
-            return handle.read().rsplit(')', 1)[1].split()[0] in ('Z', 'X')
-    except (IOError, OSError, IndexError):
-        return True
-
-
 def sampler_alive(entry):
     """True while the process of a manifest entry runs: same pid, same start time, not a zombie."""
-    return entry.get('pid') is not None and is_same_process(entry) and not _is_zombie(int(entry['pid']))
+    return entry.get('pid') is not None and is_same_process(entry) and not has_exited(entry['pid'])
 
 
 def _leads_own_group(pid):

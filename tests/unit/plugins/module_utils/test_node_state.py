@@ -10,6 +10,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -17,7 +18,9 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     KINDS,
     NodeState,
     NodeStateError,
+    has_exited,
     is_same_process,
+    parent_pid,
     process_start_time,
 )
 
@@ -67,6 +70,26 @@ def test_a_process_is_ours_only_with_the_same_start_time(tmp_path):
         child.kill()
         child.wait()
     assert not is_same_process(entry)
+
+
+def test_a_child_has_exited_while_it_waits_to_be_reaped_and_once_it_is_gone():
+    """The cleanup and the samplers' liveness both rely on this: a zombie is nothing left to stop."""
+    child = subprocess.Popen([sys.executable, '-c', 'import sys; sys.stdin.read()'], stdin=subprocess.PIPE)
+    try:
+        assert not has_exited(child.pid)
+        assert parent_pid(child.pid) == os.getpid()
+    finally:
+        child.stdin.close()
+    # Not reaped yet: the process is a zombie until wait() collects it.
+    for unused in range(500):
+        if has_exited(child.pid):
+            break
+        time.sleep(0.01)
+    assert has_exited(child.pid)
+    assert process_start_time(child.pid) is not None  # still listed, so only its state says it is done
+    child.wait()
+    assert has_exited(child.pid)
+    assert parent_pid(child.pid) is None and process_start_time(child.pid) is None
 
 
 @pytest.mark.parametrize('content, message', [
