@@ -186,6 +186,21 @@ def test_a_rerun_with_the_same_run_id_skips_the_hosts_already_ok(cluster):
     assert surveys_reported == set(SURVEYS)
 
 
+def test_bad_obdfilter_variables_are_all_named_before_any_node_is_touched(cluster):
+    bad = cluster.playbook('survey-obdfilter.yml', extra={
+        'iokit_run_id': 'pbtest-bad-vars', 'obdfilter_thrlo': 4, 'obdfilter_thrhi': 2, 'obdfilter_size_mib': 3,
+        'obdfilter_rszlo': 2048, 'obdfilter_rszhi': 2048})
+    assert bad.returncode != 0
+    # Every problem in one message, each naming its variable and value.
+    assert 'obdfilter_thrlo/thrhi (4/2)' in bad.stdout
+    assert ('obdfilter_size_mib (3 MiB) must be a multiple of every record size of the sweep (obdfilter_rszlo 2048 '
+            'KiB doubling up to obdfilter_rszhi 2048 KiB); 2048 KiB do not divide it') in bad.stdout
+    assert 'Run the obdfilter survey on every host at once' not in bad.stdout
+    assert not os.path.exists(os.path.join(cluster.results, 'pbtest-bad-vars'))
+    assert not os.path.exists(os.path.join(cluster.workdir, 'pbtest-bad-vars'))
+    assert [device['name'] for device in cluster.status()['devices'] if device['type'] == 'echo_client'] == []
+
+
 def test_the_cleanup_playbook_removes_a_leftover_echo_client(cluster):
     cluster.sim('fault', '--root', cluster.root, 'add', 'leftover_echo_client', '--target', 'testfs-OST0002')
     assert 'testfs-OST0002_ecc' in [device['name'] for device in cluster.status()['devices']]
