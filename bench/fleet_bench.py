@@ -68,12 +68,13 @@ PROFILES = {
 }
 
 
-def sweep_vars(args, size_mib: int) -> dict:
+def sweep_vars(args) -> dict:
+    """The survey variables of every run but the sweep size, which each run adds."""
     # iokit_timeout_s bounds a run whose survey process is killed from outside (see README): the wait ends
     # after timeout + margin instead of the default hour.
-    settings = {'iokit_timeout_s': 120, 'obdfilter_async_margin_s': 30, 'obdfilter_size_mib': size_mib,
-                'obdfilter_rszlo': 1024, 'obdfilter_rszhi': 1024, 'obdfilter_nobjlo': 1, 'obdfilter_nobjhi': 1,
-                'obdfilter_thrlo': 1, 'obdfilter_thrhi': args.thrhi, 'obdfilter_tests': ['write', 'read']}
+    settings = {'iokit_timeout_s': 120, 'obdfilter_async_margin_s': 30, 'obdfilter_rszlo': 1024, 'obdfilter_rszhi': 1024,
+                'obdfilter_nobjlo': 1, 'obdfilter_nobjhi': 1, 'obdfilter_thrlo': 1, 'obdfilter_thrhi': args.thrhi,
+                'obdfilter_tests': ['write', 'read']}
     if args.poll_s is not None:
         settings['obdfilter_poll_interval_s'] = args.poll_s
     return settings
@@ -110,7 +111,7 @@ def run_playbook_once(profile: str, inventory: str, work: str, count: int, size_
     env = dict(os.environ, ANSIBLE_CONFIG=SHIPPED_CFG, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
                ANSIBLE_SSH_CONTROL_PATH_DIR=control_dir, ANSIBLE_NOCOLOR='1')
     env.update(PROFILES[profile])
-    extra = dict(sweep_vars(args, size_mib), iokit_run_id=run_id, iokit_results_dir=results_dir)
+    extra = dict(sweep_vars(args), obdfilter_size_mib=size_mib, iokit_run_id=run_id, iokit_results_dir=results_dir)
     argv = [ANSIBLE_PLAYBOOK, PLAYBOOK, '-i', inventory, '-e', json.dumps(extra)]
     load = os.getloadavg()[0]
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -221,8 +222,8 @@ def main() -> int:
         work = args.keep or stack.enter_context(tempfile.TemporaryDirectory(prefix='fleet-bench-'))
         os.makedirs(work, exist_ok=True)
         print('sweep: %s, obdfilter_size_mib %s; simulated OSTs throttled to %s MiB/s; %d CPUs'
-              % (json.dumps(dict((key, value) for key, value in sweep_vars(args, 0).items() if key != 'obdfilter_size_mib')),
-                 ','.join(str(size) for size in sizes), args.ost_mib_s, os.cpu_count()), flush=True)
+              % (json.dumps(sweep_vars(args)), ','.join(str(size) for size in sizes), args.ost_mib_s, os.cpu_count()),
+              flush=True)
         try:
             for count in counts:
                 with NetHosts(count, ost_mib_s=args.ost_mib_s) as hosts:
