@@ -426,6 +426,8 @@ class BrwWorker:
             # LU-10994 removed the plug/unplug path; only prep/commit remains.
             raise LctlError(errno.EINVAL)
         self.faults = FaultView(node, self.target["name"])
+        # The target's concurrency curve sees this test_brw's thread count (lctl --threads).
+        self.threads = max(session.ctx.nthreads, 1)
         self.recorder = StatsRecorder(node)
         self.fd = None
         self.buffer = None
@@ -492,7 +494,7 @@ class BrwWorker:
                     self.check(data, offset)
         except OSError as error:
             raise LctlError(error.errno)
-        self.node.reserve_bandwidth(self.target["name"], length)
+        self.node.reserve_bandwidth(self.target["name"], length, self.threads, op)
         self.recorder.brw(self.target["name"], op, length, time.monotonic() - started,
                           map_seconds)
 
@@ -689,6 +691,9 @@ def md_batch(session, op, dirname, child_name, first_id, step, mode):
         raise LctlError(errno.ENOSPC)
     if not os.path.isdir(parent):
         raise LctlError(errno.ENOENT)
+    if target.get("curve"):
+        # The MDT's curve gives its ops/s for this md test's thread count; the batch books its share.
+        session.node.reserve_bandwidth(target["name"], len(names), max(session.ctx.nthreads, 1), op)
     try:
         for child in names:
             path = os.path.join(parent, child)

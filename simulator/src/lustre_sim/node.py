@@ -25,6 +25,8 @@ import uuid as uuidlib
 
 import yaml
 
+from . import curve as curve_model
+
 DEFAULT_FSNAME = "testfs"
 DEFAULT_NID = "192.168.1.10@tcp"
 DEFAULT_VERSION = "2.15.5"
@@ -123,6 +125,8 @@ def _target_list(kind, fsname, spec, size_mib, mib_s, overrides):
         entry = _target_entry(kind, fsname, index,
                               item.get("size_mib", size_mib),
                               item.get("mib_s", mib_s))
+        if item.get("curve") is not None:
+            entry["curve"] = _target_curve(kind, entry["name"], item["curve"])
         entries.append(entry)
     for key, value in (overrides or {}).items():
         match = [e for e in entries if e["name"] == key or e["name"].endswith("-" + key)]
@@ -133,6 +137,15 @@ def _target_list(kind, fsname, spec, size_mib, mib_s, overrides):
     if len(set(names)) != len(names):
         raise SimError("duplicate %s index" % kind)
     return entries
+
+
+def _target_curve(kind, name, section):
+    """A target's concurrency curve (see curve.py); an MDT's peak is in ops/s, a data target's in MiB/s."""
+    try:
+        return curve_model.normalise_curve(section, "%s curve" % name,
+                                           "peak_ops_s" if kind == "mdt" else "peak_mib_s")
+    except ValueError as error:
+        raise SimError(str(error))
 
 
 def normalise_fault(fault):
@@ -370,6 +383,7 @@ class Node:
                     "uuid": entry["name"] + "_UUID",
                     "size_mib": entry["size_mib"],
                     "mib_s": entry.get("mib_s"),
+                    "curve": entry.get("curve"),
                     "path": os.path.join(self.root, "targets", entry["name"]),
                 })
         return result
@@ -518,17 +532,28 @@ class Node:
         if delay > 0:
             time.sleep(delay)
 
-    def reserve_bandwidth(self, target_name, nbytes):
-        """Share a target's MiB/s among all processes doing I/O on it.
+    def target_rate(self, target_name, threads=1, op=""):
+        """The rate a target allows with ``threads`` concurrent threads: its curve's, else its flat
+        ``mib_s`` (None: unthrottled).  MiB/s for OSTs, ops/s for an MDT with a curve."""
+        target = self.target(target_name)
+        if target is None:
+            return None
+        if target.get("curve"):
+            return curve_model.rate(target["curve"], threads, target_name, op)
+        return target.get("mib_s") or None
+
+    def reserve_bandwidth(self, target_name, nbytes, threads=1, op=""):
+        """Share a target's rate for ``threads`` concurrent threads among all processes doing I/O on it.
 
         Each I/O books the next free slot of the target's time line (kept in
         ``state/bw-<target>``) and sleeps until its slot ends, so T concurrent
-        writers together never exceed the configured rate.
+        writers together never exceed the rate.  For an MDT ``nbytes`` counts operations.
         """
-        target = self.target(target_name)
-        if target is None or not target.get("mib_s"):
+        rate = self.target_rate(target_name, threads, op)
+        if not rate:
             return
-        duration = nbytes / (target["mib_s"] * 1048576.0)
+        unit = 1.0 if "peak_ops_s" in (self.target(target_name).get("curve") or {}) else 1048576.0
+        duration = nbytes / (rate * unit)
         path = os.path.join(self.state_dir, "bw-%s" % target_name)
         with open(path, "a+") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
