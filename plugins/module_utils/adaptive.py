@@ -1,0 +1,129 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Adaptive sweeps: when to stop doubling the concurrency because the device saturated.
+
+A survey sweeps an inner axis that doubles (threads) inside outer ones
+(record size, objects, regions).  ``full`` runs every point as the I/O kit
+does; ``adaptive`` asks ``decide()`` after each inner point whether the
+points still to come can tell anything new:
+
+* a point whose figure improves on the best so far by less than
+  ``min_gain_pct`` is flat; ``patience`` flat points in a row stop the sweep;
+* a point that falls below the best so far by more than ``min_gain_pct``
+  stops it at once (past the knee the device loses ground);
+* a noisy point, whose own spread (half its min..max range, as a percentage
+  of its figure) is wider than ``min_gain_pct``, cannot show either: it
+  breaks a run of flat points and never stops the sweep.
+
+The outer axes carry on whatever the inner one decided.  docs/adaptive-sweeps.md
+is the user's description.
+
+Target-side code: pure standard library, no Ansible imports, Python 3.6+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+SWEEP_MODES = ('full', 'adaptive')
+DEFAULT_MIN_GAIN_PCT = 3.0
+DEFAULT_PATIENCE = 1
+
+
+def sweep_argument_spec():
+    """The options of the doc fragment ``lustre.iokit.sweep.ADAPTIVE``."""
+    return dict(
+        sweep=dict(type='str', choices=list(SWEEP_MODES), default='full'),
+        sweep_min_gain_pct=dict(type='float', default=DEFAULT_MIN_GAIN_PCT),
+        sweep_patience=dict(type='int', default=DEFAULT_PATIENCE),
+    )
+
+
+def option_problems(params):
+    """Invalid values of the adaptive options, each message naming the option."""
+    problems = []
+    gain = params.get('sweep_min_gain_pct')
+    if gain is not None and not 0 < gain < 100:
+        problems.append('sweep_min_gain_pct: must be above 0 and below 100 (percent), got %s' % gain)
+    patience = params.get('sweep_patience')
+    if patience is not None and patience < 1:
+        problems.append('sweep_patience: must be at least 1 point, got %d' % patience)
+    return problems
+
+
+def spread_pct(figure, low, high, scale=1):
+    """Half the min..max range of a point as a percentage of its figure (None when not printed).
+
+    ``scale`` divides ``figure`` first when min and max describe one part of it
+    (obdfilter's min/max are single-OST rates, its figure the sum over the OSTs).
+    """
+    if figure is None or low is None or high is None or figure <= 0 or scale <= 0:
+        return None
+    return (high - low) / 2.0 / (figure / float(scale)) * 100.0
+
+
+def _pct(value):
+    return '%+.1f %%' % value
+
+
+def _gain_text(min_gain_pct):
+    return ('%.1f' % min_gain_pct).rstrip('0').rstrip('.')
+
+
+def decide(points, min_gain_pct=DEFAULT_MIN_GAIN_PCT, patience=DEFAULT_PATIENCE, axis='thr'):
+    """Whether the inner sweep should stop after the last of ``points``.
+
+    ``points`` are the inner points measured so far, in sweep order, each a
+    dict with ``x`` (the axis value), ``value`` (the figure; None when the
+    point failed, which tells nothing) and optionally ``spread_pct``.
+    Returns ``{'stop': bool, 'reason': str or None, 'best': {'x', 'value'} or None}``;
+    the reason names the point and the figures behind a stop.
+    """
+    best = None
+    flat = []
+    for point in points:
+        value = point.get('value')
+        if value is None:
+            continue
+        if best is None or best['value'] <= 0:
+            best = {'x': point['x'], 'value': value}
+            flat = []
+            continue
+        gain = (value - best['value']) / best['value'] * 100.0
+        spread = point.get('spread_pct')
+        noisy = spread is not None and spread > min_gain_pct
+        if value > best['value']:
+            best = {'x': point['x'], 'value': value}
+        if noisy:
+            flat = []
+        elif gain < -min_gain_pct:
+            return {'stop': True, 'best': best,
+                    'reason': 'declined at %s %s: %s < -%s %% from the best (%s %s)'
+                              % (axis, point['x'], _pct(gain), _gain_text(min_gain_pct), axis, best['x'])}
+        elif gain < min_gain_pct:
+            flat.append(gain)
+            if len(flat) >= patience:
+                gains = ', '.join(_pct(one) for one in flat)
+                suffix = '' if patience == 1 else ' for %d points' % patience
+                return {'stop': True, 'best': best,
+                        'reason': 'saturated at %s %s: %s < %s %%%s'
+                                  % (axis, point['x'], gains, _gain_text(min_gain_pct), suffix)}
+        else:
+            flat = []
+    return {'stop': False, 'reason': None, 'best': best}
+
+
+def decide_all(series, min_gain_pct=DEFAULT_MIN_GAIN_PCT, patience=DEFAULT_PATIENCE, axis='thr'):
+    """Stop only when every figure measured at the points stops (write, read ... each its own curve).
+
+    ``series`` maps a label (the test) to its points as for ``decide``; the
+    reason lists each label's reason.
+    """
+    decisions = [(label, decide(points, min_gain_pct, patience, axis)) for label, points in sorted(series.items())]
+    if not decisions or not all(decision['stop'] for label, decision in decisions):
+        return {'stop': False, 'reason': None}
+    if len(decisions) == 1:
+        return {'stop': True, 'reason': decisions[0][1]['reason']}
+    return {'stop': True, 'reason': '; '.join('%s %s' % (label, decision['reason']) for label, decision in decisions)}

@@ -1,0 +1,128 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The adaptive sweep's stop rule."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+
+
+def series(*values, **spreads):
+    """Points at thr 1, 2, 4 ... with the given figures; spread_pct by position as s<index>=..."""
+    points = []
+    for index, value in enumerate(values):
+        point = {'x': 2 ** index, 'value': value}
+        if 's%d' % index in spreads:
+            point['spread_pct'] = spreads['s%d' % index]
+        points.append(point)
+    return points
+
+
+def first_stop(values, **options):
+    """The thread count after which the sweep stops (None: it runs to the end), and the reason."""
+    points = series(*values)
+    for count in range(1, len(points) + 1):
+        decision = adaptive.decide(points[:count], **options)
+        if decision['stop']:
+            return points[count - 1]['x'], decision['reason']
+    return None, None
+
+
+def test_one_point_never_stops():
+    assert adaptive.decide(series(100.0)) == {'stop': False, 'reason': None, 'best': {'x': 1, 'value': 100.0}}
+    assert adaptive.decide([]) == {'stop': False, 'reason': None, 'best': None}
+
+
+def test_flat_stops_at_the_second_point():
+    assert first_stop([100.0, 101.4, 101.0]) == (2, 'saturated at thr 2: +1.4 % < 3 %')
+
+
+def test_rising_runs_to_the_end():
+    assert first_stop([10.0, 20.0, 40.0, 80.0, 160.0, 320.0, 640.0]) == (None, None)
+
+
+def test_knee_stops_one_point_past_it():
+    # linear to a knee at 8 threads: 8 still gains 100 %, 16 gains nothing
+    assert first_stop([15.0, 30.0, 60.0, 120.0, 120.0, 120.0, 120.0]) == (16, 'saturated at thr 16: +0.0 % < 3 %')
+
+
+def test_patience_needs_that_many_flat_points_in_a_row():
+    values = [50.0, 100.0, 101.0, 110.0, 111.0, 112.0, 112.5]
+    assert first_stop(values, patience=2) == (32, 'saturated at thr 32: +0.9 %, +0.9 % < 3 % for 2 points')
+    assert first_stop(values, patience=1)[0] == 4
+
+
+def test_decline_stops_at_once_beyond_the_margin():
+    stop, reason = first_stop([100.0, 150.0, 140.0], patience=3)
+    assert stop == 4
+    assert reason == 'declined at thr 4: -6.7 % < -3 % from the best (thr 2)'
+
+
+def test_small_decline_within_the_margin_is_flat():
+    assert first_stop([100.0, 150.0, 148.0])[1] == 'saturated at thr 4: -1.3 % < 3 %'
+
+
+def test_noisy_point_does_not_stop_and_breaks_a_flat_run():
+    noisy = series(100.0, 101.0, 90.0, 130.0, 131.0, s1=5.0, s2=4.0)
+    for count in (2, 3):
+        assert not adaptive.decide(noisy[:count])['stop']
+    assert adaptive.decide(noisy[:4])['best'] == {'x': 8, 'value': 130.0}
+    assert adaptive.decide(noisy)['reason'] == 'saturated at thr 16: +0.8 % < 3 %'
+    # a spread within the gain is not noise
+    quiet = series(100.0, 101.0, s1=2.5)
+    assert adaptive.decide(quiet)['stop']
+    broken = series(100.0, 101.0, 101.5, 101.7, s2=9.0)
+    assert adaptive.decide(broken[:3], patience=2)['stop'] is False
+    assert adaptive.decide(broken, patience=2)['stop'] is False
+
+
+def test_failed_points_tell_nothing():
+    assert not adaptive.decide(series(100.0, None))['stop']
+    assert adaptive.decide(series(None, 100.0, 100.5))['reason'] == 'saturated at thr 4: +0.5 % < 3 %'
+
+
+def test_min_gain_is_tunable_and_printed_as_given():
+    assert first_stop([100.0, 107.0, 112.0], min_gain_pct=10) == (2, 'saturated at thr 2: +7.0 % < 10 %')
+    assert first_stop([100.0, 101.0], min_gain_pct=0.5) == (None, None)
+    assert first_stop([100.0, 100.2], min_gain_pct=0.5) == (2, 'saturated at thr 2: +0.2 % < 0.5 %')
+
+
+def test_every_test_must_stop_and_each_reason_is_named():
+    write = series(100.0, 101.0)
+    read = series(100.0, 150.0)
+    assert adaptive.decide_all({'write': write, 'read': read}) == {'stop': False, 'reason': None}
+    both = adaptive.decide_all({'write': write, 'read': series(100.0, 99.0)})
+    assert both == {'stop': True, 'reason': 'read saturated at thr 2: -1.0 % < 3 %; '
+                                              'write saturated at thr 2: +1.0 % < 3 %'}
+    assert adaptive.decide_all({'write': write})['reason'] == 'saturated at thr 2: +1.0 % < 3 %'
+    assert adaptive.decide_all({}) == {'stop': False, 'reason': None}
+
+
+def test_axis_names_the_dimension():
+    assert adaptive.decide(series(10.0, 10.0), axis='crg')['reason'] == 'saturated at crg 2: +0.0 % < 3 %'
+
+
+@pytest.mark.parametrize('figure, low, high, scale, expected', [
+    (100.0, 90.0, 110.0, 1, 10.0),
+    (400.0, 90.0, 110.0, 4, 10.0),
+    (100.0, None, 110.0, 1, None),
+    (0.0, 0.0, 0.0, 1, None),
+])
+def test_spread_is_half_the_range_against_the_figure(figure, low, high, scale, expected):
+    assert adaptive.spread_pct(figure, low, high, scale) == expected
+
+
+@pytest.mark.parametrize('params, problems', [
+    ({'sweep_min_gain_pct': 3.0, 'sweep_patience': 1}, []),
+    ({'sweep_min_gain_pct': 0.0, 'sweep_patience': 1},
+     ['sweep_min_gain_pct: must be above 0 and below 100 (percent), got 0.0']),
+    ({'sweep_min_gain_pct': 3.0, 'sweep_patience': 0}, ['sweep_patience: must be at least 1 point, got 0']),
+])
+def test_option_problems_name_the_option(params, problems):
+    assert adaptive.option_problems(params) == problems
