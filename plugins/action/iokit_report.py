@@ -31,6 +31,7 @@ ARGUMENT_SPEC = {
     'run_id': {'type': 'str', 'required': True},
     'templates_dir': {'type': 'path'},
     'criteria': {'type': 'dict'},
+    'default_criteria': {'type': 'bool', 'default': False},
     'baseline': {'type': 'path'},
     'compare_run_id': {'type': 'str'},
     'expected': {'type': 'dict', 'default': {}},
@@ -40,6 +41,7 @@ ARGUMENT_SPEC = {
 }
 
 OPTION_TYPES = {'outlier_threshold': float, 'outlier_min_peers': int, 'outlier_min_deviation_pct': float,
+                'outlier_slow_share': float,
                 'saturation_share': float, 'efficiency_expected': list, 'tolerance_pct': float,
                 'host_charts_max_hosts': int, 'bar_chart_max_bars': int, 'table_max_rows': int}
 
@@ -90,7 +92,8 @@ class ActionModule(ActionBase):
             summary = generate(params['results_dir'], run_id, templates_dir, options=_options(params['options'] or {}),
                                acceptance_criteria=params['criteria'], baseline_file=params['baseline'],
                                compare_run_id=params['compare_run_id'], expected=expected,
-                               make_baseline=params['make_baseline'], baseline_path=params['baseline_path'])
+                               make_baseline=params['make_baseline'], baseline_path=params['baseline_path'],
+                               default_criteria=params['default_criteria'])
         except (CriteriaError, BaselineError, ValueError) as exc:
             raise AnsibleActionFail(str(exc))
         except OSError as exc:

@@ -59,8 +59,15 @@ options:
   criteria:
     description:
       - Acceptance criteria (C(floors), C(ratios), C(outliers), C(regressions), C(variation)), as described in
-        the collection's C(docs/acceptance-criteria.md). Null means no verdict.
+        the collection's C(docs/acceptance-criteria.md). Null means no verdict, unless O(default_criteria).
     type: dict
+  default_criteria:
+    description:
+      - Also check the built-in criteria (completeness, no low outlier among peers for every metric, layer
+        efficiency obdfilter / sgpdd >= 0.85 per host where both ran), with or without O(criteria).
+      - A verdict that could make no check is C(no verdict), never C(passed).
+    type: bool
+    default: false
   baseline:
     description:
       - A baseline file (C(baseline.yml) of an accepted run, or another run's C(report.json)) to compare with.
@@ -85,6 +92,7 @@ options:
     description:
       - Analysis and layout settings; unset keys keep their defaults.
       - C(outlier_threshold) (3.5), C(outlier_min_peers) (3), C(outlier_min_deviation_pct) (5.0),
+        C(outlier_slow_share) (0.8),
         C(saturation_share) (0.9), C(efficiency_expected) ([0.85, 0.90]), C(tolerance_pct) (5.0),
         C(host_charts_max_hosts) (8), C(bar_chart_max_bars) (48), C(table_max_rows) (500).
     type: dict
@@ -129,13 +137,21 @@ run_dir:
   returned: success
   type: str
 verdict:
-  description: C(passed) or C(failed) when O(criteria) was given, else null.
+  description:
+    - C(passed) or C(failed) when O(criteria) or O(default_criteria) was given, C(no verdict) when no check could
+      be made, else null.
   returned: success
   type: str
 counts:
   description: Test cases of the verdict (C(tests), C(passed), C(failed), C(skipped)), or null without criteria.
   returned: success
   type: dict
+findings:
+  description:
+    - One sentence per weak component (a component low among its peers at one sweep point or more), weakest first.
+  returned: success
+  type: list
+  elements: str
 failures:
   description: The failure message of every failed case (metric, subject, value, limit, run ids).
   returned: success

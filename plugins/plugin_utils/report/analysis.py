@@ -20,15 +20,13 @@ import operator
 import statistics
 import typing as t
 
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import findings
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import Sample, point_label
 
-# Consistency constant of the MAD for normally distributed data: 1.4826 * MAD estimates the
-# standard deviation, so a robust z of 3.5 means what a z of 3.5 means (Iglewicz and Hoaglin).
-MAD_TO_SIGMA = 1.4826
-
-DEFAULT_OUTLIER_THRESHOLD = 3.5
-DEFAULT_OUTLIER_MIN_PEERS = 3
-DEFAULT_OUTLIER_MIN_DEVIATION_PCT = 5.0
+DEFAULT_OUTLIER_THRESHOLD = findings.DEFAULT_THRESHOLD
+DEFAULT_OUTLIER_MIN_PEERS = findings.DEFAULT_MIN_PEERS
+DEFAULT_OUTLIER_MIN_DEVIATION_PCT = findings.DEFAULT_MIN_DEVIATION_PCT
+DEFAULT_OUTLIER_SLOW_SHARE = findings.DEFAULT_SLOW_SHARE
 DEFAULT_SATURATION_SHARE = 0.9
 DEFAULT_EFFICIENCY_EXPECTED = (0.85, 0.90)
 
@@ -100,50 +98,51 @@ def _sort_key(key: SubjectKey) -> tuple:
     return (survey, metric, host, target or '')
 
 
-def outliers(samples: t.Any, threshold: float = DEFAULT_OUTLIER_THRESHOLD, min_peers: int = DEFAULT_OUTLIER_MIN_PEERS,
-             min_deviation_pct: float = DEFAULT_OUTLIER_MIN_DEVIATION_PCT) -> list[dict]:
-    """Subjects whose value at a sweep point stands out from their peers' at the same point.
+def judge_points(samples: t.Any, threshold: float = DEFAULT_OUTLIER_THRESHOLD,
+                 min_peers: int = DEFAULT_OUTLIER_MIN_PEERS, min_deviation_pct: float = DEFAULT_OUTLIER_MIN_DEVIATION_PCT,
+                 slow_share: float = DEFAULT_OUTLIER_SLOW_SHARE) -> tuple[list[dict], dict[SubjectKey, int]]:
+    """Every value judged against its peers (findings.py has the rule): ``(outliers, judged points per subject)``.
 
-    Peers are all subjects measured with the same survey, metric and sweep
-    point.  A value is an outlier when its robust z-score
-    ``(value - median) / (1.4826 * MAD)`` exceeds ``threshold`` in absolute value
-    and it differs from the median by at least ``min_deviation_pct`` percent
-    (so that a very uniform fleet, with a tiny MAD, does not flag noise).  When
-    more than half of the peers share one value (MAD 0), any value at least
-    ``min_deviation_pct`` away from the median is an outlier.  Points with fewer
-    than ``min_peers`` subjects are not judged.
+    Peers are the components of one kind (all OSTs, all LUNs, ... or all host
+    aggregates) measured with the same survey, metric and sweep point.
     """
-    if threshold <= 0:
-        raise ValueError('outlier threshold must be positive, got %r' % (threshold,))
+    rule = findings.Rule.make(threshold, min_peers, min_deviation_pct, slow_share)
     table = _table(samples)
     found = []
-    for (survey, metric, point), peers in table.by_point().items():
-        if len(peers) < max(min_peers, 2):
-            continue
-        values = list(peers.values())
-        median = statistics.median(values)
-        mad = statistics.median([abs(value - median) for value in values])
-        sigma = MAD_TO_SIGMA * mad
-        for (host, target), value in peers.items():
-            deviation = value - median
-            deviation_pct = (100.0 * deviation / median) if median else (math.inf if deviation else 0.0)
-            if abs(deviation_pct) < min_deviation_pct:
+    judged: dict[SubjectKey, int] = {}
+    for (survey, metric, point), subjects in table.by_point().items():
+        by_kind: dict[str, dict] = {}
+        for (host, target), value in subjects.items():
+            by_kind.setdefault(findings.component_kind(survey, target), {})[(host, target)] = value
+        for kind, peers in by_kind.items():
+            if len(peers) < rule.min_peers:
                 continue
-            robust_z = deviation / sigma if sigma else math.copysign(math.inf, deviation)
-            if abs(robust_z) <= threshold:
-                continue
-            found.append({'survey': survey, 'metric': metric, 'unit': table.units[metric], 'host': host,
-                          'target': target, 'subject': subject_label(host, target), 'point': dict(point),
-                          'point_label': point_label(point), 'value': value, 'median': median, 'mad': mad,
-                          'peers': len(values), 'robust_z': _finite(robust_z), 'deviation_pct': _finite(deviation_pct),
-                          'direction': 'low' if deviation < 0 else 'high'})
+            stats = findings.peer_stats(list(peers.values()))
+            for (host, target), value in peers.items():
+                key = (survey, metric, host, target)
+                judged[key] = judged.get(key, 0) + 1
+                verdict = findings.judge(value, stats, rule)
+                if verdict is None:
+                    continue
+                found.append(dict(verdict, survey=survey, metric=metric, unit=table.units[metric], kind=kind,
+                                  host=host, target=target, subject=subject_label(host, target), point=dict(point),
+                                  point_label=point_label(point), value=value, median=stats.median, mad=stats.mad,
+                                  peers=stats.count))
     found.sort(key=lambda row: (row['survey'], row['metric'], row['subject'], row['point_label']))
-    return found
+    return found, judged
 
 
-def _finite(value: float) -> float | None:
-    # JSON has no infinity; a MAD of 0 makes the z-score unbounded, shown as null.
-    return value if math.isfinite(value) else None
+def outliers(samples: t.Any, threshold: float = DEFAULT_OUTLIER_THRESHOLD, min_peers: int = DEFAULT_OUTLIER_MIN_PEERS,
+             min_deviation_pct: float = DEFAULT_OUTLIER_MIN_DEVIATION_PCT,
+             slow_share: float = DEFAULT_OUTLIER_SLOW_SHARE) -> list[dict]:
+    """The values that stand out from their peers at the same sweep point (low and high), by survey and subject."""
+    return judge_points(samples, threshold, min_peers, min_deviation_pct, slow_share)[0]
+
+
+def weak_components(samples: t.Any, **rule: t.Any) -> list[dict]:
+    """The findings: one row per component and metric that was low among its peers, weakest first."""
+    found, judged = judge_points(samples, **rule)
+    return findings.findings(found, judged)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -186,22 +185,29 @@ def saturation(samples: t.Any, share: float = DEFAULT_SATURATION_SHARE, x_key: s
     return rows
 
 
-def host_best(table: PointTable, survey: str, metric: str) -> dict[str, tuple[float, tuple]]:
-    """Per host: the best value over the sweep of the host's aggregate at each point.
+def host_totals(table: PointTable, survey: str, metric: str) -> dict[str, dict[tuple, float]]:
+    """Per host and sweep point: the host's aggregate.
 
-    Targets of one host measured at the same point ran together (that is how
+    A host's own (target-less) samples are its aggregate when it has them;
+    otherwise its targets measured at the same point ran together (that is how
     obdfilter-survey and sgpdd-survey drive several OSTs or LUNs), so their
     values add up to the host's bandwidth at that point.
     """
-    per_host: dict[str, dict[tuple, float]] = {}
+    own: dict[str, dict[tuple, float]] = {}
+    summed: dict[str, dict[tuple, float]] = {}
     for key in table.values:
         if key[0] != survey or key[1] != metric:
             continue
-        totals = per_host.setdefault(key[2], {})
+        totals = (own if key[3] is None else summed).setdefault(key[2], {})
         for point, value in table.means(key).items():
             totals[point] = totals.get(point, 0.0) + value
+    return dict(summed, **own)
+
+
+def host_best(table: PointTable, survey: str, metric: str) -> dict[str, tuple[float, tuple]]:
+    """Per host: the best value over the sweep of the host's aggregate (host_totals) at each point."""
     return {host: max(((value, point) for point, value in totals.items()), key=lambda item: item[0])
-            for host, totals in per_host.items()}
+            for host, totals in host_totals(table, survey, metric).items()}
 
 
 def layer_efficiency(samples: t.Any, expected: tuple[float, float] = DEFAULT_EFFICIENCY_EXPECTED,

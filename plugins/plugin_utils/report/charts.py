@@ -24,7 +24,7 @@ import math
 import statistics
 import typing as t
 
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, findings
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import point_label
 
 PALETTE = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22',
@@ -138,9 +138,9 @@ def _curve_label(curve: tuple) -> str:
 
 
 def fleet_line_charts(table: analysis.PointTable, x_key: str = 'thr') -> list[dict]:
-    """Per survey and metric: median over subjects at each point, with the min-max band, one series per curve."""
+    """Per survey, metric and kind of subject: median over subjects at each point, with the min-max band."""
     charts = []
-    for (survey, metric), by_point in _group_points(table).items():
+    for (survey, metric, kind), by_point in _group_points(table).items():
         curves: dict[str, list] = {}
         subjects = set()
         for point, peers in by_point.items():
@@ -152,12 +152,24 @@ def fleet_line_charts(table: analysis.PointTable, x_key: str = 'thr') -> list[di
             curves.setdefault(_curve_label(curve), []).append(
                 (x, statistics.median(values), min(values), max(values)))
         if curves:
-            label = '%d subject%s' % (len(subjects), '' if len(subjects) == 1 else 's')
-            charts.append(line_chart('fleet-%s' % metric, '%s - %s' % (survey, metric), table.units[metric],
-                                     _sorted_curves(curves), x_key,
+            label = '%d %s%s' % (len(subjects), _kind_noun(kind), '' if len(subjects) == 1 else 's')
+            charts.append(line_chart(_chart_id('fleet', metric, kind), '%s - %s%s' % (survey, metric, _per(kind)),
+                                     table.units[metric], _sorted_curves(curves), x_key,
                                      subtitle='median over %s, band: min to max' % label if len(subjects) > 1
                                      else label))
     return charts
+
+
+def _kind_noun(kind: str) -> str:
+    return 'subject' if kind == findings.HOST else kind
+
+
+def _per(kind: str) -> str:
+    return '' if kind == findings.HOST else ' per %s' % kind
+
+
+def _chart_id(prefix: str, metric: str, kind: str) -> str:
+    return '%s-%s' % (prefix, metric) if kind == findings.HOST else '%s-%s-%s' % (prefix, metric, kind.lower())
 
 
 def _sorted_curves(curves: dict) -> dict:
@@ -167,9 +179,12 @@ def _sorted_curves(curves: dict) -> dict:
 
 
 def _group_points(table: analysis.PointTable) -> dict:
+    """(survey, metric, kind of subject) -> point -> peers: OSTs are charted with OSTs, hosts with hosts."""
     grouped: dict = {}
     for (survey, metric, point), peers in sorted(table.by_point().items(), key=lambda item: item[0][:2]):
-        grouped.setdefault((survey, metric), {})[point] = peers
+        for (host, target), value in peers.items():
+            kind = findings.component_kind(survey, target)
+            grouped.setdefault((survey, metric, kind), {}).setdefault(point, {})[(host, target)] = value
     return grouped
 
 
@@ -179,22 +194,21 @@ def host_line_charts(table: analysis.PointTable, max_hosts: int, x_key: str = 't
     if len(hosts) > max_hosts:
         return []
     totals: dict = {}
-    for key in table.values:
-        survey, metric, host, _target = key
-        for point, value in table.means(key).items():
-            x = analysis.split_point(point, x_key)[1]
-            if isinstance(x, (int, float)):
-                slot = totals.setdefault((survey, metric, host), {})
-                slot[point] = slot.get(point, 0.0) + value
+    for survey, metric in sorted({key[:2] for key in table.values}):
+        for host, by_point in analysis.host_totals(table, survey, metric).items():
+            totals[(survey, metric, host)] = {point: value for point, value in by_point.items()
+                                              if isinstance(analysis.split_point(point, x_key)[1], (int, float))}
     charts = []
     for (survey, metric, host) in sorted(totals):
+        if not totals[(survey, metric, host)]:
+            continue
         curves: dict[str, list] = {}
         for point, value in totals[(survey, metric, host)].items():
             curves.setdefault(_curve_label(analysis.series_key(point, x_key)), []).append(
                 (dict(point)[x_key], value, value, value))
         charts.append(line_chart('host-%s-%s' % (host, metric), '%s - %s on %s' % (survey, metric, host),
                                  table.units[metric], _sorted_curves(curves), x_key,
-                                 subtitle='sum over the targets of %s' % host))
+                                 subtitle='aggregate of %s' % host))
     return charts
 
 
@@ -202,7 +216,7 @@ def subject_bar_charts(table: analysis.PointTable, outliers: list[dict], max_bar
     """Per survey and metric with several subjects: each subject at the reference point, outliers in red."""
     flagged = {(row['metric'], row['subject'], row['point_label']): row for row in outliers}
     charts = []
-    for (survey, metric), by_point in _group_points(table).items():
+    for (survey, metric, kind), by_point in _group_points(table).items():
         # The reference point is where the fleet's median is highest: all bars then compare like with like.
         point, peers = max(by_point.items(), key=lambda item: (len(item[1]), statistics.median(item[1].values())))
         if len(peers) < 2:
@@ -224,6 +238,7 @@ def subject_bar_charts(table: analysis.PointTable, outliers: list[dict], max_bar
         else:
             bars.sort(key=lambda entry: entry['label'])
             subtitle = 'at %s, %d subjects' % (label, total)
-        charts.append(bar_chart('bars-%s' % metric, '%s - %s per subject' % (survey, metric), table.units[metric],
+        charts.append(bar_chart(_chart_id('bars', metric, kind), '%s - %s per %s' % (survey, metric, _kind_noun(kind)),
+                                table.units[metric],
                                 bars, subtitle, statistics.median(peers.values())))
     return charts

@@ -16,7 +16,15 @@ one list per kind of check::
 Patterns are shell globs (fnmatch).  Every criterion is checked per subject
 (host, or host/target) and gives one test case; a criterion that matches no
 measured subject fails (``required: false`` makes it skipped) so that a
-missing survey cannot pass silently.  Controller-side code, no Ansible imports.
+missing survey cannot pass silently.
+
+Without criteria of the user's (or with them, unless
+``acceptance_default_criteria: false``), the verdict checks DEFAULT_CRITERIA:
+completeness (every expected host has a usable result), no low outlier among
+peers for every metric measured (findings.py's rule), and obdfilter / sgpdd >=
+0.85 per host where both ran.  A verdict that made no check (nothing passed,
+nothing failed) is ``no verdict``, never ``passed``.  Controller-side code, no
+Ansible imports.
 """
 
 from __future__ import annotations
@@ -29,6 +37,27 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysi
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import as_samples
 
 KINDS = ('floors', 'ratios', 'outliers', 'regressions', 'variation')
+
+PASSED, FAILED, NO_VERDICT = 'passed', 'failed', 'no verdict'
+
+# The built-in criteria (docs/acceptance-criteria.md); completeness is always checked when hosts are expected.
+DEFAULT_CRITERIA = {
+    'outliers': [{'name': 'no low outlier among peers', 'metric': '*', 'direction': 'low', 'max': 0,
+                  'required': False}],
+    'ratios': [{'name': 'layer efficiency obdfilter / sgpdd %s >= 0.85' % test,
+                'numerator': 'obdfilter_%s_mib_s' % test, 'denominator': 'sgpdd_%s_mib_s' % test, 'min': 0.85,
+                'required': False} for test in ('write', 'read')],
+}
+
+
+def effective_criteria(criteria: t.Any, use_defaults: bool) -> dict | None:
+    """The criteria the verdict checks: the user's, plus DEFAULT_CRITERIA when ``use_defaults``; None: no verdict."""
+    if criteria is None and not use_defaults:
+        return None
+    user = validate_criteria(criteria)
+    if not use_defaults:
+        return user
+    return {kind: [dict(entry) for entry in DEFAULT_CRITERIA.get(kind, [])] + user[kind] for kind in KINDS}
 
 # Keys each kind accepts: (required, optional).
 _SCHEMA = {
@@ -141,7 +170,9 @@ def _check_ratios(entry: dict, index: int, table: analysis.PointTable, context: 
         if host not in upper or host not in lower:
             absent = numerator if host not in upper else denominator
             message = '%s / %s on %s: %s was not measured (%s)' % (numerator, denominator, host, absent, _runs(context))
-            cases.append(_case('ratios', name, host, numerator, False, None, entry['min'], '', message))
+            # not required: judged only where both were measured
+            cases.append(_case('ratios', name, host, numerator, None if not entry.get('required', True) else False,
+                               None, entry['min'], '', message))
             continue
         ratio = upper[host][0] / lower[host][0] if lower[host][0] else None
         passed = ratio is not None and ratio >= entry['min'] and (entry.get('max') is None or ratio <= entry['max'])
@@ -153,7 +184,8 @@ def _check_ratios(entry: dict, index: int, table: analysis.PointTable, context: 
     return cases or [_no_match('ratios', name, entry, '%s / %s' % (numerator, denominator), context)]
 
 
-def _check_outliers(entry: dict, index: int, peaks: list[dict], found: list[dict], context: dict) -> list[dict]:
+def _check_outliers(entry: dict, index: int, peaks: list[dict], found: list[dict], judged: dict,
+                    context: dict) -> list[dict]:
     metric, limit, direction = entry.get('metric') or '*', entry.get('max', 0), entry.get('direction', 'low')
     name = entry.get('name') or 'outliers %s (%s) <= %s' % (metric, direction, limit)
     per_subject: dict = {}
@@ -165,11 +197,26 @@ def _check_outliers(entry: dict, index: int, peaks: list[dict], found: list[dict
         if not (_match(metric, row['metric']) and _match(entry.get('subjects'), row['subject'])):
             continue
         points = per_subject.get((row['metric'], row['subject']), [])
+        checked = judged.get((row['survey'], row['metric'], row['host'], row['target']), 0)
+        if not checked:
+            cases.append(_case('outliers', name, row['subject'], row['metric'], None, 0, limit, 'points',
+                               '%s %s on %s: fewer than the minimum of peers at every sweep point, not judged (%s)'
+                               % (row['survey'], row['metric'], row['subject'], _runs(context))))
+            continue
         passed = len(points) <= limit
-        detail = '; '.join('%s %s vs median %s %s' % (p['point_label'], _fmt(p['value']), _fmt(p['median']), p['unit'])
-                           for p in points[:5])
-        message = '%s on %s: %d outlier point(s), limit %s%s (%s)' % (
-            row['metric'], row['subject'], len(points), limit, ': ' + detail if detail else '', _runs(context))
+        if points:
+            worst = min(points, key=lambda p: p['value'] - p['median'] if p['direction'] == 'low'
+                        else p['median'] - p['value'])
+            share = '-' if worst['share'] is None else '%.0f %%' % (100.0 * worst['share'])
+            message = ('%s %s on %s: %s %s against a peer median of %s %s (%s of it, %d peers) at %s; %s at %d of %d '
+                       'sweep points, limit %s (%s)' % (
+                           row['survey'], row['metric'], row['subject'], _fmt(worst['value']), worst['unit'],
+                           _fmt(worst['median']), worst['unit'], share, worst['peers'], worst['point_label'],
+                           direction if direction != 'both' else 'outlier', len(points), checked, limit,
+                           _runs(context)))
+        else:
+            message = '%s %s on %s: within its peers at all %d sweep points judged, limit %s (%s)' % (
+                row['survey'], row['metric'], row['subject'], checked, limit, _runs(context))
         cases.append(_case('outliers', name, row['subject'], row['metric'], passed, len(points), limit, 'points',
                            message))
     return cases or [_no_match('outliers', name, entry, metric, context)]
@@ -229,20 +276,26 @@ def _check_variation(entry: dict, index: int, repeats: list[dict], context: dict
     return cases
 
 
-def completeness_cases(missing: t.Iterable[dict], context: dict) -> list[dict]:
-    """One failing case per expected host and survey without a usable result (``{host, survey, reason}``)."""
-    return [_case('completeness', '%s results present' % item['survey'], item['host'], item['survey'], False, None,
-                  None, '', '%s on %s: %s (%s)' % (item['survey'], item['host'], item['reason'], _runs(context)))
-            for item in missing]
+def completeness_cases(missing: t.Iterable[dict], context: dict, present: t.Iterable[dict] = ()) -> list[dict]:
+    """A failing case per expected host and survey without a usable result (``{host, survey, reason}``), and a
+    passing one per expected host and survey that has one (``{host, survey}``)."""
+    cases = [_case('completeness', '%s results present' % item['survey'], item['host'], item['survey'], False, None,
+                   None, '', '%s on %s: %s (%s)' % (item['survey'], item['host'], item['reason'], _runs(context)))
+             for item in missing]
+    cases.extend(_case('completeness', '%s results present' % item['survey'], item['host'], item['survey'], True,
+                       None, None, '', '%s on %s: usable result (%s)' % (item['survey'], item['host'], _runs(context)))
+                 for item in present)
+    return cases
 
 
 def evaluate(samples: t.Any, criteria: t.Any, baseline: dict | None = None, missing: t.Iterable[dict] = (),
              run_id: str | None = None, outlier_options: dict | None = None, comparison: list[dict] | None = None,
-             tolerance_pct: float = compare.DEFAULT_TOLERANCE_PCT) -> dict:
+             tolerance_pct: float = compare.DEFAULT_TOLERANCE_PCT, present: t.Iterable[dict] = ()) -> dict:
     """The verdict of a run: every criterion checked per subject, each check a test case.
 
     ``missing`` lists expected results that are absent or failed (each a
-    failing ``completeness`` case).  ``comparison`` may pass a ready
+    failing ``completeness`` case), ``present`` the expected ones that are
+    usable (each a passing one).  ``comparison`` may pass a ready
     ``compare_runs`` result against ``baseline`` to avoid computing it twice.
     """
     criteria = validate_criteria(criteria)
@@ -258,15 +311,15 @@ def evaluate(samples: t.Any, criteria: t.Any, baseline: dict | None = None, miss
         baseline_run_id = compare.baseline_table(baseline)[1]
     context = {'run_id': run_id, 'baseline_run_id': baseline_run_id}
     peaks = analysis.peaks(table)
-    cases = completeness_cases(missing, context)
-    found = analysis.outliers(table, **(outlier_options or {})) if criteria['outliers'] else []
+    cases = completeness_cases(missing, context, present)
+    found, judged = analysis.judge_points(table, **(outlier_options or {})) if criteria['outliers'] else ([], {})
     repeats = analysis.repeat_stats(table) if criteria['variation'] else []
     for index, entry in enumerate(criteria['floors']):
         cases.extend(_check_floors(entry, index, peaks, context))
     for index, entry in enumerate(criteria['ratios']):
         cases.extend(_check_ratios(entry, index, table, context))
     for index, entry in enumerate(criteria['outliers']):
-        cases.extend(_check_outliers(entry, index, peaks, found, context))
+        cases.extend(_check_outliers(entry, index, peaks, found, judged, context))
     for index, entry in enumerate(criteria['regressions']):
         cases.extend(_check_regressions(entry, index, comparison if baseline is not None else None, context))
     for index, entry in enumerate(criteria['variation']):
@@ -274,15 +327,25 @@ def evaluate(samples: t.Any, criteria: t.Any, baseline: dict | None = None, miss
     counts = {'tests': len(cases), 'passed': 0, 'failed': 0, 'skipped': 0}
     for case in cases:
         counts[case['status']] += 1
-    return {'verdict': 'failed' if counts['failed'] else 'passed', 'run_id': run_id, 'baseline_run_id': baseline_run_id,
+    verdict = FAILED if counts['failed'] else (PASSED if counts['passed'] else NO_VERDICT)
+    return {'verdict': verdict, 'run_id': run_id, 'baseline_run_id': baseline_run_id,
             'counts': counts, 'cases': cases, 'failures': [case['message'] for case in cases if case['status'] == 'failed']}
 
 
 def junit_xml(verdict: dict, suite_name: str = 'lustre.iokit acceptance') -> str:
     """The verdict as JUnit XML (testsuites/testsuite/testcase/failure|skipped), one testsuite per kind of check."""
-    root = ET.Element('testsuites', name=suite_name, tests=str(verdict['counts']['tests']),
-                      failures=str(verdict['counts']['failed']), skipped=str(verdict['counts']['skipped']), errors='0')
+    no_verdict = verdict['verdict'] == NO_VERDICT
+    root = ET.Element('testsuites', name=suite_name, tests=str(verdict['counts']['tests'] + no_verdict),
+                      failures=str(verdict['counts']['failed']), skipped=str(verdict['counts']['skipped']),
+                      errors=str(int(no_verdict)))
     run_id = verdict.get('run_id') or 'unknown'
+    if no_verdict:
+        # No check was made: an error, so that a pipeline gating on this file does not pass a fleet nobody judged.
+        suite = ET.SubElement(root, 'testsuite', name='%s.verdict' % suite_name, tests='1', failures='0',
+                              skipped='0', errors='1')
+        message = 'no verdict: no check could be made on run %s (%d skipped)' % (run_id, verdict['counts']['skipped'])
+        case = ET.SubElement(suite, 'testcase', classname='lustre.iokit.verdict', name='verdict')
+        ET.SubElement(case, 'error', message=message, type='no verdict').text = message
     by_kind: dict = {}
     for case in verdict['cases']:
         by_kind.setdefault(case['kind'], []).append(case)

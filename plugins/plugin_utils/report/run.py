@@ -31,7 +31,7 @@ import time
 import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, charts, compare, criteria
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, charts, compare, criteria, findings
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import stats as stats_section
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import EXTRACTORS, POINT_KEYS, Sample, envelope_samples
 
@@ -42,6 +42,7 @@ DEFAULT_OPTIONS = {
     'outlier_threshold': analysis.DEFAULT_OUTLIER_THRESHOLD,
     'outlier_min_peers': analysis.DEFAULT_OUTLIER_MIN_PEERS,
     'outlier_min_deviation_pct': analysis.DEFAULT_OUTLIER_MIN_DEVIATION_PCT,
+    'outlier_slow_share': analysis.DEFAULT_OUTLIER_SLOW_SHARE,
     'saturation_share': analysis.DEFAULT_SATURATION_SHARE,
     'efficiency_expected': list(analysis.DEFAULT_EFFICIENCY_EXPECTED),
     'tolerance_pct': compare.DEFAULT_TOLERANCE_PCT,
@@ -95,6 +96,13 @@ def _error_text(error: t.Any) -> str:
     return str(error)
 
 
+def present_results(run: RunData, expected: dict[str, list[str]] | None) -> list[dict]:
+    """Expected host/survey pairs with a usable (not failed) result: ``{host, survey}``."""
+    usable = {(item['host'], item['survey']) for item in run.envelopes if item['status'] != results.STATUS_FAILED}
+    return [{'host': host, 'survey': survey} for survey, hosts in sorted((expected or {}).items())
+            for host in hosts if (host, survey) in usable]
+
+
 def missing_results(run: RunData, expected: dict[str, list[str]] | None) -> list[dict]:
     """Expected host/survey pairs without a usable result, and every unreadable file: ``{host, survey, reason}``."""
     found = {(item['host'], item['survey']): item for item in run.envelopes}
@@ -119,14 +127,15 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
     """Everything the templates show, computed once.
 
     ``baseline`` is a baseline mapping (compare.make_baseline) or None;
-    ``acceptance_criteria`` None means no verdict.
+    ``acceptance_criteria`` are the criteria to check (criteria.effective_criteria), None for no verdict.
     """
     opts = dict(DEFAULT_OPTIONS, **{k: v for k, v in (options or {}).items() if v is not None})
     table = analysis.PointTable(run.samples)
     outlier_options = {'threshold': opts['outlier_threshold'], 'min_peers': opts['outlier_min_peers'],
-                       'min_deviation_pct': opts['outlier_min_deviation_pct']}
+                       'min_deviation_pct': opts['outlier_min_deviation_pct'], 'slow_share': opts['outlier_slow_share']}
     peaks = analysis.peaks(table)
-    outliers = analysis.outliers(table, **outlier_options)
+    outliers, judged = analysis.judge_points(table, **outlier_options)
+    weak = findings.findings(outliers, judged)
     saturation = analysis.saturation(table, opts['saturation_share'])
     efficiency = analysis.layer_efficiency(table, tuple(opts['efficiency_expected']))
     repeats = analysis.repeat_stats(table)
@@ -136,7 +145,7 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
     if acceptance_criteria is not None:
         verdict = criteria.evaluate(table, acceptance_criteria, baseline=baseline, missing=missing, run_id=run.run_id,
                                     outlier_options=outlier_options, comparison=comparison,
-                                    tolerance_pct=opts['tolerance_pct'])
+                                    tolerance_pct=opts['tolerance_pct'], present=present_results(run, expected))
     surveys = sorted({item['survey'] for item in run.envelopes})
     return {
         'run_id': run.run_id,
@@ -156,6 +165,8 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
         'subject_tables': _subject_tables(peaks, outliers),
         'metric_summary': _metric_summary(peaks),
         'outliers': outliers,
+        'findings': weak,
+        'component_levels': _component_levels(run),
         'saturation': saturation,
         'efficiency': efficiency,
         'repeats': repeats,
@@ -170,6 +181,15 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
             'bars': charts.subject_bar_charts(table, outliers, opts['bar_chart_max_bars']),
         },
     }
+
+
+def _component_levels(run: RunData) -> list[dict]:
+    """Per survey: which kinds of subject its samples judge (the host only when the engine gave no per-component figures)."""
+    levels: dict = {}
+    for sample in run.samples:
+        levels.setdefault(sample.survey, set()).add(findings.component_kind(sample.survey, sample.target))
+    return [{'survey': survey, 'kinds': sorted(kinds), 'host_only': kinds == {findings.HOST}}
+            for survey, kinds in sorted(levels.items())]
 
 
 def _metric_summary(peaks: list[dict]) -> list[dict]:
@@ -249,9 +269,21 @@ def _write_csv(handle: t.TextIO, samples: list[Sample]) -> None:
     writer = csv.writer(handle, lineterminator='\n')
     writer.writerow(['run_id', 'survey', 'host', 'target', 'test', 'metric', 'value', 'unit', 'iteration', 'status']
                     + used)
-    writer.writerows([sample.run_id, sample.survey, sample.host, sample.target or '', sample.test, sample.metric,
-                      repr(sample.value), sample.unit, sample.iteration, sample.status] + columns[sample.point]
+    writer.writerows([sample.run_id, sample.survey, csv_cell(sample.host), csv_cell(sample.target or ''),
+                      csv_cell(sample.test), csv_cell(sample.metric), repr(sample.value), sample.unit, sample.iteration,
+                      sample.status] + [csv_cell(value) for value in columns[sample.point]]
                      for sample in samples)
+
+
+# A spreadsheet reads a cell starting with one of these as a formula (CSV injection).
+_FORMULA_STARTS = ('=', '+', '-', '@', '\t', '\r')
+
+
+def csv_cell(value: t.Any) -> t.Any:
+    """A text cell that a spreadsheet shows as text: a leading formula character is prefixed with ``'``."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def template_environment(templates_dir: str):
@@ -296,7 +328,7 @@ def write_report(run: RunData, model: dict, templates_dir: str, out_dir: str | N
     _atomic_write(path('samples'), lambda handle: _write_samples_json_lines(handle, run.samples))
     _atomic_write(path('csv'), lambda handle: _write_csv(handle, run.samples))
     analysis_keys = ('run_id', 'generated', 'options', 'hosts', 'surveys', 'sample_count', 'envelopes', 'unreadable',
-                     'missing', 'unsupported', 'peaks', 'outliers', 'saturation', 'efficiency', 'repeats', 'comparison',
+                     'missing', 'unsupported', 'peaks', 'findings', 'outliers', 'saturation', 'efficiency', 'repeats', 'comparison',
                      'baseline_run_id')
     # json.dumps without indent, not json.dump: only that form runs the C encoder, several times faster.
     kept = {key: model[key] for key in analysis_keys}
@@ -349,14 +381,18 @@ def load_baseline(path: str) -> dict:
 
 def generate(results_dir: str, run_id: str, templates_dir: str, options: dict | None = None,
              acceptance_criteria: dict | None = None, baseline_file: str | None = None, compare_run_id: str | None = None,
-             expected: dict | None = None, make_baseline: bool = False, baseline_path: str | None = None) -> dict:
-    """Load, analyse, write: the whole report of one run.  Returns paths, verdict and counts, and timings in s."""
+             expected: dict | None = None, make_baseline: bool = False, baseline_path: str | None = None,
+             default_criteria: bool = False) -> dict:
+    """Load, analyse, write: the whole report of one run.  Returns paths, verdict and counts, and timings in s.
+
+    ``default_criteria`` adds the built-in criteria (criteria.DEFAULT_CRITERIA) to ``acceptance_criteria``, and
+    gives a verdict without them.
+    """
     timings = {}
     started = time.monotonic()
     run = load_run(results_dir, run_id)
     timings['load_s'] = time.monotonic() - started
-    if acceptance_criteria is not None:
-        acceptance_criteria = criteria.validate_criteria(acceptance_criteria)
+    acceptance_criteria = criteria.effective_criteria(acceptance_criteria, default_criteria)
     baseline = None
     if baseline_file:
         baseline = load_baseline(baseline_file)
@@ -379,6 +415,7 @@ def generate(results_dir: str, run_id: str, templates_dir: str, options: dict | 
         'envelopes': len(run.envelopes), 'unreadable': run.unreadable, 'missing': model['missing'],
         'partial': [{'host': item['host'], 'survey': item['survey'], 'status': item['status']} for item in model['partial']],
         'outliers': len(model['outliers']),
+        'findings': [findings.finding_text(item) for item in model['findings']],
         'regressions': len(model['regressions']),
         'verdict': verdict['verdict'] if verdict else None,
         'counts': verdict['counts'] if verdict else None,

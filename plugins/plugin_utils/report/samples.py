@@ -36,7 +36,7 @@ UNIT_MIB_S = 'MiB/s'
 UNIT_OPS_S = 'ops/s'
 
 # Sweep-point keys in the order they are shown; "thr" last because it is the x axis.
-POINT_KEYS = ('case', 'mode', 'dev', 'ost', 'mdt', 'size_kib', 'rsz_kib', 'crg', 'obj', 'file', 'dir',
+POINT_KEYS = ('case', 'mode', 'role', 'dev', 'ost', 'mdt', 'size_kib', 'rsz_kib', 'crg', 'obj', 'file', 'dir',
               'stripe', 'nodes', 'tasks_per_node', 'tasks', 'thr')
 _POINT_ORDER = {key: index for index, key in enumerate(POINT_KEYS)}
 
@@ -86,7 +86,7 @@ def make_point(values: dict) -> tuple:
 
 # What a label shows of a point: the swept parameters.  The rest (case, size, OST/LUN count) stays in
 # the point itself, in report.json and results.csv, where it is not repeated on every line of a table.
-_LABEL_FORMATS = {'mode': 'mode %s', 'rsz_kib': 'rsz %sK', 'crg': 'crg %s', 'obj': 'obj %s', 'dir': 'dir %s',
+_LABEL_FORMATS = {'mode': 'mode %s', 'role': '%s', 'rsz_kib': 'rsz %sK', 'crg': 'crg %s', 'obj': 'obj %s', 'dir': 'dir %s',
                   'stripe': 'stripe %s', 'nodes': 'nodes %s', 'tasks_per_node': 'ppn %s', 'tasks': 'tasks %s',
                   'thr': 'thr %s'}
 
@@ -159,8 +159,25 @@ def _extract_sgpdd(record: dict, ctx: dict) -> t.Iterator[tuple]:
     if record.get('enomem'):
         ctx['problems'].append('ENOMEM at %s' % point_label(make_point(record)))
         return
+    devices = record.get('devices') if isinstance(record.get('devices'), list) else []
+    per_lun = len(devices) > 1 and _is_number(record.get('crg_per_dev'))
     yield from _tests_samples(record, 'mib_s', UNIT_MIB_S, ('dev', 'size_kib', 'rsz_kib', 'crg', 'thr'),
-                              ('target', 'devices'), ctx)
+                              () if per_lun else ('target', 'devices'), ctx)
+    if not per_lun:
+        return
+    # Per LUN (native engine): the slowest of its regions' sgp_dd rates times the regions, a lower bound of the
+    # LUN's bandwidth that is exact with one region, compared at the per-LUN sweep point.
+    regions = record['crg_per_dev']
+    point = make_point({'size_kib': record.get('size_kib'), 'rsz_kib': record.get('rsz_kib'), 'crg': regions,
+                        'thr': record.get('thr_per_dev')})
+    tests = record.get('tests') if isinstance(record.get('tests'), dict) else {}
+    for test, result in tests.items():
+        if not isinstance(result, dict) or result.get('status') != 'ok':
+            continue
+        for device in result.get('devices') or ():
+            if isinstance(device, dict) and not device.get('failed') and _is_number(device.get('min_mib_s')):
+                yield from _component_samples({test: {'mib_s': device['min_mib_s'] * regions, 'status': 'ok'}},
+                                              'mib_s', UNIT_MIB_S, str(device.get('device')), point, record)
 
 
 def _extract_obdfilter(record: dict, ctx: dict) -> t.Iterator[tuple]:
@@ -169,13 +186,41 @@ def _extract_obdfilter(record: dict, ctx: dict) -> t.Iterator[tuple]:
     if record.get('skipped'):
         ctx['problems'].append('not run (too much buffer space) at %s' % point_label(make_point(record)))
         return
+    per_ost = record.get('per_ost') if isinstance(record.get('per_ost'), dict) else None
+    # With per-OST figures (native engine) the record's own rates are the host's aggregate, not one OST's.
     yield from _tests_samples(record, 'mib_s', UNIT_MIB_S, ('case', 'ost', 'size_kib', 'rsz_kib', 'obj', 'thr'),
-                              ('target', 'targets'), ctx)
+                              () if per_ost else ('target', 'targets'), ctx)
+    if per_ost:
+        point = make_point({'case': record.get('case'), 'rsz_kib': record.get('rsz_kib'),
+                            'obj': record.get('obj_per_ost'), 'thr': record.get('thr_per_ost')})
+        for name, tests in per_ost.items():
+            yield from _component_samples(tests, 'mib_s', UNIT_MIB_S, name, point, record)
+
+
+def _component_samples(tests: t.Any, unit_field: str, unit: str, target: str, point: tuple,
+                       record: dict) -> t.Iterator[tuple]:
+    """One component's own rates (``{test: {rate, status}}``); its failures are already the record's problems."""
+    if not isinstance(tests, dict) or not isinstance(target, str):
+        return
+    for test, result in tests.items():
+        if isinstance(result, dict) and (result.get('status') or 'ok') in _USABLE_STATUSES \
+                and _is_number(result.get(unit_field)):
+            yield (test, unit, target.rsplit('/', 1)[-1], point, float(result[unit_field]), result.get('status') or 'ok',
+                   record.get('iteration'))
 
 
 def _extract_mds(record: dict, ctx: dict) -> t.Iterator[tuple]:
+    per_mdt = record.get('per_mdt') if isinstance(record.get('per_mdt'), list) else None
     yield from _tests_samples(record, 'ops_s', UNIT_OPS_S, ('mdt', 'file', 'dir', 'stripe', 'thr'),
-                              ('target', 'targets'), ctx)
+                              () if per_mdt else ('target', 'targets'), ctx)
+    if per_mdt:
+        # each MDT ran the same files per thread at the same thread count: peers of every MDT of the run
+        point = make_point({'file': record.get('file'), 'dir': record.get('dir'), 'stripe': record.get('stripe'),
+                            'thr': record.get('thr')})
+        for entry in per_mdt:
+            if isinstance(entry, dict):
+                yield from _component_samples(entry.get('tests'), 'ops_s', UNIT_OPS_S, entry.get('target'), point,
+                                              record)
 
 
 def _ost_name(index: t.Any, fsname: str | None) -> str:
@@ -220,6 +265,16 @@ def _extract_lnet(record: dict, ctx: dict) -> t.Iterator[tuple]:
         value = record.get('%s_mib_s' % test)
         if _is_number(value):
             yield test, UNIT_MIB_S, target, point, float(value), 'ok', record.get('iteration')
+    # Each node's own bandwidth (lst stat per NID): a server is a peer of the servers of the same mode, a client
+    # of the clients.
+    for node in record.get('nodes') or ():
+        if not isinstance(node, dict) or not isinstance(node.get('nid'), str):
+            continue
+        node_point = make_point({'mode': mode, 'role': node.get('role')})
+        for test in ('read', 'write'):
+            value = node.get('%s_mib_s' % test)
+            if _is_number(value):
+                yield test, UNIT_MIB_S, node['nid'], node_point, float(value), 'ok', record.get('iteration')
     for role, key in (('server', 'server_errors'), ('client', 'client_errors')):
         if _is_number(record.get(key)) and record[key] > 0:
             ctx['problems'].append('%s%s: %d %s node(s) with LNet errors' % (

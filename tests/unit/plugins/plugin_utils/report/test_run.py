@@ -140,7 +140,9 @@ def test_large_fleets_keep_the_charts_aggregate(tmp_path):
         write_envelope(store, envelope('oss%02d' % index, 'obdfilter', obdfilter_sweep(1.0 - 0.01 * index, targets)))
     model = run.build_report(run.load_run(store, RUN_ID), {'host_charts_max_hosts': 4, 'bar_chart_max_bars': 10})
     assert model['charts']['hosts'] == []
-    assert [chart['id'] for chart in model['charts']['fleet']] == ['fleet-obdfilter_read_mib_s', 'fleet-obdfilter_write_mib_s']
+    # one target per record: OSTs, charted with OSTs
+    assert [chart['id'] for chart in model['charts']['fleet']] == ['fleet-obdfilter_read_mib_s-ost',
+                                                                   'fleet-obdfilter_write_mib_s-ost']
     assert all(len(chart['series']) == 3 for chart in model['charts']['fleet'])  # obj 1, 2, 4
     bars = model['charts']['bars'][0]
     assert len(bars['bars']) == 10 and 'the 10 lowest of 24 subjects' in bars['subtitle']
