@@ -28,3 +28,28 @@ options:
     type: int
     default: 1
 '''
+
+    # The adaptive sweep (module_utils/adaptive.py), paired with adaptive.sweep_argument_spec().
+    ADAPTIVE = r'''
+options:
+  sweep:
+    description:
+      - V(full) runs every point of the grid, as the I/O kit does.
+      - V(adaptive) stops doubling the threads of an inner sweep once the figure is flat or falls (the outer
+        dimensions carry on) and lists every point it skipped, with the reason, in C(skipped_points).
+      - A point that gains less than O(sweep_min_gain_pct) on the best so far is flat; O(sweep_patience) flat
+        points in a row stop the inner sweep; a fall of more than O(sweep_min_gain_pct) stops it at once; a
+        point whose min..max spread is wider than the gain never stops it.
+      - Keep V(full) for acceptance against a contract that names the full grid.
+    type: str
+    choices: [full, adaptive]
+    default: full
+  sweep_min_gain_pct:
+    description: The gain, in percent of the best figure so far, below which a point counts as flat.
+    type: float
+    default: 3.0
+  sweep_patience:
+    description: How many flat points in a row stop an inner sweep.
+    type: int
+    default: 1
+'''

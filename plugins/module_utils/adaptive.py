@@ -127,3 +127,62 @@ def decide_all(series, min_gain_pct=DEFAULT_MIN_GAIN_PCT, patience=DEFAULT_PATIE
     if len(decisions) == 1:
         return {'stop': True, 'reason': decisions[0][1]['reason']}
     return {'stop': True, 'reason': '; '.join('%s %s' % (label, decision['reason']) for label, decision in decisions)}
+
+
+def _outer_key(outer):
+    return tuple(sorted(outer.items()))
+
+
+class InnerSweeps(object):
+    """One survey's adaptive bookkeeping: which inner sweeps stopped, and every point skipped and why.
+
+    The engine asks ``stopped(outer)`` before a point (``outer``: the outer
+    coordinates, e.g. ``{'rsz_kib': 1024, 'nobj': 2}``), calls ``skip()`` for
+    a point it passes over and ``measured()`` after each point it ran.  In
+    ``full`` mode nothing ever stops; the counts are kept all the same.
+    """
+
+    def __init__(self, mode='full', min_gain_pct=DEFAULT_MIN_GAIN_PCT, patience=DEFAULT_PATIENCE, axis='thr'):
+        self.mode = mode
+        self.min_gain_pct = min_gain_pct
+        self.patience = patience
+        self.axis = axis
+        self.skipped_points = []
+        self.stops = []
+        self.points_run = 0
+        self._series = {}
+        self._stopped = {}
+
+    @property
+    def adaptive(self):
+        return self.mode == 'adaptive'
+
+    def stopped(self, outer):
+        """The reason the inner sweep at ``outer`` stopped, or None while it runs."""
+        return self._stopped.get(_outer_key(outer))
+
+    def skip(self, point, reason):
+        self.skipped_points.append({'point': dict(point), 'reason': reason})
+
+    def measured(self, outer, x, figures):
+        """A point ran; ``figures`` maps each test to ``{'value', 'spread_pct'}``. Returns the stop reason or None."""
+        self.points_run += 1
+        if not self.adaptive:
+            return None
+        series = self._series.setdefault(_outer_key(outer), {})
+        for label, figure in figures.items():
+            series.setdefault(label, []).append(dict(figure, x=x))
+        decision = decide_all(series, self.min_gain_pct, self.patience, self.axis)
+        if not decision['stop']:
+            return None
+        self._stopped[_outer_key(outer)] = decision['reason']
+        stop = dict(outer)
+        stop.update({self.axis: x, 'reason': decision['reason']})
+        self.stops.append(stop)
+        return decision['reason']
+
+    def summary(self, points_full):
+        """The envelope's ``sweep``: the mode and settings, how many of the full grid's points ran, the stops."""
+        return {'mode': self.mode, 'min_gain_pct': self.min_gain_pct, 'patience': self.patience,
+                'axis': self.axis, 'points_run': self.points_run, 'points_full': points_full,
+                'stops': [dict(stop) for stop in self.stops]}

@@ -251,6 +251,8 @@ class EnvelopeBuilder:
         self.raw_output = raw_output
         self.check_mode = check_mode
         self.environment = {}
+        # Optional v1 fields a survey adds (``sweep``, ``skipped_points`` of an adaptive sweep).
+        self.extra_fields = {}
         self._records = []
         self._errors = []
         self._aborted = False
@@ -329,7 +331,7 @@ class EnvelopeBuilder:
         status = self.status()
         if status == STATUS_FAILED and not self._errors:
             self.add_error(NO_RECORD_MESSAGE)
-        return {
+        envelope = {
             'schema': SCHEMA,
             'run_id': self.run_id,
             'host': self.host,
@@ -345,6 +347,8 @@ class EnvelopeBuilder:
             'environment': dict(self.environment),
             'raw_output': self.raw_output,
         }
+        envelope.update(self.extra_fields)
+        return envelope
 
 
 # --------------------------------------------------------------------------

@@ -54,6 +54,7 @@ try:
 except ImportError:  # Python 2 targets
     from pipes import quote as shell_quote
 
+from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB
@@ -328,6 +329,10 @@ def select_targets(devices, requested, local_names=('localhost',)):
 # The survey
 
 
+def _outer_key(entry):
+    return {'rsz_kib': entry['rsz_kib'], 'nobj': entry['nobj']}
+
+
 def _point_key(entry, test=None):
     point = {'rsz_kib': entry['rsz_kib'], 'nobj': entry['nobj'], 'thr': entry['thr']}
     if test:
@@ -370,6 +375,9 @@ class ObdfilterSurvey:
         self.wall_clock = wall_clock
         self.host = host
         self.batch = BATCH_DISK
+        # Full unless the caller sets an adaptive one: the thread sweep of each (rsz, nobj) may then stop once
+        # the OSTs saturate.
+        self.inner_sweeps = adaptive.InnerSweeps()
         self.errors = []
         self.aborted = None
         self.loaded_obdecho = False
@@ -634,6 +642,16 @@ class ObdfilterSurvey:
             aggregate.update(status=STATUS_OK, min_mib_s=min(all_rates) * rsz_mib, max_mib_s=max(all_rates) * rsz_mib)
         return aggregate, per_ost, interrupted
 
+    def _figures(self, record):
+        """Each test's figure for the stop rule; min/max are single-OST rates, so the spread is per OST."""
+        figures = {}
+        for test, result in record['tests'].items():
+            usable = result.get('status') in (STATUS_OK, STATUS_SHORT)
+            figures[test] = {'value': result.get('mib_s') if usable else None,
+                             'spread_pct': adaptive.spread_pct(result.get('mib_s'), result.get('min_mib_s'),
+                                                               result.get('max_mib_s'), record['ost'])}
+        return figures
+
     def _record(self, entry):
         return {'ost': len(self.targets), 'size_kib': entry['size_kib'], 'rsz_kib': entry['actual_rsz_kib'],
                 'obj': entry['obj'], 'thr': entry['threads'], 'case': self.case, 'host': self.host,
@@ -657,6 +675,10 @@ class ObdfilterSurvey:
                 time.strftime('%a %b %d %H:%M:%S %Z %Y'), self.case, self.host or os.uname()[1]))
             for entry in self.plan():
                 if entry['skip']:
+                    continue
+                stopped = self.inner_sweeps.stopped(_outer_key(entry))
+                if stopped:
+                    self.inner_sweeps.skip(_point_key(entry), stopped)
                     continue
                 if self.runner.expired():
                     self.aborted = self.runner.stop_reason
@@ -702,6 +724,7 @@ class ObdfilterSurvey:
                     self.aborted = 'object destruction failed'
                     yield record
                     return
+                self.inner_sweeps.measured(_outer_key(entry), entry['thr'], self._figures(record))
                 yield record
         finally:
             self.teardown()

@@ -13,6 +13,7 @@ import shlex
 
 import pytest
 
+from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
@@ -1102,3 +1103,73 @@ def test_netdisk_refuses_leftover_oscs_before_making_anything(tmp_path):
     assert list(survey.run()) == []
     assert lustre.actions() == []
     assert survey.errors[0]['message'].startswith('testfs-OST0000_osc already exist on this node')
+
+
+# --------------------------------------------------------------------------
+# adaptive sweep
+
+
+class CurveLustre(FakeLustre):
+    """OSTs that saturate: a test_brw batch takes 16 s at one thread, half that at two, down to 4 s from
+    ``knee`` threads on; each OST's one-second samples are its own rate with ``sample_spread`` either way."""
+
+    def __init__(self, knee=4, sample_spread=0.0, **options):
+        FakeLustre.__init__(self, **options)
+        self.knee = knee
+        self.sample_spread = sample_spread
+
+    def run_many(self, argvs, env=None, cwd=None):
+        brw = [argv for argv in argvs if 'test_brw' in argv]
+        if brw:
+            thr = int(brw[0][2])
+            self.seconds_per_batch = 16.0 / min(thr, self.knee)
+            # 16 MiB per OST in 1 MiB records: records per second of one OST
+            rate = 16.0 / self.seconds_per_batch
+            samples = samples_output(thr, [rate * (1 - self.sample_spread), rate * (1 + self.sample_spread)])
+            for ost in OSTS:
+                self.brw[ost] = lambda argv, samples=samples: (0, samples, '')
+        return FakeLustre.run_many(self, argvs, env=env, cwd=cwd)
+
+
+def run_adaptive(tmp_path, **options):
+    lustre = CurveLustre(knee=options.pop('knee', 4), sample_spread=options.pop('sample_spread', 0.0))
+    survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjlo=1, nobjhi=2, thrhi=16,
+                                                   tests=['write', 'read'])
+    survey.inner_sweeps = adaptive.InnerSweeps(**options)
+    records = list(survey.run())
+    return survey, [(record['obj_per_ost'], record['thr_per_ost']) for record in records]
+
+
+def test_adaptive_sweep_stops_each_thread_sweep_one_point_past_the_knee(tmp_path):
+    survey, points = run_adaptive(tmp_path, mode='adaptive')
+    assert points == [(1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (2, 8)]
+    reason = 'read saturated at thr 8: +0.0 % < 3 %; write saturated at thr 8: +0.0 % < 3 %'
+    assert survey.inner_sweeps.skipped_points == [
+        {'point': {'rsz_kib': 1024, 'nobj': 1, 'thr': 16}, 'reason': reason},
+        {'point': {'rsz_kib': 1024, 'nobj': 2, 'thr': 16}, 'reason': reason}]
+    summary = survey.inner_sweeps.summary(9)
+    assert (summary['mode'], summary['points_run'], summary['points_full']) == ('adaptive', 7, 9)
+    assert summary['stops'] == [{'rsz_kib': 1024, 'nobj': 1, 'thr': 8, 'reason': reason},
+                                {'rsz_kib': 1024, 'nobj': 2, 'thr': 8, 'reason': reason}]
+    assert survey.errors == []
+
+
+def test_full_sweep_runs_every_point_past_the_knee(tmp_path):
+    survey, points = run_adaptive(tmp_path)
+    assert points == [(1, 1), (1, 2), (1, 4), (1, 8), (1, 16), (2, 2), (2, 4), (2, 8), (2, 16)]
+    assert survey.inner_sweeps.skipped_points == []
+    assert survey.inner_sweeps.summary(9)['points_run'] == 9
+
+
+def test_noisy_points_keep_the_adaptive_sweep_going(tmp_path):
+    # one-second samples 10 % either side of the figure: wider than the 3 % gain
+    survey, points = run_adaptive(tmp_path, mode='adaptive', sample_spread=0.1)
+    assert len(points) == 9
+    survey, points = run_adaptive(tmp_path, mode='adaptive', sample_spread=0.1, min_gain_pct=15.0)
+    assert len(points) == 7
+
+
+def test_patience_runs_more_flat_points(tmp_path):
+    survey, points = run_adaptive(tmp_path, mode='adaptive', knee=2, patience=2)
+    assert points == [(1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (2, 8)]
+    assert survey.inner_sweeps.skipped_points[0]['reason'].endswith('< 3 % for 2 points')
