@@ -48,6 +48,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     has_exited,
     is_empty,
     is_same_process,
+    live_runs,
     parent_pid,
     process_start_time,
 )
@@ -56,6 +57,8 @@ REMOVED_KINDS = ('processes', 'echo_clients', 'lst_sessions', 'params', 'loop_de
 # How a path a role recorded is removed: with its content, or only when empty once nothing else is left.
 PATH_REMOVALS = ('tree', 'empty_dir')
 _POLL_INTERVAL_S = 0.05
+# How often Ansible's async watchdog looks at its job (async_wrapper's ``step``).
+ASYNC_WATCHDOG_POLL_S = 5.0
 # What the workdir holds of ours when nothing else is left in it.
 _STATE_NAMES = set([STATE_FILE, STATE_FILE + '.lock'])
 # osc and obdecho leftovers of the network case are set up under their echo client: remove them last.
@@ -108,10 +111,16 @@ class Cleanup:
     """One cleanup pass.  ``run()`` returns the report (see the module's RETURN)."""
 
     def __init__(self, runner, node_state, run_id=None, include_iokit_leftovers=True, unload_modules=True,
-                 check_mode=False, kill_grace_s=5.0, lst_path=None, lctl='lctl', surveys=None, losetup_path=None):
+                 check_mode=False, kill_grace_s=5.0, lst_path=None, lctl='lctl', surveys=None, losetup_path=None,
+                 launch=None):
         self.runner = runner
         self.node_state = node_state
         self.run_id = run_id
+        # One launch of the run only (a survey play's always): a second launch of the same run id, refused by the
+        # survey lock, must not undo what the first, still running, made.
+        self.launch = launch
+        # Without a run id, what a live run (one holding a survey lock) recorded is not a leftover.
+        self.live = [] if run_id is not None else list(live_runs(node_state.workdir).values())
         self.surveys = None if surveys is None else set(surveys)
         self.losetup_path = losetup_path
         self.include_iokit_leftovers = include_iokit_leftovers
@@ -135,7 +144,15 @@ class Cleanup:
         # A role's entries carry no run id (only their survey); a module's carry no survey (only their run id).
         if self.run_id is not None and entry.get('run_id') not in (self.run_id, None):
             return False
+        if self.launch is not None and entry.get('launch') not in (self.launch, None):
+            return False
+        if self._of_live_run(entry):
+            return False
         return self.surveys is None or entry.get('survey') is None or entry['survey'] in self.surveys
+
+    def _of_live_run(self, entry):
+        return any(entry.get('run_id') == holder.get('run_id') and entry.get('launch') in (holder.get('launch'), None)
+                   for holder in self.live if holder.get('run_id'))
 
     def _entries(self, kind):
         return [entry for entry in self._state.get(kind, []) if self._selected(entry)]
@@ -189,6 +206,11 @@ class Cleanup:
                 self.errors.append({'kind': 'node_state', 'id': exc.args[0].split(' ', 1)[0], 'message': str(exc)})
             if self.adopted:
                 self._read_state()
+        for holder in self.live:
+            self._keep('runs', holder.get('run_id'), 'a live %s survey (host %s, pid %s, started %s): what it recorded '
+                       'is left alone; stop it with run_id %s' % (holder.get('survey'), holder.get('host'),
+                                                                 holder.get('pid'), holder.get('started'),
+                                                                 holder.get('run_id')))
         self.stop_recorded_commands()
         if self.removed['processes'] and state_readable:
             # A survey module stopped by SIGTERM tears down and crosses off what it made: read what is left.
@@ -273,20 +295,23 @@ class Cleanup:
         return stopped
 
     def stop_processes(self):
+        self.wait_for_finished_async_watchdogs()
         stopping = []
         for entry in self._entries('processes'):
             pid = int(entry['pid'])
             summary = {'pid': pid, 'command': entry.get('command'), 'run_id': entry.get('run_id')}
-            if is_same_process(entry):
+            # A zombie has exited as much as a reaped process (its parent has yet to wait for it).
+            gone = process_start_time(pid) is None or (is_same_process(entry) and has_exited(pid))
+            if is_same_process(entry) and not gone:
                 # Runner children lead their own process group; stopping the group stops their workers too.
                 group = _leader_of_own_group(pid)
                 stopping.append((entry, summary, group))
-            elif process_start_time(pid) is None and _live_group_members(pid):
+            elif gone and _live_group_members(pid):
                 # The leader died (SIGKILL) but its workers live on in its group; a pid that still names a
                 # process group cannot have been given to another process, so the group is ours.
                 summary['orphaned_group'] = True
                 stopping.append((entry, summary, True))
-            elif process_start_time(pid) is None:
+            elif gone:
                 self._forget('processes', pid, 'the process has exited')
             else:
                 self._forget('processes', pid, 'pid %d now belongs to another process (start time differs)' % pid)
@@ -298,6 +323,27 @@ class Cleanup:
             return
         for entry, unused_summary, unused_group in self._stop(stopping):
             self.node_state.forget('processes', entry['pid'])
+
+    def wait_for_finished_async_watchdogs(self):
+        """Let the async watchdogs of finished survey modules end by themselves, within a deadline.
+
+        Ansible's async watchdog notices that its job ended only at its next poll (every
+        ASYNC_WATCHDOG_POLL_S), then removes the job's temporary files and exits: a cleanup right after a run
+        would otherwise find it still running.  Its job has finished when the survey module it watches
+        (``async_watchdog_of``) has crossed itself off.  One still running after the deadline is stopped with
+        the other processes (its temporary files then stay); a watchdog whose module is still recorded (running,
+        or SIGKILLed) is stopped at once, as before.
+        """
+        if self.check_mode:
+            return
+        entries = self._entries('processes')
+        modules = set(int(entry['pid']) for entry in entries if entry.get('module'))
+        waiting = [entry for entry in entries if entry.get('async_watchdog_of') is not None
+                   and int(entry['async_watchdog_of']) not in modules and is_same_process(entry)]
+        deadline = time.monotonic() + ASYNC_WATCHDOG_POLL_S + self.kill_grace_s
+        while waiting and time.monotonic() < deadline:
+            time.sleep(_POLL_INTERVAL_S)
+            waiting = [entry for entry in waiting if _still_running(entry, False)]
 
     # -- echo clients ------------------------------------------------------------------------
 
@@ -363,10 +409,8 @@ class Cleanup:
         return bool(summary['steps'])
 
     def remove_leftover_devices(self, handled):
-        others = set()
-        if self.run_id is not None:
-            # Another run's recorded echo client is in use by that run, not left over.
-            others = set(entry['name'] for entry in self._state['echo_clients'] if entry.get('run_id') != self.run_id)
+        # Another run's (or launch's) recorded echo client is in use by it, not left over.
+        others = set(entry['name'] for entry in self._state['echo_clients'] if not self._selected(entry)) - handled
         leftovers = [device for device in self._device_list() or []
                      if lctl_utils.is_echo_leftover(device) and device['name'] not in handled | others]
         leftovers.sort(key=lambda device: (_LEFTOVER_TYPE_ORDER.get(device['type'], 9), device['index']))

@@ -61,9 +61,31 @@ class LctlError(Exception):
         return {'command': self.command, 'rc': self.rc, 'stderr': self.stderr, 'message': str(self)}
 
 
-def echo_client_name(target):
-    """The echo client name the I/O kit gives a target, so that leftovers of either are found."""
-    return '%s_ecc' % target
+# Lustre keeps a device's UUID in 40 bytes with its NUL (struct obd_uuid): attach refuses a longer one.
+UUID_MAX = 40
+
+
+def echo_client_name(target, tag=None):
+    """The echo client name of ``target``: the I/O kit's ``<target>_ecc``, or ``<target>_<tag>_ecc`` for a run.
+
+    With the run's ``tag`` (node_state.run_tag) in its name, a device is one run's: a cleanup of another run
+    never takes it for its own, and two runs never share one.  Either form ends in ``_ecc``, so the leftover
+    patterns find both.
+    """
+    return '%s_%s_ecc' % (target, tag) if tag else '%s_ecc' % target
+
+
+def echo_uuid(name):
+    """The UUID the echo client ``name`` is attached with."""
+    return '%s_UUID' % name
+
+
+def name_problem(name):
+    """Why lctl would refuse to attach a device ``name`` (its UUID too long), or None."""
+    if len(echo_uuid(name)) >= UUID_MAX:
+        return ('the device name %s is too long: its UUID %s must be under %d bytes; use a shorter target name'
+                % (name, echo_uuid(name), UUID_MAX))
+    return None
 
 
 def is_leftover_name(name):
@@ -193,7 +215,7 @@ class Lctl:
                 reused['reused'] = True
                 return reused
             self.teardown(name)
-        self.run(['attach', 'echo_client', name, '%s_UUID' % name])
+        self.run(['attach', 'echo_client', name, echo_uuid(name)])
         setup = [target] + ([layer] if layer else [])
         try:
             self.run(['--device', name, 'setup'] + setup)

@@ -29,6 +29,7 @@ __metaclass__ = type
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import tempfile
@@ -129,10 +130,15 @@ def is_same_process(entry):
 
 
 class NodeState:
-    """The node-state file under ``workdir``."""
+    """The node-state file under ``workdir``.
 
-    def __init__(self, workdir):
+    ``launch`` (one start of a survey module) is written into every entry recorded through this object, so that
+    the cleanup of one launch never undoes what another launch of the same run id made.
+    """
+
+    def __init__(self, workdir, launch=None):
         self.workdir = workdir
+        self.launch = launch
         self.path = os.path.join(workdir, STATE_FILE)
         self.lock_path = self.path + '.lock'
 
@@ -190,6 +196,8 @@ class NodeState:
             raise ValueError('a %s entry needs %r' % (kind, key))
         entry = dict(details)
         entry['run_id'] = run_id
+        if self.launch is not None:
+            entry.setdefault('launch', self.launch)
         entry['recorded'] = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
         if kind == 'processes' and 'start_time' not in entry:
             entry['start_time'] = process_start_time(entry['pid'])
@@ -273,3 +281,167 @@ def _from_legacy_role_entry(entry):
     if kind == 'path' and entry.get('path'):
         return 'paths', dict(common, path=entry['path'], remove=entry.get('remove') or 'tree')
     return None
+
+
+# -- one survey of a kind per node -------------------------------------------------------------------------------
+
+LOCK_DIR = 'locks'
+RUN_TAG_LENGTH = 6
+
+
+def run_tag(run_id):
+    """A short tag of ``run_id`` for the names of what a run makes on a node (echo clients, MDT test directories).
+
+    Six hex digits of a hash: the run id itself may be 64 characters, and an echo client's UUID (its name plus
+    ``_UUID``) must stay below Lustre's 40-byte limit.  Two runs of one survey never share a node at once (the
+    survey lock), so a shared tag could only meet a dead run's leftovers, which are removed before starting.
+    """
+    return hashlib.sha1((run_id or '').encode('utf-8')).hexdigest()[:RUN_TAG_LENGTH]
+
+
+class SurveyLockHeld(Exception):
+    """Another live run holds the lock; ``holder`` is its record (run_id, host, pid, started, launch)."""
+
+    def __init__(self, name, holder):
+        self.name = name
+        self.holder = holder or {}
+        super(SurveyLockHeld, self).__init__(describe_holder(name, self.holder))
+
+
+def describe_holder(name, holder):
+    """One sentence naming the run that holds the lock ``name``: run id, host, pid and start time."""
+    if not holder.get('run_id'):
+        return ('another %s survey is starting on this node (its lock %s is held, its record not written yet)'
+                % (name, name))
+    return ('another %s survey runs on this node: run %s on host %s, pid %s, started %s'
+            % (name, holder.get('run_id'), holder.get('host'), holder.get('pid'), holder.get('started')))
+
+
+class SurveyLock:
+    """``<workdir>/locks/<name>.lock``: an fcntl lock held by one survey module for its whole life, and its record.
+
+    The kernel drops the lock when the holder dies, however it dies (SIGKILL included), so a lock that cannot be
+    taken is held by a live process; the record in the file (run id, launch, host, pid, start times) says whose.
+    A record found under a free lock is a dead holder's: ``acquire`` returns it for its leftovers to be removed.
+    """
+
+    def __init__(self, workdir, name):
+        self.name = name
+        self.path = os.path.join(workdir, LOCK_DIR, '%s.lock' % name)
+        self._fd = None
+
+    def _open(self):
+        directory = os.path.dirname(self.path)
+        if not os.path.isdir(directory):
+            os.makedirs(directory, 0o700)
+        return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+
+    def acquire(self, record):
+        """Take the lock for ``record`` (run_id, launch, host...) or raise SurveyLockHeld naming the live holder.
+
+        Returns the dead holder's record found in the file (None when it was empty): its run was killed
+        without releasing, and what it left is the caller's to remove.
+        """
+        fd = self._open()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (IOError, OSError) as exc:
+            os.close(fd)
+            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise
+            raise SurveyLockHeld(self.name, self.read())
+        previous = _read_lock_record(fd)
+        own = dict(record)
+        own.setdefault('pid', os.getpid())
+        own['start_time'] = process_start_time(own['pid'])
+        own.setdefault('started', time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()))
+        own['survey'] = self.name
+        _write_lock_record(fd, own)
+        self._fd = fd
+        return previous
+
+    def release(self):
+        """Empty the record and let the lock go (a clean exit: nothing is left for the next run to remove)."""
+        if self._fd is None:
+            return
+        try:
+            os.ftruncate(self._fd, 0)
+        finally:
+            os.close(self._fd)  # closing the last descriptor drops the flock
+            self._fd = None
+
+    @property
+    def held(self):
+        return self._fd is not None
+
+    def read(self):
+        """The record in the lock file, whoever holds it (None when empty or absent)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            return _read_lock_record(fd)
+        finally:
+            os.close(fd)
+
+    def holder(self):
+        """The record of the live process holding this lock, or None when nobody holds it."""
+        if self._fd is not None:
+            return self.read()
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except (IOError, OSError):
+                return _read_lock_record(fd) or {}
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return None
+        finally:
+            os.close(fd)
+
+
+def live_runs(workdir):
+    """{lock name: holder record} of every survey lock under ``workdir`` held by a live process."""
+    directory = os.path.join(workdir, LOCK_DIR)
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return {}
+    held = {}
+    for filename in names:
+        if not filename.endswith('.lock'):
+            continue
+        holder = SurveyLock(workdir, filename[:-len('.lock')]).holder()
+        if holder is not None:
+            held[filename[:-len('.lock')]] = holder
+    return held
+
+
+def _read_lock_record(fd):
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    text = b''.join(chunks).decode('utf-8', 'replace').strip()
+    if not text:
+        return None
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return {'unreadable': text[:200]}
+    return record if isinstance(record, dict) else {'unreadable': text[:200]}
+
+
+def _write_lock_record(fd, record):
+    data = json.dumps(record, sort_keys=True).encode('utf-8')
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.write(fd, data)
+    os.fsync(fd)

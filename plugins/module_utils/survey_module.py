@@ -12,16 +12,21 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import random
 import socket
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import results
-from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import record_entries
+from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, record_entries
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     NodeState,
     NodeStateError,
+    SurveyLock,
+    SurveyLockHeld,
     command_line,
+    has_exited,
+    is_same_process,
     parent_pid,
 )
 
@@ -88,10 +93,13 @@ class SurveyStart:
     things with no deadline, so that teardown still runs after a timeout; ``lctl`` drives lctl through it.
     """
 
-    def __init__(self, module, run_id, host, builder, node_state, runner, control_runner, survey=None):
+    def __init__(self, module, run_id, host, builder, node_state, runner, control_runner, survey=None,
+                 exclusive=False):
         self.module = module
         self.survey = survey
         self._recorded = False
+        # One survey of this kind per node at a time (taken in make_run_dir, before anything is made).
+        self.lock = SurveyLock(node_state.workdir, survey) if exclusive and node_state is not None else None
         self.run_id = run_id
         self.host = host
         self.builder = builder
@@ -109,8 +117,10 @@ class SurveyStart:
         run_dir = os.path.join(self.module.params['workdir'], self.run_id)
         if self.node_state is not None and not self.module.check_mode and not self._recorded:
             self._recorded = True
+            if self.lock is not None:
+                self.take_lock()
             try:
-                record_for_cleanup(self.node_state, self.survey, self.run_id, self.module)
+                record_for_cleanup(self.node_state, self.survey, self.run_id, self.module, lock=self.lock)
             except (NodeStateError, OSError) as exc:
                 self.module.fail_json(msg='workdir: cannot record the survey in the node state under %s: %s'
                                           % (self.module.params['workdir'], exc))
@@ -119,6 +129,46 @@ class SurveyStart:
         except OSError as exc:
             self.module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
         return run_dir
+
+    def take_lock(self):
+        """Hold this survey's node lock until the module exits; fail naming the live run that holds it.
+
+        A record left under a free lock is a killed run's: once none of its recorded processes runs any more,
+        what it left is removed first (its echo clients and objects, its test directories); while one still
+        runs (a worker that outlived its module), the survey does not start.
+        """
+        workdir = self.module.params['workdir']
+        record = {'run_id': self.run_id, 'launch': self.node_state.launch, 'host': self.host, 'pid': os.getpid()}
+        try:
+            previous = self.lock.acquire(record)
+        except SurveyLockHeld as exc:
+            self.module.fail_json(msg='%s: run %s not started: %s. Wait for it to end, or stop it with '
+                                      'playbooks/cleanup.yml -e cleanup_run_id=%s'
+                                      % (self.survey, self.run_id, exc, exc.holder.get('run_id') or '<its run id>'),
+                                  lock_holder=exc.holder)
+        except (IOError, OSError) as exc:
+            self.module.fail_json(msg='workdir: cannot take the %s survey lock under %s: %s'
+                                      % (self.survey, workdir, exc))
+        if not previous or not previous.get('run_id'):
+            return
+        running = [entry for entry in self.node_state.entries('processes', run_id=previous['run_id'])
+                   if entry.get('launch') == previous.get('launch') and is_same_process(entry)
+                   and not has_exited(entry['pid'])]
+        if running:
+            self.lock.release()
+            self.module.fail_json(msg='%s: run %s not started: run %s (host %s, pid %s, started %s) was killed but '
+                                      'its processes %s still run; stop them with playbooks/cleanup.yml -e '
+                                      'cleanup_run_id=%s' % (self.survey, self.run_id, previous['run_id'],
+                                                             previous.get('host'), previous.get('pid'),
+                                                             previous.get('started'),
+                                                             ', '.join(str(entry['pid']) for entry in running),
+                                                             previous['run_id']))
+        report = Cleanup(self.control_runner, NodeState(workdir), run_id=previous['run_id'],
+                         launch=previous.get('launch'), surveys=[self.survey], include_iokit_leftovers=False).run()
+        removed = dict((kind, items) for kind, items in report['removed'].items() if items)
+        self.builder.set_environment(killed_run_cleaned={'run_id': previous['run_id'], 'pid': previous.get('pid'),
+                                                         'started': previous.get('started'), 'removed': removed,
+                                                         'errors': report['errors']})
 
     def remove_leftover_echo_clients(self, tool, names):
         """Tear down the echo clients an I/O-kit script left (its own trap is not trusted), each an envelope error."""
@@ -150,7 +200,12 @@ class SurveyStart:
                 self.builder.add_error('%s is still in use; left loaded (recorded for the cleanup)' % name)
 
 
-def start_survey(module, survey, parameter_names, runner_class, recording_runner_class=None):
+def new_launch_id():
+    """A fresh launch id: one start of a survey module, when the role gives none."""
+    return '%08x' % random.getrandbits(32)
+
+
+def start_survey(module, survey, parameter_names, runner_class, recording_runner_class=None, exclusive=False):
     """The run, the envelope builder and the runners every survey module starts with.
 
     The runner classes come from the calling module at call time, so that its tests can replace them there.
@@ -158,6 +213,8 @@ def start_survey(module, survey, parameter_names, runner_class, recording_runner
     the node state under ``workdir`` for the cleanup, and a control runner is made; without it the measuring
     runner is a plain ``runner_class`` and there is neither node state nor control runner.
     Installs the SIGTERM handler that stops the measuring runner's children.
+    With ``exclusive`` (needs the recording runner), ``make_run_dir`` first takes the node lock of ``survey``
+    (SurveyStart.take_lock).  Every node-state entry carries the launch id (``launch_id`` option, else a new one).
     """
     params = module.params
     run_id = params['run_id'] or results.new_run_id()
@@ -165,7 +222,8 @@ def start_survey(module, survey, parameter_names, runner_class, recording_runner
     parameters = dict((name, params[name]) for name in parameter_names)
     builder = results.EnvelopeBuilder(run_id, host, survey, params['engine'], parameters,
                                       check_mode=module.check_mode)
-    node_state = NodeState(params['workdir']) if recording_runner_class is not None else None
+    launch = params.get('launch_id') or new_launch_id()
+    node_state = NodeState(params['workdir'], launch=launch) if recording_runner_class is not None else None
     deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
     if recording_runner_class is None:
         runner = runner_class(deadline=deadline)
@@ -173,27 +231,35 @@ def start_survey(module, survey, parameter_names, runner_class, recording_runner
         runner = recording_runner_class(node_state, run_id, deadline=deadline)
     runner.install_sigterm_handler()
     control_runner = runner_class() if recording_runner_class is not None else None
-    return SurveyStart(module, run_id, host, builder, node_state, runner, control_runner, survey=survey)
+    return SurveyStart(module, run_id, host, builder, node_state, runner, control_runner, survey=survey,
+                       exclusive=exclusive)
 
 
-def record_for_cleanup(node_state, survey, run_id, module, pid=None):
+def record_for_cleanup(node_state, survey, run_id, module, pid=None, lock=None):
     """Write this module's processes and its run directory into the node state, before the survey makes anything.
 
     Killed by the async limit or orphaned by a lost controller, the module is then found by pid and start time
     (SIGTERM makes it undo what it made), and its run directory is removed; no role task has to record them
     first. Under ``async`` the wrapper's processes above the module (the one that runs it and the watchdog that
     enforces the limit) are recorded too, so that a cleanup after a lost controller leaves none of them
-    running. The module crosses its processes off when it exits through ``module``'s exit_json or fail_json;
-    a SIGKILLed one leaves them to iokit_cleanup, which also forgets a process that has exited.
+    running. The module crosses its processes off, except the watchdog, when it exits through ``module``'s
+    exit_json or fail_json
+    (and then lets ``lock`` go); a SIGKILLed one leaves them to iokit_cleanup, which also forgets a process that
+    has exited.
     """
     pid = os.getpid() if pid is None else pid
     record_entries(node_state, survey, run_id=run_id, paths=[{'path': os.path.join(node_state.workdir, run_id)}])
     pids = [pid] + async_wrapper_ancestors(pid)
+    # The watchdog (the wrapper's outer process) outlives the module by up to one of its polls: it stays recorded,
+    # naming the module it watches, and the cleanup waits for it to end (cleanup.wait_for_finished_async_watchdogs).
+    watchdog = pids[2] if len(pids) == 3 else None
     for recorded in pids:
+        details = {'async_watchdog_of': pid} if recorded == watchdog else {}
         node_state.record('processes', run_id, pid=recorded, command=command_line(recorded)[:3], survey=survey,
-                          module=recorded == pid)
-    module.exit_json = _forgetting_first(module.exit_json, node_state, pids)
-    module.fail_json = _forgetting_first(module.fail_json, node_state, pids)
+                          module=recorded == pid, **details)
+    ending_with_module = [recorded for recorded in pids if recorded != watchdog]
+    module.exit_json = _forgetting_first(module.exit_json, node_state, ending_with_module, lock)
+    module.fail_json = _forgetting_first(module.fail_json, node_state, ending_with_module, lock)
 
 
 def async_wrapper_ancestors(pid):
@@ -209,7 +275,7 @@ def async_wrapper_ancestors(pid):
     return found
 
 
-def _forgetting_first(exit_function, node_state, pids):
+def _forgetting_first(exit_function, node_state, pids, lock=None):
     def exit_after_forgetting(*args, **kwargs):
         try:
             for pid in pids:
@@ -217,6 +283,8 @@ def _forgetting_first(exit_function, node_state, pids):
         except (NodeStateError, OSError) as exc:
             kwargs.setdefault('warnings', []).append('node state: cannot cross off this module (pids %s): %s'
                                                      % (pids, exc))
+        if lock is not None:
+            lock.release()
         exit_function(*args, **kwargs)
     return exit_after_forgetting
 

@@ -149,7 +149,15 @@ options:
       - Undo only what this run recorded (and what was recorded without a run id). Echo clients recorded by other
         runs are then left alone (they may be in use) and listed in RV(kept).
       - With O(state=recorded), the run id written with the entries.
-      - Unset undoes every run's records, which is what C(playbooks/cleanup.yml) does after a cancelled job.
+      - Unset undoes every run's records except those of a run still alive on the node (one whose survey module
+        holds its survey's lock under O(workdir)), which RV(kept) names with its host, pid and start time; that is
+        what C(playbooks/cleanup.yml) does after a cancelled job. Give the run id to stop a live run too.
+    type: str
+  launch_id:
+    description:
+      - Undo only what this launch of the survey module recorded (its C(launch_id)), and what was recorded without
+        a launch. A survey play's C(always) section sets it, so that a second launch of the same run id, refused
+        because the first still runs, never undoes what the first made.
     type: str
   include_iokit_leftovers:
     description:
@@ -274,7 +282,8 @@ kept:
   description:
     - Things deliberately left in place (C(kind), C(id), C(reason)), such as C(obdecho) still in use, or loaded
       by someone else after their leftover echo devices were removed, an echo client recorded by another run, a
-      path outside O(workdir), or an object that could not be destroyed.
+      path outside O(workdir), an object that could not be destroyed, or a live run (C(kind) V(runs)) whose
+      records were left alone.
   returned: when O(state=absent)
   type: list
   elements: dict
@@ -331,6 +340,7 @@ def argument_spec():
         )),
         workdir=dict(type='path', default='/tmp/lustre-iokit'),
         run_id=dict(type='str'),
+        launch_id=dict(type='str'),
         include_iokit_leftovers=dict(type='bool', default=True),
         unload_modules=dict(type='bool', default=True),
         kill_grace_s=dict(type='float', default=5.0),
@@ -386,7 +396,7 @@ def main():
         Runner(), NodeState(params['workdir']), run_id=params['run_id'],
         include_iokit_leftovers=params['include_iokit_leftovers'], unload_modules=params['unload_modules'],
         check_mode=module.check_mode, kill_grace_s=params['kill_grace_s'], lst_path=module.get_bin_path('lst'),
-        surveys=params['surveys'], losetup_path=module.get_bin_path('losetup'))
+        surveys=params['surveys'], losetup_path=module.get_bin_path('losetup'), launch=params['launch_id'])
     report = cleanup.run()
     if report['errors'] and params['fail_on_error']:
         module.fail_json(msg='cleanup left things behind: %s' % '; '.join(

@@ -15,10 +15,11 @@ version_added: 0.1.0
 description:
   - Runs the mds survey of the Lustre I/O kit on an MDS and returns one record per thread count in the result
     envelope C(lustre.iokit/result/v1).
-  - An echo client C(<mdt>_ecc) is set up on the MDD layer of every target (an UP one left by an aborted run is
-    reused); per MDT the O(dir_count) test directories (C(/MDT0000-tests), C(/MDT0000-tests1), ...) are removed
-    if an earlier run left them, then created. The thread count doubles from O(thrlo) to O(thrhi); a thread
-    count below O(dir_count) is skipped; each thread handles O(file_count) / thread count files.
+  - An echo client C(<mdt>_<tag>_ecc) is set up on the MDD layer of every target, where C(<tag>) is six hex
+    digits of the run id; per MDT the O(dir_count) test directories (C(/MDT0000-<tag>-tests),
+    C(/MDT0000-<tag>-tests1), ...) are removed if a killed launch of the run left them, then created. With
+    O(engine=iokit) the script's own names (C(<mdt>_ecc), C(/MDT0000-tests)) are used. The thread count doubles
+    from O(thrlo) to O(thrhi); a thread count below O(dir_count) is skipped; each thread handles O(file_count) / thread count files.
   - For every thread count the O(tests) run in order on all MDTs at once with C(lctl --threads). Per MDT the
     average is lctl's C(Total:) rate and min/max come from its per-second samples; the reported rate is the
     mean of the per-MDT averages, as the I/O kit prints it, and every MDT's figures are in C(per_mdt) of each record.
@@ -36,6 +37,15 @@ extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
 options:
+  launch_id:
+    description:
+      - Identifies this start of the module, written with everything it records in the node state, so that the
+        cleanup of one launch (C(lustre.iokit.iokit_cleanup) O(lustre.iokit.iokit_cleanup#module:launch_id)) undoes
+        nothing of another launch of the same O(run_id). The survey roles set it; default a fresh random id.
+      - Only one mds survey runs on a node at a time (per O(workdir)) - a second start fails at once, naming the
+        run id, host, pid and start time of the one running. A run that was killed is cleaned up before the next
+        starts, unless one of its processes still runs.
+    type: str
   targets:
     description:
       - MDT names on this node, such as C(testfs-MDT0000). Empty means every C(UP) mdt device in C(lctl dl).
@@ -228,6 +238,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
@@ -242,6 +253,7 @@ def argument_spec():
     spec = survey_common_argument_spec()
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
+        launch_id=dict(type='str'),
         thrlo=dict(type='int', default=4),
         thrhi=dict(type='int', default=32),
         file_count=dict(type='int', default=100000),
@@ -309,7 +321,8 @@ def main():
     survey_module.fail_on_problems(module, option_problems(params))
     if params['dir_count'] is None:
         params['dir_count'] = params['thrlo']
-    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
+    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner,
+                                       exclusive=True)
     builder, lctl = start.builder, start.lctl
 
     try:
@@ -317,9 +330,13 @@ def main():
     except lctl_utils.LctlError as exc:
         module.fail_json(msg='cannot list the Lustre devices: %s' % exc)
     try:
-        targets = mds.resolve_targets(devices, params['targets'])
+        # The run's tag in the echo client and test directory names (the installed script names them itself).
+        targets = mds.resolve_targets(devices, params['targets'],
+                                      tag=run_tag(start.run_id) if params['engine'] == 'native' else None)
     except mds.EngineError as exc:
         module.fail_json(msg=str(exc))
+    survey_module.fail_on_problems(module, ['targets: %s: %s' % (target.name, lctl_utils.name_problem(
+        target.echo_client)) for target in targets if lctl_utils.name_problem(target.echo_client)])
     if params['stripe_count'] > 0 and not mds.has_osc_or_osp(devices):
         module.fail_json(msg='stripe_count: %d needs an UP osc or osp device on this node (lctl dl shows none)'
                          % params['stripe_count'])

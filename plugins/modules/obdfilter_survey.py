@@ -16,8 +16,9 @@ description:
   - Runs the obdfilter survey of the Lustre I/O kit (C(case=disk)) on the OSTs of this OSS and returns every
     sweep point as a record of the result envelope C(lustre.iokit/result/v1).
   - The method is the I/O kit's. C(obdecho) is loaded if absent (and unloaded at the end only in that case);
-    one C(echo_client) named C(<ost>_ecc) is set up per OST (a leftover UP one is reused, a half-made one
-    replaced, so a rerun never fails with C(attach File exists)); record size O(rszlo) to O(rszhi), objects
+    one C(echo_client) named C(<ost>_<tag>_ecc) is set up per OST, where C(<tag>) is six hex digits of the run id
+    (with O(engine=iokit), the script's own C(<ost>_ecc)), so that runs never share or remove each other's
+    devices; record size O(rszlo) to O(rszhi), objects
     O(nobjlo) to O(nobjhi) and threads O(thrlo) to O(thrhi) per OST double in turn, and a point whose thread
     count is not a multiple of its object count is skipped.
   - At every point, O(nobjlo)..O(nobjhi) objects are created on each OST (they must get consecutive ids),
@@ -42,6 +43,15 @@ extends_documentation_fragment:
   - lustre.iokit.sweep
   - lustre.iokit.sweep.adaptive
 options:
+  launch_id:
+    description:
+      - Identifies this start of the module, written with everything it records in the node state, so that the
+        cleanup of one launch (C(lustre.iokit.iokit_cleanup) O(lustre.iokit.iokit_cleanup#module:launch_id)) undoes
+        nothing of another launch of the same O(run_id). The survey roles set it; default a fresh random id.
+      - Only one obdfilter survey runs on a node at a time (per O(workdir)) - a second start fails at once, naming the
+        run id, host, pid and start time of the one running. A run that was killed is cleaned up before the next
+        starts, unless one of its processes still runs.
+    type: str
   targets:
     description:
       - OSTs to measure (C(obdfilter) device names such as C(testfs-OST0000), optionally C(localhost:name)).
@@ -298,6 +308,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lctl_dl import parse_lctl_dl
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
@@ -320,6 +331,7 @@ def argument_spec():
     spec.update(adaptive.sweep_argument_spec())
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
+        launch_id=dict(type='str'),
         case=dict(type='str', choices=list(obdfilter.CASES), default=obdfilter.CASE_DISK),
         size_mib=dict(type='int', default=16384),
         nobjlo=dict(type='int', default=1),
@@ -421,7 +433,8 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
     survey_module.fail_on_problems(module, option_problems(params))
-    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
+    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner,
+                                       exclusive=True)
     runner, control_runner, builder, lctl = start.runner, start.control_runner, start.builder, start.lctl
 
     lustre_version = lctl.version()
@@ -456,8 +469,10 @@ def main():
         else:
             targets = obdfilter.select_targets(devices, params['targets'],
                                                local_names=('localhost', start.host, socket.gethostname()))
+            # The run's tag in the echo client names (the installed script names them itself).
+            name_tag = run_tag(start.run_id) if params['engine'] == 'native' else None
             survey = obdfilter.ObdfilterSurvey(runner, targets, params['size_mib'], case=params['case'],
-                                               **sweep_options)
+                                               name_tag=name_tag, **sweep_options)
     except obdfilter.EngineError as exc:
         module.fail_json(msg=str(exc))
     builder.set_environment(targets=targets)

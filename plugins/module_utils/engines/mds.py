@@ -79,13 +79,18 @@ class EngineError(Exception):
 class MdtTarget:
     """One MDT of the survey: its name, its index (from the name) and its echo client."""
 
-    def __init__(self, name, index):
+    def __init__(self, name, index, tag=None):
         self.name = name
         self.index = index
-        self.echo_client = echo_client_name(name)
+        # With the run's tag, the echo client and the test directories are this run's alone (the I/O kit's
+        # names without it, for engine: iokit and its leftovers).
+        self.tag = tag
+        self.echo_client = echo_client_name(name, tag)
 
     @property
     def basedir(self):
+        if self.tag:
+            return '/MDT%04x-%s-tests' % (self.index, self.tag)
         return '/MDT%04x-tests' % self.index
 
     def directories(self, dir_count):
@@ -102,8 +107,8 @@ def mdt_index(name):
     return int(match.group(1), 16) if match else None
 
 
-def resolve_targets(devices, names=None):
-    """MdtTargets for ``names`` (default: every UP mdt in ``devices``, the parsed ``lctl dl``).
+def resolve_targets(devices, names=None, tag=None):
+    """MdtTargets for ``names`` (default: every UP mdt in ``devices``, the parsed ``lctl dl``), named with ``tag``.
 
     Raises EngineError naming ``targets`` for an unknown name, a device that
     is not an MDT or not UP, or a name without an MDT index.
@@ -126,7 +131,7 @@ def resolve_targets(devices, names=None):
         elif mdt_index(name) is None:
             problems.append('targets: %s has no MDTxxxx index in its name' % name)
         else:
-            targets.append(MdtTarget(name, mdt_index(name)))
+            targets.append(MdtTarget(name, mdt_index(name), tag))
     if len(set(names)) != len(names):
         problems.append('targets: each MDT may appear once, got %s' % ', '.join(names))
     if problems:

@@ -354,7 +354,7 @@ class ObdfilterSurvey:
     def __init__(self, runner, targets, size_mib, rszlo=1024, rszhi=1024, nobjlo=1, nobjhi=16, thrlo=1, thrhi=16,
                  tests=DEFAULT_TESTS, verify=False, page_kib=DEFAULT_PAGE_KIB, control_runner=None,
                  node_state=None, run_id=None, raw=None, clock=time.monotonic, host=None, case=CASE_DISK,
-                 wall_clock=time.time):
+                 wall_clock=time.time, name_tag=None):
         self.runner = runner
         self.case = case
         self.control_runner = control_runner or runner
@@ -374,6 +374,8 @@ class ObdfilterSurvey:
         # Epoch seconds on each test (start_time/end_time), to cut the node's statistics per test.
         self.wall_clock = wall_clock
         self.host = host
+        # The run's tag in the echo client names (case=disk): one run's devices are never another's.
+        self.name_tag = name_tag
         self.batch = BATCH_DISK
         # Full unless the caller sets an adaptive one: the thread sweep of each (rsz, nobj) may then stop once
         # the OSTs saturate.
@@ -403,6 +405,10 @@ class ObdfilterSurvey:
             problems.append('rszhi: %d KiB is above the %d KiB the disk case supports' % (self.rszhi, RSZMAX_KIB))
         if self.thrhi > MAX_THREADS:
             problems.append('thrhi: %d is above lctl\'s limit of %d threads' % (self.thrhi, MAX_THREADS))
+        for target in self.targets:
+            problem = lctl_utils.name_problem(echo_client_name(target, self.name_tag))
+            if problem:
+                problems.append('targets: %s: %s' % (target, problem))
         if not self.tests:
             problems.append('tests: give at least one test')
         elif self.tests[0] != 'write':
@@ -482,7 +488,7 @@ class ObdfilterSurvey:
         A range whose ids are not known yet (``create`` running) has ``first`` null.
         """
         objects = [{'first': first, 'count': count} for first, count in self._objects.get(target, [])]
-        name = self.echo_clients.get(target) or echo_client_name(target)
+        name = self.echo_clients.get(target) or echo_client_name(target, self.name_tag)
         self.node_state.record('echo_clients', self.run_id, name=name, target=target, objects=objects)
 
     # -- setup and teardown ---------------------------------------------------------
@@ -500,7 +506,7 @@ class ObdfilterSurvey:
             self.errors.append({'point': None, 'message': 'cannot load %s: %s' % (ECHO_MODULE, exc)})
             return False
         for target in self.targets:
-            name = echo_client_name(target)
+            name = echo_client_name(target, self.name_tag)
             # written down first: if we are killed half-way, the cleanup still finds it
             self._remember_echo_client(target)
             self.echo_clients[target] = name

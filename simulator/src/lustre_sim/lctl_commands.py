@@ -368,6 +368,10 @@ def need_devname(session, func):
     return True
 
 
+MAX_OBD_NAME = 128
+UUID_MAX = 40
+
+
 def cmd_attach(session, argv):
     if len(argv) != 4:
         return CMD_HELP
@@ -376,6 +380,9 @@ def cmd_attach(session, argv):
     module = TYPE_MODULES.get(dtype)
     if module is None or module not in node.loaded_modules():
         return config_error(session, argv[0], errno.ENODEV)
+    # class_attach: the name must fit MAX_OBD_NAME and the UUID struct obd_uuid (40 bytes with its NUL).
+    if len(name) >= MAX_OBD_NAME or len(uuid) >= UUID_MAX:
+        return config_error(session, argv[0], errno.EINVAL)
     with node.state("devices") as state:
         devices = state.setdefault("devices", [])
         if any(d["name"] == name for d in devices):
