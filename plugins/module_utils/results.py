@@ -43,6 +43,7 @@ import math
 import numbers
 import os
 import re
+import stat
 import tempfile
 import time
 
@@ -73,6 +74,9 @@ _RUN_ID_SUFFIX_RE = re.compile(r'^[a-z0-9]{1,16}\Z')
 _TIMESTAMP_RE = re.compile(r'^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z\Z')
 _TIMESTAMP_FORMAT = '%Y-%m-%dT%H:%M:%SZ'
 _RUN_ID_TIME_FORMAT = '%Y%m%dT%H%M%SZ'
+
+# The store's default place, relative to the directory ansible-playbook was started from.
+DEFAULT_RESULTS_DIR = './iokit-results'
 
 # Message recorded when a survey ends with no measurement and nobody said why,
 # so that a failed envelope always explains itself.
@@ -465,6 +469,93 @@ def check_envelope(envelope, source=None):
 # The results store on the controller
 
 
+def _type_name(value):
+    if value is None:
+        return 'null'
+    if isinstance(value, bool):
+        return 'a boolean'
+    if isinstance(value, numbers.Number):
+        return 'a number'
+    return 'a %s' % type(value).__name__
+
+
+def checked_run_id(value, variable='iokit_run_id'):
+    """Return the run id ``value`` if valid, else raise ValueError naming ``variable`` first.
+
+    A number or null is refused with its type (YAML reads ``iokit_run_id: 123``
+    as a number: quote it).
+    """
+    if value is None:
+        raise ValueError('%s: is null; give a run id such as 20261122T101500Z-3f2a, or leave it unset for a new one'
+                         % variable)
+    if not isinstance(value, str):
+        raise ValueError('%s: must be a string such as 20261122T101500Z-3f2a, got %s (%r); quote it'
+                         % (variable, _type_name(value), value))
+    try:
+        return validate_run_id(value)
+    except ValueError as exc:
+        raise ValueError('%s: %s' % (variable, str(exc).replace('run_id ', '', 1)))
+
+
+def resolve_results_dir(value, variable='iokit_results_dir', cwd=None):
+    """The absolute path of the results directory ``value``; a relative one is taken from ``cwd`` (default: the process's).
+
+    ``~`` is expanded.  ValueError naming ``variable`` when ``value`` is not a
+    non-empty string (an empty one would scatter results in the current directory).
+    """
+    if not isinstance(value, str):
+        raise ValueError('%s: must be a directory path, got %s (%r)' % (variable, _type_name(value), value))
+    if not value.strip():
+        raise ValueError('%s: must not be empty; give the controller directory that keeps the results '
+                         '(default %s, relative to the directory ansible-playbook is started from)'
+                         % (variable, DEFAULT_RESULTS_DIR))
+    path = os.path.expanduser(value)
+    return os.path.normpath(os.path.join(cwd if cwd is not None else os.getcwd(), path))
+
+
+def _probe_writable(directory):
+    fd, probe = tempfile.mkstemp(dir=directory, prefix='.iokit-probe.', suffix='.tmp')
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_results_dir(path, variable='iokit_results_dir', run_id=None, create=True):
+    """Check that the results directory ``path`` (absolute) can take this run's results; raise ValueError naming ``variable``.
+
+    With ``create`` the directory is made if missing and a probe file is
+    created and removed in it, and in ``<path>/<run_id>`` when that exists.
+    Without (check mode) nothing is created: the nearest existing directory
+    must be writable.  A file, a read-only directory or file system, or a
+    run directory that is not a directory fail here, before any node is touched.
+    """
+    targets = [(path, variable)]
+    if run_id is not None:
+        targets.append((os.path.join(path, validate_run_id(run_id)), '%s/%s' % (variable, run_id)))
+    for directory, name in targets:
+        if os.path.lexists(directory) and not os.path.isdir(directory):
+            raise ValueError('%s: %s is not a directory' % (name, directory))
+    if not create:
+        existing = path
+        while not os.path.lexists(existing):
+            existing = os.path.dirname(existing)
+        if not os.path.isdir(existing):
+            raise ValueError('%s: %s cannot be created, %s is not a directory' % (variable, path, existing))
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise ValueError('%s: %s cannot be written (%s is not writable)' % (variable, path, existing))
+        return path
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise ValueError('%s: cannot create %s (%s)' % (variable, path, exc.strerror or exc))
+    for directory, name in targets:
+        if os.path.isdir(directory):
+            try:
+                _probe_writable(directory)
+            except OSError as exc:
+                raise ValueError('%s: cannot write in %s (%s)' % (name, directory, exc.strerror or exc))
+    return path
+
+
 def envelope_path(results_dir, run_id, host, survey):
     """``<results_dir>/<run_id>/<host>/<survey>.json``, after checking every component is safe."""
     return os.path.join(results_dir, validate_run_id(run_id), validate_host(host), validate_survey(survey) + '.json')
@@ -522,22 +613,69 @@ def _fsync_directory(directory):
         os.close(fd)
 
 
+def _is_inside(directory, root):
+    """Whether ``directory`` (resolved, symbolic links followed) is ``root`` or below it."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(directory)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def store_directory(results_dir, run_id, host):
+    """``<results_dir>/<run_id>/<host>``, created if missing, after checking it stays inside ``results_dir``.
+
+    A run or host directory that is a symbolic link leading out of the
+    results directory is refused (ValueError naming it): the store never
+    writes where a link planted in it points.
+    """
+    directory = os.path.join(results_dir, validate_run_id(run_id), validate_host(host))
+    os.makedirs(directory, exist_ok=True)
+    if not _is_inside(directory, results_dir):
+        raise ValueError('%s leads out of the results directory %s (to %s): the store does not follow a symbolic '
+                         'link out of it; remove the link' % (directory, results_dir, os.path.realpath(directory)))
+    return directory
+
+
 def write_envelope(results_dir, envelope):
-    """Validate ``envelope`` (EnvelopeError if invalid) and store it atomically; return its path."""
+    """Validate ``envelope`` (EnvelopeError if invalid) and store it atomically; return its path.
+
+    ValueError when its directory leads out of ``results_dir`` (see store_directory).
+    """
     check_envelope(envelope)
+    store_directory(results_dir, envelope['run_id'], envelope['host'])
     path = envelope_path(results_dir, envelope['run_id'], envelope['host'], envelope['survey'])
     return write_json_atomic(path, envelope)
+
+
+def _file_kind(mode):
+    for test, kind in ((stat.S_ISFIFO, 'a FIFO'), (stat.S_ISSOCK, 'a socket'), (stat.S_ISDIR, 'a directory'),
+                       (stat.S_ISCHR, 'a character device'), (stat.S_ISBLK, 'a block device')):
+        if test(mode):
+            return kind
+    return 'not a regular file'
+
+
+def read_regular_file(path):
+    """The bytes of the regular file at ``path``; OSError for anything else (a FIFO, a device, a directory).
+
+    Opened without blocking, so that a FIFO planted in the store is refused at
+    once instead of waiting for a writer that never comes.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0))
+    with os.fdopen(fd, 'rb') as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError('%s, not a regular file: skipped' % _file_kind(mode))
+        return handle.read()
 
 
 def read_envelope(path):
     """Load and validate the envelope at ``path``.
 
-    Raises EnvelopeError naming the file when it cannot be read, is not JSON
-    or is not a valid envelope.
+    Raises EnvelopeError naming the file when it is not a regular file,
+    cannot be read, is not JSON or is not a valid envelope.
     """
     try:
-        with open(path, encoding='utf-8') as handle:
-            envelope = json.load(handle)
+        envelope = json.loads(read_regular_file(path).decode('utf-8'))
     except (OSError, UnicodeDecodeError) as exc:
         raise EnvelopeError('cannot read file (%s)' % exc, path)
     except ValueError as exc:
@@ -579,6 +717,8 @@ def list_envelopes(results_dir, run_id):
     with its EnvelopeError, so that it is reported, never silently dropped.
     Temp files of an interrupted write (``.*.tmp``), raw outputs and the
     reports beside the host directories are not envelopes and are ignored.
+    A ``*.json`` that is not a regular file (a FIFO) and a host directory
+    leading out of ``results_dir`` come back as errors, never read.
     A run with no directory yet has no envelopes.
     """
     run_dir = os.path.join(results_dir, validate_run_id(run_id))
@@ -588,6 +728,10 @@ def list_envelopes(results_dir, run_id):
     for host in sorted(os.listdir(run_dir)):
         host_dir = os.path.join(run_dir, host)
         if not os.path.isdir(host_dir):
+            continue
+        if not _is_inside(host_dir, results_dir):
+            found.append((host_dir, EnvelopeError('leads out of the results directory (to %s): not read'
+                                                  % os.path.realpath(host_dir), host_dir)))
             continue
         for name in sorted(os.listdir(host_dir)):
             if name.startswith('.') or not name.endswith('.json'):

@@ -1,0 +1,89 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Resolve a run's results directory and run id once, on the controller, before any node is touched.
+
+Documentation in ``plugins/modules/results_location.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.lustre.iokit.plugins.module_utils.results import (
+    DEFAULT_RESULTS_DIR,
+    check_results_dir,
+    checked_run_id,
+    new_run_id,
+    resolve_results_dir,
+)
+
+ARGUMENT_SPEC = {
+    'results_dir': {'type': 'raw'},
+    'run_id': {'type': 'raw'},
+    'new_run_id': {'type': 'bool', 'default': True},
+}
+
+# The variable a playbook registers this action's result in; a later call of the same playbook run reuses its
+# run id (the roles call it again in their preflight, for when they are used without the collection's playbooks).
+REGISTERED = 'iokit_run'
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+
+    def _variable(self, task_vars, name):
+        """(True, templated value) when ``name`` is defined for the task, else (False, None)."""
+        if name not in task_vars:
+            return False, None
+        return True, self._templar.template(task_vars[name])
+
+    def _given(self, option, variable, task_vars):
+        """(defined, value, name for messages): the task's option if given, else the collection's variable."""
+        if option in self._task.args:
+            return True, self._task.args[option], option
+        defined, value = self._variable(task_vars, variable)
+        return defined, value, variable
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        task_vars = task_vars or {}
+        params = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
+
+        defined, value, name = self._given('results_dir', 'iokit_results_dir', task_vars)
+        try:
+            results_dir = resolve_results_dir(value if defined else DEFAULT_RESULTS_DIR, name)
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc))
+
+        defined, value, name = self._given('run_id', 'iokit_run_id', task_vars)
+        previous = self._variable(task_vars, REGISTERED)[1]
+        generated = False
+        if defined:
+            try:
+                run_id = checked_run_id(value, name)
+            except ValueError as exc:
+                raise AnsibleActionFail(str(exc))
+        elif isinstance(previous, dict) and isinstance(previous.get('run_id'), str):
+            run_id = previous['run_id']
+        elif params['new_run_id']:
+            run_id = new_run_id()
+            generated = True
+        else:
+            raise AnsibleActionFail('iokit_run_id: give the run to use (-e iokit_run_id=<id>, a directory in %s)'
+                                    % results_dir)
+
+        try:
+            check_results_dir(results_dir, 'iokit_results_dir' if 'results_dir' not in self._task.args else 'results_dir',
+                              run_id=run_id, create=not self._task.check_mode)
+        except ValueError as exc:
+            raise AnsibleActionFail('%s; nothing was started' % exc)
+        result.update(changed=False, results_dir=results_dir, run_id=run_id,
+                      run_dir=os.path.join(results_dir, run_id), run_id_generated=generated)
+        return result
