@@ -12,7 +12,8 @@ version_added: 1.0.0
 short_description: Check acceptance criteria against a run and return the verdict with reasons
 description:
   - Checks every criterion of O(criteria) per subject (host, or host/target) and returns one test case per check;
-    the verdict is C(failed) when any case failed.
+    the verdict is C(failed) when any case failed, C(passed) when at least one passed, else C(no verdict) (nothing was
+    checked).
   - "Kinds of criteria: C(floors) (a metric's peak at or above a minimum), C(ratios) (one survey's best over
     another's on each host, such as obdfilter / sgpdd), C(outliers) (at most so many outlier points per subject),
     C(regressions) (at most so many percent below the O(baseline)) and C(variation) (coefficient of variation of
@@ -69,7 +70,7 @@ _value:
   type: dict
   contains:
     verdict:
-      description: C(passed) or C(failed).
+      description: C(passed), C(failed), or C(no verdict) when no check could be made.
       type: str
     run_id:
       description: The run judged.

@@ -311,8 +311,9 @@ def signed_percent(value: t.Any) -> str:
 
 
 def markdown_cell(value: t.Any) -> str:
-    """Text safe inside a Markdown table cell."""
-    return str('' if value is None else value).replace('|', '\\|').replace('\n', ' ')
+    """Text safe inside a Markdown table cell, and never raw HTML (a host named ``<script>`` stays text)."""
+    return (str('' if value is None else value).replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')
+            .replace('|', '\\|').replace('\n', ' '))
 
 
 def write_report(run: RunData, model: dict, templates_dir: str, out_dir: str | None = None,
