@@ -26,6 +26,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.results import (
     EnvelopeError,
     check_envelope,
     envelope_path,
+    store_directory,
     validate_host,
     validate_path_component,
     write_bytes_atomic,
@@ -179,6 +180,10 @@ class ActionModule(ActionBase):
         result['changed'] = changed
         if not changed or self._task.check_mode:
             return result
+        try:
+            store_directory(params['results_dir'], envelope['run_id'], host)
+        except (ValueError, OSError) as exc:
+            raise AnsibleActionFail('results_dir: %s' % exc)
         for local, data in fetched:
             write_bytes_atomic(local, data)
         write_json_atomic(path, envelope)

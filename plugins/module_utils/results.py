@@ -482,15 +482,16 @@ def _type_name(value):
 def checked_run_id(value, variable='iokit_run_id'):
     """Return the run id ``value`` if valid, else raise ValueError naming ``variable`` first.
 
-    A number or null is refused with its type (YAML reads ``iokit_run_id: 123``
-    as a number: quote it).
+    A number, a boolean or null is refused with its type.
     """
     if value is None:
         raise ValueError('%s: is null; give a run id such as 20261122T101500Z-3f2a, or leave it unset for a new one'
                          % variable)
     if not isinstance(value, str):
-        raise ValueError('%s: must be a string such as 20261122T101500Z-3f2a, got %s (%r); quote it'
-                         % (variable, _type_name(value), value))
+        # YAML reads 123 or yes as a number or a boolean.
+        hint = '; quote it' if isinstance(value, numbers.Number) else ''
+        raise ValueError('%s: must be a string such as 20261122T101500Z-3f2a, got %s (%r)%s'
+                         % (variable, _type_name(value), value, hint))
     try:
         return validate_run_id(value)
     except ValueError as exc:

@@ -675,3 +675,168 @@ def test_list_envelopes_of_unknown_run_is_empty(tmp_path):
 def test_list_envelopes_rejects_unsafe_run_id(tmp_path):
     with pytest.raises(ValueError):
         results.list_envelopes(str(tmp_path), '..')
+
+
+# --------------------------------------------------------------------------
+# Hostile store contents: FIFOs and symbolic links planted in the results directory
+
+
+def test_read_envelope_refuses_a_fifo_at_once(tmp_path):
+    path = str(tmp_path / 'r1' / 'oss1' / 'obdfilter.json')
+    os.makedirs(os.path.dirname(path))
+    os.mkfifo(path)
+    # Opening a FIFO without a writer would block for ever; the store opens it without blocking and refuses it.
+    with pytest.raises(EnvelopeError) as excinfo:
+        results.read_envelope(path)
+    assert 'a FIFO, not a regular file: skipped' in str(excinfo.value) and path in str(excinfo.value)
+
+
+def test_list_envelopes_reports_a_fifo_and_keeps_the_others(tmp_path):
+    results_dir = str(tmp_path)
+    good_path = results.write_envelope(results_dir, make_envelope(run_id=RUN))
+    fifo = os.path.join(results_dir, RUN, 'oss2', 'obdfilter.json')
+    os.makedirs(os.path.dirname(fifo))
+    os.mkfifo(fifo)
+    listing = results.list_envelopes(results_dir, RUN)
+    assert [path for path, dummy in listing] == [good_path, fifo]
+    assert isinstance(listing[1][1], EnvelopeError) and 'a FIFO' in str(listing[1][1])
+
+
+def _host_link_out(tmp_path):
+    """A results directory whose run holds oss2 as a symbolic link to a directory outside it."""
+    results_dir = str(tmp_path / 'results')
+    outside = str(tmp_path / 'outside')
+    os.makedirs(os.path.join(results_dir, RUN))
+    os.makedirs(outside)
+    os.symlink(outside, os.path.join(results_dir, RUN, 'oss2'))
+    return results_dir, outside
+
+
+def test_write_envelope_does_not_follow_a_host_link_out_of_the_store(tmp_path):
+    results_dir, outside = _host_link_out(tmp_path)
+    with pytest.raises(ValueError) as excinfo:
+        results.write_envelope(results_dir, make_envelope(run_id=RUN, host='oss2'))
+    assert 'leads out of the results directory' in str(excinfo.value)
+    assert os.listdir(outside) == []
+
+
+def test_list_envelopes_does_not_read_through_a_host_link_out_of_the_store(tmp_path):
+    results_dir, outside = _host_link_out(tmp_path)
+    results.write_json_atomic(os.path.join(outside, 'obdfilter.json'), make_envelope(run_id=RUN, host='oss2'))
+    listing = results.list_envelopes(results_dir, RUN)
+    assert len(listing) == 1 and isinstance(listing[0][1], EnvelopeError)
+    assert 'leads out of the results directory' in str(listing[0][1])
+
+
+def test_a_link_inside_the_store_and_a_linked_results_dir_are_followed(tmp_path):
+    real = str(tmp_path / 'real')
+    os.makedirs(os.path.join(real, 'moved', 'oss1'))
+    os.makedirs(os.path.join(real, RUN))
+    os.symlink(os.path.join(real, 'moved', 'oss1'), os.path.join(real, RUN, 'oss1'))
+    linked = str(tmp_path / 'linked')
+    os.symlink(real, linked)
+    path = results.write_envelope(linked, make_envelope(run_id=RUN))
+    assert results.list_envelopes(linked, RUN) == [(path, results.read_envelope(path))]
+
+
+# --------------------------------------------------------------------------
+# The run's results directory and run id, fixed on the controller before any node is touched
+
+
+@pytest.mark.parametrize('value, fragment', [
+    (123, 'iokit_run_id: must be a string such as 20261122T101500Z-3f2a, got a number (123); quote it'),
+    (1.5, 'iokit_run_id: must be a string such as 20261122T101500Z-3f2a, got a number (1.5); quote it'),
+    (True, 'iokit_run_id: must be a string such as 20261122T101500Z-3f2a, got a boolean (True); quote it'),
+    (None, 'iokit_run_id: is null'),
+    (['a'], "iokit_run_id: must be a string such as 20261122T101500Z-3f2a, got a list (['a'])"),
+    ('', 'iokit_run_id: must not be empty'),
+    ('../x', 'iokit_run_id: must not contain ".."'),
+    ('a/b', 'iokit_run_id: may contain only'),
+])
+def test_checked_run_id_names_the_variable_first(value, fragment):
+    with pytest.raises(ValueError) as excinfo:
+        results.checked_run_id(value)
+    assert str(excinfo.value).startswith(fragment)
+
+
+def test_checked_run_id_accepts_a_run_id_and_names_another_variable():
+    assert results.checked_run_id('20261122T101500Z-3f2a') == '20261122T101500Z-3f2a'
+    with pytest.raises(ValueError, match='^compare_run_id: '):
+        results.checked_run_id(7, 'compare_run_id')
+
+
+@pytest.mark.parametrize('value, cwd, expected', [
+    ('./iokit-results', '/home/admin', '/home/admin/iokit-results'),
+    ('iokit-results', '/home/admin/', '/home/admin/iokit-results'),
+    ('../shared/results', '/home/admin/work', '/home/admin/shared/results'),
+    ('/srv/iokit/', '/home/admin', '/srv/iokit'),
+])
+def test_resolve_results_dir_is_absolute_from_the_working_directory(value, cwd, expected):
+    assert results.resolve_results_dir(value, cwd=cwd) == expected
+
+
+def test_resolve_results_dir_defaults_to_the_process_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(str(tmp_path))
+    assert results.resolve_results_dir('r') == os.path.join(str(tmp_path), 'r')
+    monkeypatch.setenv('HOME', '/home/admin')
+    assert results.resolve_results_dir('~/r') == '/home/admin/r'
+
+
+@pytest.mark.parametrize('value, fragment', [
+    ('', 'iokit_results_dir: must not be empty'),
+    ('  ', 'iokit_results_dir: must not be empty'),
+    (None, 'iokit_results_dir: must be a directory path, got null'),
+    (5, 'iokit_results_dir: must be a directory path, got a number'),
+])
+def test_resolve_results_dir_refuses_empty_and_non_strings(value, fragment):
+    with pytest.raises(ValueError) as excinfo:
+        results.resolve_results_dir(value, cwd='/tmp')
+    assert str(excinfo.value).startswith(fragment)
+
+
+def test_check_results_dir_creates_the_directory_and_leaves_no_probe(tmp_path):
+    path = str(tmp_path / 'a' / 'results')
+    assert results.check_results_dir(path, run_id=RUN) == path
+    assert os.listdir(path) == []
+
+
+def test_check_results_dir_probes_an_existing_run_directory(tmp_path):
+    path = str(tmp_path / 'results')
+    os.makedirs(os.path.join(path, RUN))
+    results.check_results_dir(path, run_id=RUN)
+    assert os.listdir(os.path.join(path, RUN)) == []
+
+
+@pytest.mark.parametrize('where', ['results', 'parent', 'run'])
+def test_check_results_dir_refuses_a_file(tmp_path, where):
+    path = str(tmp_path / 'parent' / 'results')
+    blocker = {'results': path, 'parent': str(tmp_path / 'parent'), 'run': os.path.join(path, RUN)}[where]
+    os.makedirs(os.path.dirname(blocker), exist_ok=True)
+    _write_text(blocker, 'a file')
+    for create in (True, False):
+        with pytest.raises(ValueError) as excinfo:
+            results.check_results_dir(path, run_id=RUN, create=create)
+        assert str(excinfo.value).startswith('iokit_results_dir')
+        assert 'not a directory' in str(excinfo.value) or 'cannot create' in str(excinfo.value)
+
+
+def test_check_results_dir_refuses_a_directory_it_cannot_write(tmp_path, monkeypatch):
+    path = str(tmp_path / 'results')
+    os.makedirs(path)
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, 'Read-only file system')
+
+    monkeypatch.setattr(results.tempfile, 'mkstemp', read_only)
+    with pytest.raises(ValueError) as excinfo:
+        results.check_results_dir(path, run_id=RUN)
+    assert str(excinfo.value) == 'iokit_results_dir: cannot write in %s (Read-only file system)' % path
+
+
+def test_check_results_dir_in_check_mode_creates_nothing(tmp_path, monkeypatch):
+    path = str(tmp_path / 'new' / 'results')
+    assert results.check_results_dir(path, run_id=RUN, create=False) == path
+    assert not os.path.exists(str(tmp_path / 'new'))
+    monkeypatch.setattr(results.os, 'access', lambda *args: False)
+    with pytest.raises(ValueError, match='cannot be written'):
+        results.check_results_dir(path, run_id=RUN, create=False)
