@@ -21,6 +21,13 @@ def test_rises_to_the_knee_then_stays_flat():
     assert [curve.rate(model, t) for t in (1, 2, 4, 8, 64)] == [30.0, 60.0, 120.0, 120.0, 120.0]
 
 
+def test_smooth_rise_approaches_the_peak():
+    model = curve.normalise_curve({"peak_mib_s": 100, "knee_threads": 4, "rise": "smooth"}, "ost", "peak_mib_s")
+    assert curve.rate(model, 4) == pytest.approx(100 / 2 ** 0.5)
+    assert curve.rate(model, 16) == pytest.approx(100 * 4 / 17 ** 0.5)
+    assert curve.rate(model, 4096) < 100.0
+
+
 def test_declines_past_the_second_point_down_to_the_floor():
     model = curve.normalise_curve({"peak_mib_s": 100, "knee_threads": 2, "decline_threads": 8,
                                    "decline_pct": 20, "floor_pct": 50}, "ost", "peak_mib_s")
@@ -49,6 +56,7 @@ def test_noise_is_bounded_and_reproducible_per_seed():
     ({"peak_mib_s": 10, "decline_pct": 5}, "needs decline_threads"),
     ({"peak_mib_s": 10, "noise_pct": 100}, "noise_pct must be below 100"),
     ({"peak_ops_s": 10}, "peak is peak_mib_s, not peak_ops_s"),
+    ({"peak_mib_s": 10, "rise": "steep"}, "rise must be one of linear, smooth"),
 ])
 def test_bad_curves_are_refused_naming_the_key(node_factory, section, message):
     with pytest.raises(SimError, match=message):

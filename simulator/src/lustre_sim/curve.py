@@ -1,7 +1,7 @@
 """How a target's throughput depends on concurrency: the simulator's saturation model.
 
 A curve rises linearly with the number of threads until ``knee_threads``, stays
-flat at its peak after it and, when ``decline_threads`` is given, loses
+flat at its peak after it (``rise: smooth`` rounds the corner off) and, when ``decline_threads`` is given, loses
 ``decline_pct`` percent of the peak for every doubling past that point (a
 device thrashing under too many streams).  ``noise_pct`` perturbs each thread
 count's rate by up to that many percent either way; the perturbation is a hash
@@ -17,7 +17,10 @@ import math
 
 # ``peak_mib_s`` for OSTs and LUNs, ``peak_ops_s`` for MDTs.
 PEAK_KEYS = ("peak_mib_s", "peak_ops_s")
-CURVE_KEYS = PEAK_KEYS + ("knee_threads", "decline_threads", "decline_pct", "floor_pct", "noise_pct", "seed")
+CURVE_KEYS = PEAK_KEYS + ("knee_threads", "rise", "decline_threads", "decline_pct", "floor_pct", "noise_pct", "seed")
+# linear: proportional to the threads up to the knee, a sharp corner; smooth: 71 % of the peak at the knee, then
+# closer and closer to it (97 % at 4x the knee), as a device whose queue fills gradually.
+RISES = ("linear", "smooth")
 # Past the decline point a curve never falls below this share of its peak unless told.
 DEFAULT_FLOOR_PCT = 10.0
 
@@ -44,7 +47,10 @@ def normalise_curve(section, where, peak_key):
     if peak_key not in section:
         raise ValueError("%s needs %s (the rate at and after the knee)" % (where, peak_key))
     curve = {peak_key: float(_number(where, peak_key, section[peak_key])),
-             "knee_threads": int(_number(where, "knee_threads", section.get("knee_threads", 1), 1, False))}
+             "knee_threads": int(_number(where, "knee_threads", section.get("knee_threads", 1), 1, False)),
+             "rise": section.get("rise", "linear")}
+    if curve["rise"] not in RISES:
+        raise ValueError("%s.rise must be one of %s, got %r" % (where, ", ".join(RISES), curve["rise"]))
     if section.get("decline_threads") is not None:
         decline = int(_number(where, "decline_threads", section["decline_threads"], 1, False))
         if decline < curve["knee_threads"]:
@@ -74,7 +80,11 @@ def peak(curve):
 def shape(curve, threads):
     """Share of the peak reached with ``threads`` concurrent threads, before noise (0..1]."""
     threads = max(int(threads), 1)
-    share = min(threads, curve["knee_threads"]) / float(curve["knee_threads"])
+    if curve.get("rise") == "smooth":
+        ratio = threads / float(curve["knee_threads"])
+        share = ratio / math.sqrt(1.0 + ratio * ratio)
+    else:
+        share = min(threads, curve["knee_threads"]) / float(curve["knee_threads"])
     decline_at = curve.get("decline_threads")
     if decline_at and threads > decline_at:
         doublings = math.log(threads / float(decline_at), 2)
