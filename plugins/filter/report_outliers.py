@@ -13,9 +13,10 @@ short_description: Find subjects that stand out from their peers at the same swe
 description:
   - Groups the samples by survey, metric and sweep point. Within each group (the peers, every host, OST or
     LUN measured at that point) it computes the median and the median absolute deviation (MAD).
-  - A value is an outlier when its robust z-score C((value - median\) / (1.4826 x MAD\)) exceeds O(threshold) in
-    absolute value and it is at least O(min_deviation_pct) percent away from the median. When more than half of
-    the peers share one value (MAD 0), any value that far from the median is an outlier.
+  - Peers are components of one kind (OSTs with OSTs, LUNs with LUNs, host aggregates with host aggregates).
+  - A value is an outlier when it is at least O(min_deviation_pct) percent away from the median and either below
+    O(slow_share) of it (above its inverse) or its robust z-score C((value - median\) / (1.4826 x MAD\)) exceeds
+    O(threshold) in absolute value. This is the rule of P(lustre.iokit.report_findings#filter).
   - Repeats of a point are averaged first. Groups with fewer than O(min_peers) subjects are not judged.
 options:
   _input:
@@ -37,6 +38,10 @@ options:
     description: Smallest distance from the median, in percent, that can make an outlier.
     type: float
     default: 5.0
+  slow_share:
+    description: A value below this share of the median (or above its inverse) is an outlier.
+    type: float
+    default: 0.8
 '''
 
 EXAMPLES = r'''
@@ -88,6 +93,12 @@ _value:
     peers:
       description: Number of subjects at the point.
       type: int
+    kind:
+      description: The kind of component (C(OST), C(LUN), C(MDT), C(NID), C(client), or C(host)).
+      type: str
+    share:
+      description: The value over the median.
+      type: float
     robust_z:
       description: The robust z-score, or null when the MAD is 0.
       type: float
@@ -103,8 +114,9 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.report.analysis impor
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.filters import make_report_filter, samples_argument
 
 
-def report_outliers(samples, threshold=3.5, min_peers=3, min_deviation_pct=5.0):
-    return outliers(samples_argument('report_outliers', samples), float(threshold), int(min_peers), float(min_deviation_pct))
+def report_outliers(samples, threshold=3.5, min_peers=3, min_deviation_pct=5.0, slow_share=0.8):
+    return outliers(samples_argument('report_outliers', samples), float(threshold), int(min_peers), float(min_deviation_pct),
+                    float(slow_share))
 
 
 class FilterModule(object):

@@ -7,7 +7,7 @@
     .venv/bin/python -m pytest tests/playbooks/test_survey_lnet.py -q -p no:cacheprovider
 
 localhost is the oss and the clients group: the first run reads its NID with lctl list_nids (the same NID
-for both groups); the second gives three NIDs, one of them with a slow link, and runs each server alone too.
+for both groups); the second gives four NIDs (three servers), one of them with a slow link, and runs each server alone too.
 Both runs are imports of the unchanged playbook in one ansible-playbook call.
 """
 
@@ -29,7 +29,7 @@ VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
 LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
 ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
 SIM_NID = '192.168.1.10@tcp'
-SERVERS = ['10.0.0.1@tcp', '10.0.0.2@tcp']
+SERVERS = ['10.0.0.1@tcp', '10.0.0.2@tcp', '10.0.0.4@tcp']  # three: a component needs two peers to be judged
 CLIENTS = ['10.0.0.3@tcp']
 SLOW_NID = '10.0.0.2@tcp'
 
@@ -149,9 +149,8 @@ def test_given_nids_with_each_server_alone_single_out_the_slow_nic(cluster):
     envelope = cluster.envelope('lnet-given')
     records = envelope['records']
     assert [(record['split'], record['servers'], record['mode']) for record in records] == [
-        ('all', SERVERS, 'read_1m'), ('all', SERVERS, 'ping'),
-        ('each_server', [SERVERS[0]], 'read_1m'), ('each_server', [SERVERS[0]], 'ping'),
-        ('each_server', [SLOW_NID], 'read_1m'), ('each_server', [SLOW_NID], 'ping')]
+        ('all', SERVERS, 'read_1m'), ('all', SERVERS, 'ping')] + [
+        ('each_server', [nid], mode) for nid in SERVERS for mode in ('read_1m', 'ping')]
     alone = dict((record['servers'][0], record['write_mib_s']) for record in records
                  if record['split'] == 'each_server' and record['mode'] == 'read_1m')
     assert alone[SLOW_NID] < 0.5 * alone[SERVERS[0]], alone
@@ -167,7 +166,7 @@ def test_the_report_has_the_lnet_samples(cluster):
     with open(os.path.join(cluster.results, 'lnet-given', 'report.json'), encoding='utf-8') as handle:
         samples = [json.loads(line) for line in handle if line.strip()]
     lnet = [sample for sample in samples if sample.get('survey') == 'lnet']
-    assert set(sample.get('target') for sample in lnet) == {None, SERVERS[0], SLOW_NID}
+    assert set(sample.get('target') for sample in lnet) == {None, *SERVERS, *CLIENTS}
     assert set(sample['metric'] for sample in lnet) == {'lnet_read_mib_s', 'lnet_write_mib_s'}
 
 

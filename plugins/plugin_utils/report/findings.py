@@ -13,14 +13,15 @@ across the whole fleet.  A value is judged against the median of its peers
 - it is never an outlier when it is within ``min_deviation_pct`` percent of
   the median (noise);
 - otherwise it is **low** when it is below ``slow_share`` of the median, or
-  when its robust z-score ``(value - median) / (1.4826 x MAD)`` is below
-  ``-threshold``; **high** is the mirror image (above ``median / slow_share``
-  or z above ``threshold``).
+  -- among at least Z_MIN_PEERS peers -- when its robust z-score
+  ``(value - median) / (1.4826 x MAD)`` is below ``-threshold``; **high** is
+  the mirror image (above ``median / slow_share``, or z above ``threshold``).
 
 The share test catches one bad component among very few peers (an OST at 29 %
-of two healthy ones: the MAD of three values is 0 or one healthy value's
-spread, so a z-score alone is unreliable there); the z-score catches a
-component that is modestly but clearly off in a large, uniform fleet.  Every
+of two healthy ones); the z-score catches a component that is modestly but
+clearly off in a large, uniform fleet.  It is not used with fewer peers: the
+MAD of three or five values is one healthy value's spread, so an OST 8 % below
+two nearly equal ones would get a huge z-score from timing noise.  Every
 report section, the verdict's outlier checks and the survey summaries call
 this module; nothing else computes a median to call something slow.
 
@@ -41,6 +42,8 @@ DEFAULT_THRESHOLD = 3.5
 DEFAULT_MIN_PEERS = 3
 DEFAULT_MIN_DEVIATION_PCT = 5.0
 DEFAULT_SLOW_SHARE = 0.8
+# Fewest peers for the robust z-score to be used (below it, only the share judges).
+Z_MIN_PEERS = 10
 
 # What one component of each survey is, when a sample names a target; a sample without one is the host's aggregate.
 COMPONENT_KINDS = {'obdfilter': 'OST', 'ost': 'OST', 'sgpdd': 'LUN', 'mds': 'MDT', 'lnet': 'NID', 'mdtest': 'client'}
@@ -115,10 +118,11 @@ def judge(value: float, peers: Peers, rule: Rule) -> t.Optional[dict]:
     sigma = MAD_TO_SIGMA * peers.mad
     robust_z = deviation / sigma if sigma else math.copysign(math.inf, deviation)
     share = value / median if median > 0 else None
+    far = peers.count >= Z_MIN_PEERS and abs(robust_z) > rule.threshold
     if deviation < 0:
-        weak = (share is not None and share < rule.slow_share) or robust_z < -rule.threshold
+        weak = (share is not None and share < rule.slow_share) or far
     else:
-        weak = (share is None or share > 1.0 / rule.slow_share) or robust_z > rule.threshold
+        weak = share is None or share > 1.0 / rule.slow_share or far
     if not weak:
         return None
     return {'direction': 'low' if deviation < 0 else 'high', 'share': share,

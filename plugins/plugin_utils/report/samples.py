@@ -266,11 +266,13 @@ def _extract_lnet(record: dict, ctx: dict) -> t.Iterator[tuple]:
         if _is_number(value):
             yield test, UNIT_MIB_S, target, point, float(value), 'ok', record.get('iteration')
     # Each node's own bandwidth (lst stat per NID): a server is a peer of the servers of the same mode, a client
-    # of the clients.
+    # of the clients; a node tested alone (each_server, each_client) of the others tested alone.
     for node in record.get('nodes') or ():
         if not isinstance(node, dict) or not isinstance(node.get('nid'), str):
             continue
-        node_point = make_point({'mode': mode, 'role': node.get('role')})
+        role = node.get('role')
+        alone = record.get('split') == 'each_%s' % role
+        node_point = make_point({'mode': mode, 'role': '%s alone' % role if alone else role})
         for test in ('read', 'write'):
             value = node.get('%s_mib_s' % test)
             if _is_number(value):

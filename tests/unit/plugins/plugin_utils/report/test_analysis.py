@@ -37,17 +37,19 @@ def test_outlier_is_the_slow_host_with_median_and_mad(fleet_envelopes):
 
 
 def test_outlier_threshold_min_peers_and_min_deviation():
-    samples = [_sample('a', 100), _sample('b', 101), _sample('c', 99), _sample('d', 90)]
+    # twelve peers: enough for the robust z-score, which flags d at 90 % of the median (above the slow share)
+    samples = [_sample(h + str(i), v) for i in range(4) for h, v in (('a', 100), ('b', 101), ('c', 99))]
+    samples.append(_sample('d', 90))
     assert [r['subject'] for r in analysis.outliers(samples)] == ['d']
     assert analysis.outliers(samples, threshold=50) == []
-    assert analysis.outliers(samples, min_peers=5) == []
+    assert analysis.outliers(samples, min_peers=14) == []
     assert analysis.outliers(samples, min_deviation_pct=15) == []
     with pytest.raises(ValueError, match='threshold'):
         analysis.outliers(samples, threshold=0)
 
 
 def test_identical_peers_flag_any_value_far_enough_from_them():
-    samples = [_sample(h, 100) for h in 'abcd'] + [_sample('e', 80), _sample('f', 97)]
+    samples = [_sample(h, 100) for h in 'abcd'] + [_sample('e', 79), _sample('f', 97)]
     found = analysis.outliers(samples)
     assert [(r['subject'], r['robust_z']) for r in found] == [('e', None)]
 

@@ -32,6 +32,8 @@ def _rule(**kwargs):
     ([100.0, 100.0, 100.0, 96.0], None),  # within 5 %: never, even with a MAD of 0
     ([100.0, 99.0, 101.0, 95.5], None),
     ([100.0, 100.0], None),             # two are not enough peers
+    ([300.0, 299.0, 276.0], None),      # 8 % below two near-equal peers: noise among three, not a finding
+    ([300.0] * 6 + [299.0] * 6 + [276.0], 12),  # the same among thirteen: the robust z-score flags it
 ])
 def test_the_rule(values, weak):
     stats = findings.peer_stats(values)
