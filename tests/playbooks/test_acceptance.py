@@ -11,6 +11,10 @@ Run 1: prepare -> sgpdd (opted in, on the loop device) -> obdfilter -> mds -> os
 criteria that hold: the verdict passes.  Run 2: the MDT fails every metadata operation (a simulator fault), so
 the mds stage fails; the other stages' results remain, the report names the missing mds result and the verdict
 fails.  Needs root (losetup) and sgp_dd; writes only to the loop device it creates.
+
+Then the default criteria: a simulated OSS with three OSTs, one throttled to a fifth of the others' bandwidth,
+runs acceptance.yml (obdfilter stage only) without any acceptance_criteria: the verdict fails naming the slow
+OST; the same run with three equal OSTs passes.
 """
 
 from __future__ import annotations
@@ -87,7 +91,8 @@ def cluster(tmp_path_factory):
                 node_prep_modules_load_file=os.path.join(prep_dir, 'modules-load.conf'),
                 node_prep_saved_state_file=os.path.join(prep_dir, 'node_prep.json'),
                 acceptance_run_sgpdd=True, acceptance_run_lnet=False,
-                acceptance_criteria=CRITERIA), handle)
+                # these runs check the user's criteria alone (the built-in ones are tested below)
+                acceptance_criteria=CRITERIA, acceptance_default_criteria=False), handle)
         os.environ['ANSIBLE_SHOW_CUSTOM_STATS'] = '1'
         made.passing = made.playbook('acceptance.yml', extra={'iokit_run_id': PASS_RUN})
         made.sim('fault', '--root', made.root, 'add', 'io_error', '--target', MDT)
@@ -161,10 +166,12 @@ def test_the_report_names_what_is_missing_and_the_junit_failure_names_the_host(c
     assert len(messages) == 1 and 'mds on localhost' in messages[0], messages
     with open(cluster.run_file(FAIL_RUN, 'summary.md'), encoding='utf-8') as handle:
         summary = handle.read()
-    assert 'mds' in summary and 'localhost' in summary and 'failed' in summary
+    verdict_section = summary.split('## Verdict', 1)[1]
+    assert verdict_section.lstrip().startswith('**Verdict: FAILED**') and 'mds on localhost' in verdict_section
     with open(cluster.run_file(FAIL_RUN, 'report.html'), encoding='utf-8') as handle:
         html = handle.read()
-    assert 'mds' in html and ('measured nothing' in html or 'failed' in html)
+    assert '<span id="verdict" class="verdict failed">FAILED</span>' in html
+    assert 'mds on localhost' in html.split('<h2 id="problems">', 1)[1].split('<h2', 1)[0]
 
 
 def test_the_verdict_stages_and_report_are_published_for_awx(cluster):
@@ -185,3 +192,98 @@ def test_the_failed_verdict_is_published_for_awx(cluster):
         'failed', 1, 1)
     assert [stage['stage'] for stage in failed['iokit_acceptance_stages'] if stage['ran']] == [
         'obdfilter', 'mds', 'ost', 'mdtest']
+
+
+SLOW_OST = 'testfs-OST0002'
+ONLY_OBDFILTER = {'acceptance_run_prepare': False, 'acceptance_run_sgpdd': False, 'acceptance_run_mds': False,
+                  'acceptance_run_ost': False, 'acceptance_run_lnet': False, 'acceptance_run_mdtest': False}
+
+
+def _default_criteria_run(base, run_id, override):
+    """acceptance.yml on one simulated OSS with three OSTs at 300 MiB/s (``override`` throttles one), no criteria."""
+    made = AcceptanceCluster(base)
+    argv = ['init', '--root', made.root, '--osts', '3', '--mdts', '1', '--ost-size-mib', '64', '--ost-mib-s', '300',
+            '--client-mount', made.mount, '--force']
+    if override:
+        argv += ['--ost-mib-s-override', override]
+    made.sim(*argv)
+    try:
+        with open(made.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(INVENTORY.format(python=sys.executable))
+        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(SURVEY_VARS, ONLY_OBDFILTER, iokit_results_dir=made.results, iokit_workdir=made.workdir,
+                           obdfilter_size_mib=16, obdfilter_thrhi=2), handle)
+        made.result = made.playbook('acceptance.yml', extra={'iokit_run_id': run_id})
+        made.run_id = run_id
+        return made
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope='module')
+def slow_ost(tmp_path_factory):
+    return _default_criteria_run(str(tmp_path_factory.mktemp('slow-ost')), 'pbtest-slow-ost',
+                                 SLOW_OST.split('-')[1] + '=60')
+
+
+@pytest.fixture(scope='module')
+def equal_osts(tmp_path_factory):
+    return _default_criteria_run(str(tmp_path_factory.mktemp('equal-osts')), 'pbtest-equal-osts', None)
+
+
+def _first_section(text, heading):
+    """The text of the first section whose heading starts with ``heading`` (and that it is the first one)."""
+    return text.split(heading, 1)[1].split(heading[:3], 1)[0]
+
+
+def test_without_criteria_a_slow_ost_fails_the_verdict_by_name(slow_ost):
+    output = slow_ost.result.stdout
+    assert slow_ost.result.returncode != 0, output[-8000:]
+    with open(slow_ost.run_file(slow_ost.run_id, 'verdict.json'), encoding='utf-8') as handle:
+        verdict = json.load(handle)
+    assert verdict['verdict'] == 'failed'
+    failed = [case for case in verdict['cases'] if case['status'] == 'failed']
+    assert failed and all(case['kind'] == 'outliers' and case['subject'] == 'localhost/' + SLOW_OST
+                          for case in failed), failed
+    junit = ElementTree.parse(slow_ost.run_file(slow_ost.run_id, 'junit.xml')).getroot()
+    messages = [failure.get('message') for failure in junit.iter('failure')]
+    assert messages and all(SLOW_OST in m and m.startswith('obdfilter obdfilter_') and 'peer median' in m
+                            and ' % of it' in m and 'limit 0' in m for m in messages), messages
+    assert 'Findings: ' in output and SLOW_OST in output
+
+
+def test_the_report_and_summary_open_with_the_slow_ost(slow_ost):
+    with open(slow_ost.run_file(slow_ost.run_id, 'report.html'), encoding='utf-8') as handle:
+        html = handle.read()
+    first = html[html.index('<h2'):]
+    assert first.startswith('<h2 id="findings">Findings</h2>')
+    findings = first.split('<h2', 2)[1]
+    assert SLOW_OST in findings and 'obdfilter' in findings and 'brw_stats' in findings
+    with open(slow_ost.run_file(slow_ost.run_id, 'summary.md'), encoding='utf-8') as handle:
+        summary = handle.read()
+    first = summary[summary.index('\n## '):]
+    assert first.startswith('\n## Findings')
+    findings = first.split('\n## ', 2)[1]
+    rows = [line for line in findings.splitlines() if line.startswith('| obdfilter |')]
+    assert rows and all('localhost/' + SLOW_OST in row for row in rows), findings
+    summary_obdfilter = open(slow_ost.run_file(slow_ost.run_id, 'summary-obdfilter.md'), encoding='utf-8').read()
+    slow_rows = [line for line in summary_obdfilter.split('## Slow OSTs', 1)[1].splitlines() if '**slow**' in line]
+    assert slow_rows and all('`%s`' % SLOW_OST in row for row in slow_rows)
+
+
+def test_without_criteria_equal_osts_pass_with_a_case_of_every_default_criterion(equal_osts):
+    assert equal_osts.result.returncode == 0, equal_osts.result.stdout[-8000:]
+    with open(equal_osts.run_file(equal_osts.run_id, 'verdict.json'), encoding='utf-8') as handle:
+        verdict = json.load(handle)
+    assert verdict['verdict'] == 'passed', verdict['failures']
+    status = {}
+    for case in verdict['cases']:
+        status.setdefault(case['kind'], set()).add(case['status'])
+    assert 'passed' in status['completeness'] and 'passed' in status['outliers'], status
+    # layer efficiency is judged where obdfilter and sgpdd both ran: here sgpdd did not, so it is skipped
+    assert status['ratios'] == {'skipped'}, status
+    published = equal_osts.published(equal_osts.result.stdout) if 'CUSTOM STATS' in equal_osts.result.stdout else None
+    if published is not None:
+        assert published['iokit_verdict'] == 'passed'
+    with open(equal_osts.run_file(equal_osts.run_id, 'summary.md'), encoding='utf-8') as handle:
+        assert 'No finding: no component is low among its peers.' in handle.read()
