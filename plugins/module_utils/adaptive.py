@@ -115,18 +115,26 @@ def decide(points, min_gain_pct=DEFAULT_MIN_GAIN_PCT, patience=DEFAULT_PATIENCE,
     return {'stop': False, 'reason': None, 'best': best}
 
 
+def _knee(points, best, min_gain_pct):
+    floor = best * (1 - min_gain_pct / 100.0)
+    return min(point['x'] for point in points if point.get('value') is not None and point['value'] >= floor)
+
+
 def decide_all(series, min_gain_pct=DEFAULT_MIN_GAIN_PCT, patience=DEFAULT_PATIENCE, axis='thr'):
     """Stop only when every figure measured at the points stops (write, read ... each its own curve).
 
     ``series`` maps a label (the test) to its points as for ``decide``; the
-    reason lists each label's reason.
+    reason lists each label's reason.  ``knee`` (None unless stopping) is the
+    lowest axis value at which any test came within ``min_gain_pct`` of its best.
     """
     decisions = [(label, decide(points, min_gain_pct, patience, axis)) for label, points in sorted(series.items())]
     if not decisions or not all(decision['stop'] for label, decision in decisions):
-        return {'stop': False, 'reason': None}
+        return {'stop': False, 'reason': None, 'knee': None}
+    knee = min(_knee(series[label], decision['best']['value'], min_gain_pct) for label, decision in decisions)
     if len(decisions) == 1:
-        return {'stop': True, 'reason': decisions[0][1]['reason']}
-    return {'stop': True, 'reason': '; '.join('%s %s' % (label, decision['reason']) for label, decision in decisions)}
+        return {'stop': True, 'reason': decisions[0][1]['reason'], 'knee': knee}
+    return {'stop': True, 'knee': knee,
+            'reason': '; '.join('%s %s' % (label, decision['reason']) for label, decision in decisions)}
 
 
 def _outer_key(outer):
@@ -140,13 +148,21 @@ class InnerSweeps(object):
     coordinates, e.g. ``{'rsz_kib': 1024, 'nobj': 2}``), calls ``skip()`` for
     a point it passes over and ``measured()`` after each point it ran.  In
     ``full`` mode nothing ever stops; the counts are kept all the same.
+
+    ``start_near_knee``: an inner sweep that begins after one that stopped
+    skips the axis values below half that sweep's knee (its first point is
+    one doubling below the knee); docs/adaptive-sweeps.md says when that is safe.
     """
 
-    def __init__(self, mode='full', min_gain_pct=DEFAULT_MIN_GAIN_PCT, patience=DEFAULT_PATIENCE, axis='thr'):
+    def __init__(self, mode='full', min_gain_pct=DEFAULT_MIN_GAIN_PCT, patience=DEFAULT_PATIENCE, axis='thr',
+                 start_near_knee=False):
         self.mode = mode
         self.min_gain_pct = min_gain_pct
         self.patience = patience
         self.axis = axis
+        self.start_near_knee = start_near_knee
+        self._last_knee = None
+        self._starts = {}
         self.skipped_points = []
         self.stops = []
         self.points_run = 0
@@ -157,9 +173,22 @@ class InnerSweeps(object):
     def adaptive(self):
         return self.mode == 'adaptive'
 
-    def stopped(self, outer):
-        """The reason the inner sweep at ``outer`` stopped, or None while it runs."""
-        return self._stopped.get(_outer_key(outer))
+    def stopped(self, outer, x=None):
+        """Why the point ``x`` of the inner sweep at ``outer`` is not run: its sweep stopped, or (starting near
+        the previous knee) ``x`` lies below the start; None when it runs."""
+        key = _outer_key(outer)
+        if key in self._stopped:
+            return self._stopped[key]
+        if not (self.adaptive and self.start_near_knee) or x is None:
+            return None
+        if key not in self._starts:
+            self._starts[key] = self._last_knee
+        start = self._starts[key]
+        if start is not None and x < start['knee'] / 2.0:
+            return 'started near the previous knee (%s %s at %s): %s %s is below %s %s' % (
+                self.axis, start['knee'], ', '.join('%s %s' % item for item in start['outer']), self.axis, x,
+                self.axis, start['knee'] // 2)
+        return None
 
     def skip(self, point, reason):
         self.skipped_points.append({'point': dict(point), 'reason': reason})
@@ -176,6 +205,7 @@ class InnerSweeps(object):
         if not decision['stop']:
             return None
         self._stopped[_outer_key(outer)] = decision['reason']
+        self._last_knee = {'knee': decision['knee'], 'outer': _outer_key(outer)}
         stop = dict(outer)
         stop.update({self.axis: x, 'reason': decision['reason']})
         self.stops.append(stop)
@@ -184,5 +214,5 @@ class InnerSweeps(object):
     def summary(self, points_full):
         """The envelope's ``sweep``: the mode and settings, how many of the full grid's points ran, the stops."""
         return {'mode': self.mode, 'min_gain_pct': self.min_gain_pct, 'patience': self.patience,
-                'axis': self.axis, 'points_run': self.points_run, 'points_full': points_full,
+                'axis': self.axis, 'start_near_knee': self.start_near_knee, 'points_run': self.points_run, 'points_full': points_full,
                 'stops': [dict(stop) for stop in self.stops]}

@@ -96,12 +96,13 @@ def test_min_gain_is_tunable_and_printed_as_given():
 def test_every_test_must_stop_and_each_reason_is_named():
     write = series(100.0, 101.0)
     read = series(100.0, 150.0)
-    assert adaptive.decide_all({'write': write, 'read': read}) == {'stop': False, 'reason': None}
+    assert adaptive.decide_all({'write': write, 'read': read}) == {'stop': False, 'reason': None, 'knee': None}
     both = adaptive.decide_all({'write': write, 'read': series(100.0, 99.0)})
-    assert both == {'stop': True, 'reason': 'read saturated at thr 2: -1.0 % < 3 %; '
-                                              'write saturated at thr 2: +1.0 % < 3 %'}
+    # the knee is the lowest thread count where a test had its best: read's best was at thr 1
+    assert both == {'stop': True, 'knee': 1, 'reason': 'read saturated at thr 2: -1.0 % < 3 %; '
+                                                       'write saturated at thr 2: +1.0 % < 3 %'}
     assert adaptive.decide_all({'write': write})['reason'] == 'saturated at thr 2: +1.0 % < 3 %'
-    assert adaptive.decide_all({}) == {'stop': False, 'reason': None}
+    assert adaptive.decide_all({}) == {'stop': False, 'reason': None, 'knee': None}
 
 
 def test_axis_names_the_dimension():
@@ -126,3 +127,41 @@ def test_spread_is_half_the_range_against_the_figure(figure, low, high, scale, e
 ])
 def test_option_problems_name_the_option(params, problems):
     assert adaptive.option_problems(params) == problems
+
+
+def test_inner_sweeps_skip_after_a_stop_and_count_what_ran():
+    sweeps = adaptive.InnerSweeps('adaptive')
+    outer = {'nobj': 1}
+    for thr, value in ((1, 50.0), (2, 100.0), (4, 101.0)):
+        assert sweeps.stopped(outer, thr) is None
+        sweeps.measured(outer, thr, {'write': {'value': value}})
+    assert sweeps.stopped(outer, 8) == 'saturated at thr 4: +1.0 % < 3 %'
+    sweeps.skip(dict(outer, thr=8), sweeps.stopped(outer, 8))
+    # the next object count starts again from the bottom
+    assert sweeps.stopped({'nobj': 2}, 2) is None
+    summary = sweeps.summary(points_full=5)
+    assert (summary['points_run'], summary['points_full']) == (3, 5)
+    assert summary['stops'] == [{'nobj': 1, 'thr': 4, 'reason': 'saturated at thr 4: +1.0 % < 3 %'}]
+    assert sweeps.skipped_points == [{'point': {'nobj': 1, 'thr': 8}, 'reason': 'saturated at thr 4: +1.0 % < 3 %'}]
+
+
+def test_full_mode_never_stops():
+    sweeps = adaptive.InnerSweeps('full')
+    for thr in (1, 2, 4):
+        sweeps.measured({'nobj': 1}, thr, {'write': {'value': 100.0}})
+    assert sweeps.stopped({'nobj': 1}, 8) is None
+    assert sweeps.summary(3)['stops'] == []
+
+
+def test_start_near_the_previous_knee():
+    sweeps = adaptive.InnerSweeps('adaptive', start_near_knee=True)
+    for thr, value in ((1, 10.0), (2, 20.0), (4, 40.0), (8, 80.0), (16, 80.5)):
+        sweeps.measured({'nobj': 1}, thr, {'write': {'value': value}})
+    reason = sweeps.stopped({'nobj': 2}, 2)
+    assert reason == 'started near the previous knee (thr 8 at nobj 1): thr 2 is below thr 4'
+    assert sweeps.stopped({'nobj': 2}, 4) is None
+    # without the option every sweep starts at the bottom
+    plain = adaptive.InnerSweeps('adaptive')
+    for thr, value in ((1, 10.0), (2, 20.0), (4, 20.1)):
+        plain.measured({'nobj': 1}, thr, {'write': {'value': value}})
+    assert plain.stopped({'nobj': 2}, 1) is None
