@@ -5,10 +5,12 @@
 """Time the fleet report on synthetic runs and print a table.
 
 Each size is a run of N OSS with 8 OSTs and 8 LUNs each, the full default
-sweep of obdfilter (obj 1-16, thr 1-64, write/rewrite/read, one record per
-OST) and sgpdd (crg 1-16, thr 1-16, write/read, one record per LUN), two MDS
+sweep of obdfilter (obj 1-16, thr 1-64, write/rewrite/read) and sgpdd (crg
+1-16, thr 1-16, write/read) as the native engines store them (one record per
+point with the host's aggregate and every OST's / LUN's own figures), two MDS
 with an mds-survey sweep and one client's ost-survey over every OST.  A few
-OSTs are made slow so that outliers exist.  Every size runs in its own
+OSTs are made slow so that findings exist; the verdict uses the default
+criteria, so every OST and LUN is judged among its peers.  Every size runs in its own
 process, so that its peak memory (max RSS) is its own.
 
     .venv/bin/python bench/report_bench.py                 # 10, 100 and 1000 OSS
@@ -77,28 +79,40 @@ def make_run(results_dir: str, oss_count: int, seed: int = 1) -> int:
     for index in range(oss_count):
         host = 'oss%04d' % (index + 1)
         obdfilter, sgpdd = [], []
-        for ost in range(OSTS_PER_OSS):
-            target = 'testfs-OST%04x' % (index * OSTS_PER_OSS + ost)
-            all_osts.append(target)
-            factor = 0.55 if (index, ost) in slow else 1.0
-            for obj in _doubling(1, 16):
-                for thr in _doubling(1, 64):
-                    if thr < obj:
-                        continue
-                    obdfilter.append({'ost': 1, 'size_kib': 8388608, 'rsz_kib': 1024, 'obj': obj, 'thr': thr,
-                                      'case': 'disk', 'host': host, 'target': target, 'skipped': False, 'error': None,
-                                      'tests': {test: {'mib_s': _curve(peak * factor, thr, 6, rng), 'min_mib_s': None,
-                                                       'max_mib_s': None, 'status': 'ok'}
-                                                for test, peak in (('write', 1700), ('rewrite', 1650), ('read', 2100))}})
-            for crg in _doubling(1, 16):
-                for thr in _doubling(1, 16):
-                    if thr < crg:
-                        continue
-                    sgpdd.append({'dev': 1, 'size_kib': 8388608, 'rsz_kib': 1024, 'crg': crg, 'thr': thr,
-                                  'host': host, 'devices': ['/dev/sd%s' % chr(ord('b') + ost)], 'enomem': False,
-                                  'tests': {test: {'mib_s': _curve(peak, thr, 3, rng), 'min_mib_s': None,
-                                                   'max_mib_s': None, 'failed': 0, 'status': 'ok'}
-                                            for test, peak in (('write', 1900), ('read', 2300))}})
+        targets = ['testfs-OST%04x' % (index * OSTS_PER_OSS + ost) for ost in range(OSTS_PER_OSS)]
+        devices = ['/dev/sd%s' % chr(ord('b') + ost) for ost in range(OSTS_PER_OSS)]
+        all_osts.extend(targets)
+        factors = [0.55 if (index, ost) in slow else 1.0 for ost in range(OSTS_PER_OSS)]
+        # As the native engines store them: one record per sweep point with the host's aggregate and each
+        # OST's (per_ost) or LUN's (devices) own figures, so the report judges every OST and every LUN.
+        for obj in _doubling(1, 16):
+            for thr in _doubling(1, 64):
+                if thr < obj:
+                    continue
+                per_ost = {target: {test: {'mib_s': _curve(peak * factor, thr, 6, rng), 'status': 'ok'}
+                                    for test, peak in (('write', 1700), ('rewrite', 1650), ('read', 2100))}
+                           for target, factor in zip(targets, factors)}
+                obdfilter.append({'ost': OSTS_PER_OSS, 'size_kib': 8388608 * OSTS_PER_OSS, 'rsz_kib': 1024,
+                                  'obj': obj * OSTS_PER_OSS, 'thr': thr * OSTS_PER_OSS, 'obj_per_ost': obj,
+                                  'thr_per_ost': thr, 'case': 'disk', 'host': host, 'targets': targets,
+                                  'skipped': False, 'error': None, 'per_ost': per_ost,
+                                  'tests': {test: {'mib_s': round(sum(figures[test]['mib_s'] for figures in per_ost.values()), 2),
+                                                   'min_mib_s': None, 'max_mib_s': None, 'status': 'ok'}
+                                            for test in ('write', 'rewrite', 'read')}})
+        for crg in _doubling(1, 16):
+            for thr in _doubling(1, 16):
+                if thr < crg:
+                    continue
+                tests = {}
+                for test, peak in (('write', 1900), ('read', 2300)):
+                    rates = [_curve(peak, thr, 3, rng) for _device in devices]
+                    tests[test] = {'mib_s': round(sum(rates), 2), 'min_mib_s': None, 'max_mib_s': None, 'failed': 0,
+                                   'status': 'ok',
+                                   'devices': [{'device': device, 'failed': 0, 'min_mib_s': rate / crg,
+                                                'max_mib_s': rate / crg} for device, rate in zip(devices, rates)]}
+                sgpdd.append({'dev': OSTS_PER_OSS, 'size_kib': 8388608, 'rsz_kib': 1024, 'crg': crg * OSTS_PER_OSS,
+                              'thr': thr * OSTS_PER_OSS, 'crg_per_dev': crg, 'thr_per_dev': thr, 'host': host,
+                              'devices': devices, 'enomem': False, 'tests': tests})
         for survey, records in (('obdfilter', obdfilter), ('sgpdd', sgpdd)):
             results.write_envelope(results_dir, _envelope(results, host, survey, {'default_sweep': True}, records))
             records_total += len(records)
@@ -126,11 +140,13 @@ def child(oss_count: int, keep: str | None) -> dict:
         generated_s = time.monotonic() - started
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         cpu_started = time.process_time()
+        # The built-in criteria (every OST, LUN, MDT and host judged among its peers, completeness of every
+        # host, layer efficiency) plus a floor.
+        expected = {'obdfilter': ['oss%04d' % (index + 1) for index in range(oss_count)],
+                    'sgpdd': ['oss%04d' % (index + 1) for index in range(oss_count)]}
         summary = run.generate(workdir, RUN_ID, TEMPLATES, acceptance_criteria={
-            'floors': [{'metric': 'obdfilter_write_mib_s', 'min': 1200}],
-            'outliers': [{'metric': 'obdfilter_*', 'max': 0}],
-            'ratios': [{'numerator': 'obdfilter_write_mib_s', 'denominator': 'sgpdd_write_mib_s', 'min': 0.85}]},
-            make_baseline=True)
+            'floors': [{'metric': 'obdfilter_write_mib_s', 'min': 1200}]},
+            default_criteria=True, expected=expected, make_baseline=True)
         cpu_s = time.process_time() - cpu_started
         run_dir = os.path.join(workdir, RUN_ID)
         sizes = {kind: os.path.getsize(path) for kind, path in summary['files'].items()}
@@ -138,6 +154,7 @@ def child(oss_count: int, keep: str | None) -> dict:
                 'timings': summary['timings'], 'cpu_s': cpu_s, 'max_rss_mib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 'rss_before_mib': rss_before / 1024, 'html_mib': sizes['html'] / 2 ** 20,
                 'json_mib': sizes['samples'] / 2 ** 20, 'verdict': summary['verdict'], 'tests': summary['counts']['tests'],
+                'findings': len(summary['findings']),
                 'run_dir': run_dir}
     finally:
         if not keep:
@@ -162,15 +179,15 @@ def main() -> int:
             command += ['--keep', args.keep]
         completed = subprocess.run(command, check=True, capture_output=True, text=True)
         rows.append(json.loads(completed.stdout.strip().splitlines()[-1]))
-    print('%6s %6s %8s %7s %8s %8s %8s %7s %10s %9s %9s %8s' % (
+    print('%6s %6s %8s %7s %8s %8s %8s %7s %10s %9s %9s %8s %7s %8s' % (
         'OSS', 'OSTs', 'samples', 'load s', 'analyse', 'write s', 'total s', 'cpu s', 'cpu us/smp', 'peak MiB',
-        'html MiB', 'json MiB'))
+        'html MiB', 'json MiB', 'cases', 'findings'))
     for row in rows:
         timings = row['timings']
-        print('%6d %6d %8d %7.2f %8.2f %8.2f %8.2f %7.2f %10.1f %9.0f %9.1f %8.1f' % (
+        print('%6d %6d %8d %7.2f %8.2f %8.2f %8.2f %7.2f %10.1f %9.0f %9.1f %8.1f %7d %8d' % (
             row['oss'], row['oss'] * OSTS_PER_OSS, row['samples'], timings['load_s'], timings['analyse_s'],
             timings['write_s'], timings['total_s'], row['cpu_s'], 1e6 * row['cpu_s'] / max(row['samples'], 1),
-            row['max_rss_mib'], row['html_mib'], row['json_mib']))
+            row['max_rss_mib'], row['html_mib'], row['json_mib'], row['tests'], row['findings']))
     print('seconds are wall-clock (load/analyse/write/total) and CPU time of the report; cpu us/smp is CPU time per '
           'sample (flat when the cost grows linearly); peak MiB is the max RSS of the process, which also '
           'generated the synthetic run.')

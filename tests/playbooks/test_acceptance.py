@@ -211,7 +211,7 @@ def _default_criteria_run(base, run_id, override):
         with open(made.inventory, 'w', encoding='utf-8') as handle:
             handle.write(INVENTORY.format(python=sys.executable))
         with open(made.extra_vars, 'w', encoding='utf-8') as handle:
-            json.dump(dict(SURVEY_VARS, ONLY_OBDFILTER, iokit_results_dir=made.results, iokit_workdir=made.workdir,
+            json.dump(dict(SURVEY_VARS, **ONLY_OBDFILTER, iokit_results_dir=made.results, iokit_workdir=made.workdir,
                            obdfilter_size_mib=16, obdfilter_thrhi=2), handle)
         made.result = made.playbook('acceptance.yml', extra={'iokit_run_id': run_id})
         made.run_id = run_id
@@ -287,3 +287,27 @@ def test_without_criteria_equal_osts_pass_with_a_case_of_every_default_criterion
         assert published['iokit_verdict'] == 'passed'
     with open(equal_osts.run_file(equal_osts.run_id, 'summary.md'), encoding='utf-8') as handle:
         assert 'No finding: no component is low among its peers.' in handle.read()
+
+
+def test_bad_variables_of_every_stage_are_named_before_any_stage_runs(tmp_path):
+    """No client mount given (and the simulated node has none): the ost and mdtest problems, in one message,
+    before the obdfilter stage (which comes first and is fine) has touched the node."""
+    made = AcceptanceCluster(str(tmp_path))
+    made.sim('init', '--root', made.root, '--osts', '2', '--mdts', '1', '--ost-size-mib', '64', '--force')
+    try:
+        with open(made.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(INVENTORY.format(python=sys.executable))
+        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(SURVEY_VARS, **dict(ONLY_OBDFILTER, acceptance_run_ost=True, acceptance_run_mdtest=True),
+                           iokit_results_dir=made.results, iokit_workdir=made.workdir), handle)
+        result = made.playbook('acceptance.yml', extra={'iokit_run_id': 'pbtest-plan'})
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+    output = result.stdout
+    assert result.returncode != 0, output[-6000:]
+    failed = output[output.index('Fail naming every problem'):]
+    message = failed[:failed.index('PLAY RECAP')]
+    assert 'not started: fix these first' in message
+    assert 'ost on localhost: ost_survey_mount_point' in message and 'mdtest on localhost: mdtest_mount_point' in message
+    assert 'Acceptance | Stage obdfilter' not in output
+    assert not os.path.exists(envelope_path(made.results, 'pbtest-plan', 'localhost', 'obdfilter'))
