@@ -274,8 +274,8 @@ sweep:
   type: dict
 skipped_points:
   description:
-    - Every point of the full grid an adaptive sweep did not run, as C(point) (C(rsz_kib), C(nobj), C(thr) per
-      OST) and C(reason), for example V(saturated at thr 32: +1.4 % < 3 %). Empty for a full sweep.
+    - "Every point of the full grid an adaptive sweep did not run, as C(point) (C(rsz_kib), C(nobj), C(thr) per
+      OST) and C(reason), for example V(saturated at thr 32: +1.4 % < 3 %). Empty for a full sweep."
   returned: when the survey ran with O(engine=native)
   type: list
   elements: dict
