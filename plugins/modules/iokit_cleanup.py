@@ -18,6 +18,9 @@ description:
   - Order of work, so that each step can succeed; helper processes we started are stopped (SIGTERM to their
     process group, SIGKILL after O(kill_grace_s)); a process whose pid now belongs to another process (its start
     time differs) is never signalled.
+  - The async watchdog of a survey module that has finished (Ansible's async wrapper notices the end of its job
+    only at its next poll, every 5 seconds) is first given that interval plus O(kill_grace_s) to end by itself,
+    removing the job's temporary files, and is stopped only past it; the node is clean when the cleanup returns.
   - Echo clients we attached are removed by name; objects we created through them are destroyed first while the
     device is still there; then C(lctl --device NAME cleanup) and C(lctl --device NAME detach). A device left
     half-made (status C(AT)) is only detached.

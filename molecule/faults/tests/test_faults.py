@@ -91,9 +91,41 @@ def leftovers(host: str) -> dict:
     }
 
 
-def assert_clean(host: str) -> None:
-    left = leftovers(host)
+def async_wrapper_processes(host: str) -> tuple[list[str], list[str]]:
+    """Ansible's async wrapper processes on ``host``: (watchdogs, job processes).
+
+    The daemonised watchdog sits in its session's process group; the job process it forks (which runs the module,
+    writes the result that async_status reads, then exits) leads a group of its own.
+    """
+    shown = on_host(host, 'ps', '-eo', 'pid=,pgid=,args=', check=False).stdout
+    watchdogs, jobs = [], []
+    for line in shown.splitlines():
+        fields = line.split(None, 2)
+        if len(fields) == 3 and 'async_wrapper' in fields[2]:
+            (jobs if fields[0] == fields[1] else watchdogs).append(line.strip())
+    return watchdogs, jobs
+
+
+def leftovers_after_run(host: str) -> dict:
+    """What a finished survey playbook left on ``host``.
+
+    Its cleanup waited for the survey's async watchdog to end (docs/safety.md), so none may run now. The job process
+    ends by itself right after writing the result, so it is waited for, with a deadline, before anything else is read.
+    """
+    watchdogs, unused_jobs = async_wrapper_processes(host)
+    assert watchdogs == [], 'the cleanup left async watchdogs on %s' % host
+    wait_for('the async job processes on %s to exit' % host, lambda: not async_wrapper_processes(host)[1],
+             timeout=60)
+    return leftovers(host)
+
+
+def assert_clean(host: str, left: dict | None = None) -> None:
+    left = leftovers(host) if left is None else left
     assert {k: v for k, v in left.items() if v} == {}, '%s is not clean' % host
+
+
+def assert_clean_after_run(host: str) -> None:
+    assert_clean(host, leftovers_after_run(host))
 
 
 def wait_for(what: str, condition, timeout: float = 180, interval: float = 0.5):
@@ -230,7 +262,7 @@ def inner_faults_run():
     sim(OSS2, 'fault', 'add', 'enomem', '--target', 'faultfs-OST0003')
     before = {host: sim_status(host) for host in HOSTS}
     result = run_playbook('survey-obdfilter.yml', 'faults-inner', '-e', 'iokit_report=true')
-    after = {host: leftovers(host) for host in HOSTS}
+    after = {host: leftovers_after_run(host) for host in HOSTS}
     for host in HOSTS:
         sim(host, 'fault', 'clear', '--all')
     # The leftover's obdecho was loaded by the "aborted run", not by us: it stays loaded (docs/docsite/rst/safety.rst);
@@ -305,7 +337,7 @@ def test_a_async_limit_expiring_is_reported_and_always_cleans_up(clean_hosts):
     # The play's own always section cleaned up: no playbooks/cleanup.yml here.
     assert recap(result.stdout)[OSS1]['rescued'] == 1
     sim(OSS1, 'fault', 'clear', '--all')
-    assert_clean(OSS1)
+    assert_clean_after_run(OSS1)
 
 
 # -- f: ansible-playbook interrupted (SIGINT, then SIGKILL), then playbooks/cleanup.yml --------------
@@ -342,7 +374,7 @@ def test_f_interrupted_ansible_playbook_then_cleanup_playbook(clean_hosts, earli
     assert result.returncode == 0, result.stdout[-3000:]
     for host in HOSTS:
         sim(host, 'fault', 'clear', '--all')
-        assert_clean(host)
+        assert_clean_after_run(host)
     # The controller's results of the earlier runs are untouched.
     stored_after = earlier_results()
     assert {k: v for k, v in stored_before.items() if stored_after.get(k) != v} == {}
@@ -376,7 +408,7 @@ def test_b_dead_host_is_reported_and_the_others_stored(clean_hosts):
         summary = handle.read()
     assert OSS2 in summary
     assert os.path.exists(os.path.join(RESULTS, 'faults-dead-host', 'summary-obdfilter.md'))
-    assert_clean(OSS1)
+    assert_clean_after_run(OSS1)
     # The host comes back with what the killed survey left (the simulator keeps its devices, the node state
     # is on /var/tmp); playbooks/cleanup.yml removes it.
     podman('start', OSS2)

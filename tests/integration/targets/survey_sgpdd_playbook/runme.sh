@@ -14,7 +14,10 @@ done
 [ -n "$playbooks" ] || { echo "FAIL: cannot find the collection's playbooks" >&2; exit 1; }
 work=$(mktemp -d /tmp/lustre-iokit-sgpdd-test.XXXXXX)
 loops=()
+slow_device=$here/../setup_slow_device/files/slow_device.py
+slow_group=
 finish() {
+    [ -z "$slow_group" ] || python "$slow_device" release "$slow_group" || true
     for loop in "${loops[@]}"; do
         pkill -TERM -f "of=$loop( |$)" || true
         losetup --detach "$loop" || true
@@ -50,6 +53,17 @@ iokit_workdir: $work/node
 VARS
 
 our_sgp_dd() { pgrep -a -x sgp_dd | grep -E "(if|of)=(${loops[0]}|${loops[1]})( |$)" || true; }
+# Wait up to $1 seconds for the command "${@:2}" to succeed (a condition with a deadline, never a fixed sleep).
+wait_until() {
+    local deadline=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        [ "$SECONDS" -lt "$deadline" ] || return 1
+        sleep 0.2
+    done
+}
+sgp_dd_running() { [ -n "$(our_sgp_dd)" ]; }
+no_sgp_dd_running() { [ -z "$(our_sgp_dd)" ]; }
 left_on_node() {
     [ -z "$(our_sgp_dd)" ] || fail "sgp_dd left running: $(our_sgp_dd)"
     [ ! -e "$work/node" ] || fail "scratch left on the node: $(find "$work/node")"
@@ -102,23 +116,24 @@ grep -q 'sgpdd_destroy_data' "$work/out" || fail "the failure does not name sgpd
 [ ! -e "$run_dir/../it-2" ] || fail "a rejected run stored something"
 left_on_node
 
-# Interrupted: a long survey (4 KiB records: minutes on a loop device), ansible-playbook killed with SIGKILL (no always section runs), then cleanup.yml.
+# Interrupted: a long survey, ansible-playbook killed with SIGKILL (no always section runs), then cleanup.yml.
+# Long by construction: the module runs under an interpreter whose cgroup throttles both loop devices to
+# 4 MiB/s, so the first point alone (150 MiB written) lasts over 30 s however fast the machine.
+slow_group=$(python "$slow_device" throttle 4 "$work/slow-python" "$(command -v python)" "${loops[@]}")
 ansible-playbook -i "$work/inventory" "$playbooks/survey-sgpdd.yml" -e iokit_run_id=it-3 \
+    -e ansible_python_interpreter="$work/slow-python" \
     -e sgpdd_size_mib=150 -e sgpdd_crghi=8 -e sgpdd_thrhi=16 -e sgpdd_rszlo=4 -e sgpdd_rszhi=4 \
     > "$work/out-killed" 2>&1 &
 playbook=$!
-for _ in $(seq 120); do
-    [ -n "$(our_sgp_dd)" ] && break
-    sleep 0.5
-done
-[ -n "$(our_sgp_dd)" ] || fail "the long survey never started sgp_dd"
+wait_until 600 sgp_dd_running || fail "the long survey never started sgp_dd"
 kill -KILL "$playbook"
 wait "$playbook" || true
 [ -e "$work/node/node-state.json" ] || fail "no node state recorded for cleanup"
 # The async wrapper outlives ansible-playbook: the survey is still measuring, with nobody left to stop it.
 [ -n "$(our_sgp_dd)" ] || fail "the survey stopped by itself: cleanup.yml would have nothing to stop"
 ansible-playbook -i "$work/inventory" "$playbooks/cleanup.yml" -e iokit_workdir="$work/node" | tee "$work/out"
-sleep 2
+# The cleanup signalled the sgp_dd processes and waited for the module; sgp_dd's threads may still be on their way out.
+wait_until 60 no_sgp_dd_running || fail "sgp_dd still running 60 s after cleanup.yml: $(our_sgp_dd)"
 left_on_node
 ansible-playbook -i "$work/inventory" "$playbooks/cleanup.yml" -e iokit_workdir="$work/node" | tee "$work/out"
 grep -q 'localhost *: .*changed=0' "$work/out" || fail "a second cleanup changed something"

@@ -9,8 +9,8 @@ device to a fixed rate.  The cgroup v1 ``blkio`` controller is used where it is 
 cgroup v2 ``io`` controller; without either the test fails here, naming what is missing.
 
 Usage:
-  slow_device.py throttle DEVICE MIB_S WRAPPER PYTHON
-      Create the group for DEVICE, limit it to MIB_S MiB/s each way, write WRAPPER: an executable that
+  slow_device.py throttle MIB_S WRAPPER PYTHON DEVICE...
+      Create a group limiting each DEVICE to MIB_S MiB/s each way, write WRAPPER: an executable that
       joins the group and then runs PYTHON with its arguments (give it as ansible_python_interpreter).
       Prints the group's directory.
   slow_device.py release GROUP [TIMEOUT_S]
@@ -53,18 +53,19 @@ def _device_numbers(device):
     return '%d:%d' % (os.major(mode.st_rdev), os.minor(mode.st_rdev))
 
 
-def throttle(device, mib_s, wrapper, python):
-    numbers = _device_numbers(device)
+def throttle(mib_s, wrapper, python, *devices):
+    numbers = [_device_numbers(device) for device in devices]
     rate = int(float(mib_s) * 1048576)
     if rate <= 0:
         raise SlowDeviceError('MIB_S must be positive, not %s' % mib_s)
-    name = GROUP_PREFIX + numbers.replace(':', '_')
+    name = GROUP_PREFIX + numbers[0].replace(':', '_')
     if os.path.exists(os.path.join(V1_ROOT, 'blkio.throttle.write_bps_device')):
         group = os.path.join(V1_ROOT, name)
         if not os.path.isdir(group):
             os.mkdir(group)
-        _write(os.path.join(group, 'blkio.throttle.read_bps_device'), '%s %d' % (numbers, rate))
-        _write(os.path.join(group, 'blkio.throttle.write_bps_device'), '%s %d' % (numbers, rate))
+        for number in numbers:
+            _write(os.path.join(group, 'blkio.throttle.read_bps_device'), '%s %d' % (number, rate))
+            _write(os.path.join(group, 'blkio.throttle.write_bps_device'), '%s %d' % (number, rate))
     else:
         root = _cgroup2_root()
         controllers = []
@@ -74,15 +75,16 @@ def throttle(device, mib_s, wrapper, python):
         if 'io' not in controllers:
             raise SlowDeviceError('cannot throttle %s: neither the cgroup v1 blkio controller (%s) nor the cgroup '
                                   'v2 io controller is available; a slow device cannot be made on this machine'
-                                  % (device, V1_ROOT))
+                                  % (', '.join(devices), V1_ROOT))
         _write(os.path.join(root, 'cgroup.subtree_control'), '+io')
         group = os.path.join(root, name)
         if not os.path.isdir(group):
             os.mkdir(group)
-        _write(os.path.join(group, 'io.max'), '%s rbps=%d wbps=%d' % (numbers, rate, rate))
+        for number in numbers:
+            _write(os.path.join(group, 'io.max'), '%s rbps=%d wbps=%d' % (number, rate, rate))
     _write(wrapper, '#!/bin/sh\n# joins %s (%s limited to %s MiB/s), then runs %s\n'
                     'echo $$ > %s/cgroup.procs || exit 1\nexec %s "$@"\n'
-           % (name, device, mib_s, python, group, python))
+           % (name, ' '.join(devices), mib_s, python, group, python))
     os.chmod(wrapper, 0o755)
     return group
 
@@ -112,7 +114,7 @@ def release(group, timeout_s=30.0):
 
 def main(argv):
     try:
-        if len(argv) == 5 and argv[0] == 'throttle':
+        if len(argv) >= 5 and argv[0] == 'throttle':
             print(throttle(*argv[1:]))
         elif len(argv) in (2, 3) and argv[0] == 'release':
             release(argv[1], *[float(value) for value in argv[2:]])
