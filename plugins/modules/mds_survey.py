@@ -346,6 +346,9 @@ def main():
         start.runner, lctl, start.node_state, start.run_id, targets, thrlo=params['thrlo'], thrhi=params['thrhi'],
         file_count=params['file_count'], dir_count=params['dir_count'], stripe_count=params['stripe_count'],
         tests=params['tests'], start_number=params['start_number'], layer=params['layer'], host=start.host)
+    inode_problems, free_inodes = survey.free_inode_problems()
+    builder.set_environment(free_inodes=free_inodes)
+    survey_module.fail_on_problems(module, inode_problems)
     plan = survey.plan()
     if module.check_mode:
         survey_module.exit_with_envelope(module, builder, 'mds survey', True, plan=plan)

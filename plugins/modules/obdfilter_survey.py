@@ -478,6 +478,10 @@ def main():
     builder.set_environment(targets=targets)
     survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'])
     survey_module.fail_on_problems(module, survey.problems())
+    if params['case'] == obdfilter.CASE_DISK:
+        space_problems, free_kib = survey.free_space_problems()
+        builder.set_environment(free_kib=free_kib)
+        survey_module.fail_on_problems(module, space_problems)
     script = None
     if params['engine'] == 'iokit':
         script = survey_module.iokit_script_path(module)

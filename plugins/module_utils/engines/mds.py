@@ -325,6 +325,27 @@ class MdsSurvey:
         return option_problems(self.thrlo, self.thrhi, self.file_count, self.dir_count, self.stripe_count,
                                self.tests, self.start_number, self.layer)
 
+    def free_inode_problems(self):
+        """Each MDT with fewer free inodes than the survey holds at once (the files of a thread count and the
+        test directories), naming ``file_count``; the count is the MDT's ``osd-*.<mdt>.filesfree`` (one that
+        cannot be read is not checked: None in ``free_inodes``).  Returns ``(problems, free_inodes)``.
+        """
+        runnable = [point['files_per_thread'] * point['thr']
+                    for point in sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count) if point['skip'] is None]
+        needed = max(runnable or [0]) + self.dir_count
+        problems = []
+        free = {}
+        for target in self.targets:
+            param = 'osd-*.%s.filesfree' % target.name
+            result = self.lctl.run(['get_param', '-n', param], check=False)
+            words = result.stdout.split() if result.rc == 0 else []
+            free[target.name] = int(words[0]) if words and words[0].isdigit() else None
+            if free[target.name] is not None and free[target.name] < needed:
+                problems.append('file_count: %d files and %d directories do not fit %s, which has %d free inodes '
+                                '(lctl get_param %s); lower file_count (mds_survey_file_count)'
+                                % (needed - self.dir_count, self.dir_count, target.name, free[target.name], param))
+        return problems, free
+
     def plan(self):
         """The sweep, and what would be created, for check mode."""
         points = sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count)

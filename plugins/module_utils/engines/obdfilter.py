@@ -441,6 +441,28 @@ class ObdfilterSurvey:
                 break
         return problems
 
+    def free_space_problems(self):
+        """Each OST with less free space than the sweep's largest point writes to it, naming ``size_mib``.
+
+        The I/O kit checks nothing and fills the OST until the writes fail; ost-survey's engine checks its
+        ``lfs df`` the same way.  The free space is the OST's ``obdfilter.<ost>.kbytesavail``; one that cannot
+        be read is not checked (``free_kib`` holds None for it).  Returns ``(problems, free_kib)``.
+        """
+        runnable = [entry['size_kib_per_ost'] for entry in self.plan() if entry['skip'] is None]
+        needed_kib = max(runnable or [0])
+        problems = []
+        free_kib = {}
+        for target in self.targets:
+            param = 'obdfilter.%s.kbytesavail' % target
+            result = self.lctl.run(['get_param', '-n', param], check=False)
+            words = result.stdout.split() if result.rc == 0 else []
+            free_kib[target] = int(words[0]) if words and words[0].isdigit() else None
+            if free_kib[target] is not None and free_kib[target] < needed_kib:
+                problems.append('size_mib: %d MiB per OST does not fit %s, which has %d MiB free (lctl get_param '
+                                '%s); lower size_mib (obdfilter_size_mib) below that, or free space on the OST'
+                                % (self.size_mib, target, free_kib[target] // KIB, param))
+        return problems, free_kib
+
     def plan(self):
         """Every sweep point with its arithmetic and whether it runs (``skip`` None) or why not."""
         nosts = len(self.targets)

@@ -203,7 +203,7 @@ class Session:
             return -1
         if self.node.hang_matches("lctl", argv):
             self.out.flush()
-            self.node.hang_forever()
+            self.node.hang_while_faulted("lctl", argv)
         rc = command[0](self, argv)
         if rc == CMD_HELP:
             self.err.write("%s\n" % command[1])

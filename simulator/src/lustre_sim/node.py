@@ -503,12 +503,16 @@ class Node:
                 return True
         return False
 
-    def hang_forever(self):
-        # A hung Lustre command only ends when killed; flush so callers see prior output.
+    def hang_while_faulted(self, tool, words):
+        """Hang as a stuck Lustre command does: until killed, or until the fault is cleared, then go on.
+
+        Clearing the fault resumes the command, so that a test can hold a run at a known point for as long as
+        it needs (a run long by construction) and let it finish.
+        """
         sys.stdout.flush()
         sys.stderr.flush()
-        while True:
-            time.sleep(3600)
+        while self.hang_matches(tool, words):
+            time.sleep(0.2)
 
     def fault_gate(self, tool, argv):
         if self.faults(type="host_dead"):
@@ -518,7 +522,7 @@ class Node:
             sys.stderr.flush()
             sys.exit(255)
         if self.hang_matches(tool, list(argv or [])):
-            self.hang_forever()
+            self.hang_while_faulted(tool, list(argv or []))
 
     # -- throttling ------------------------------------------------------------
 

@@ -1,0 +1,182 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Two survey runs meeting on one simulated node, and interrupted mds surveys, through the real playbooks.
+
+    .venv/bin/python -m pytest tests/playbooks/test_concurrent_runs.py -q -p no:cacheprovider
+
+The first run is long by construction (a simulated hang, cleared by the test), and every wait is on a
+condition with a deadline: the survey lock taken, a tree on the MDT, the simulator's state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import live_runs
+from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+
+from test_survey_playbooks import ANSIBLE_PLAYBOOK, INVENTORY, LUSTRE_SIM, VENV_BIN
+
+pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
+                                reason='needs the checkout venv (make setup) with lustre-sim')
+
+# obdfilter: two points (thr 1 and 2), write and read of 24 MiB per OST at 8 MiB/s (one-second samples in each).
+SLOW_VARS = {
+    'iokit_timeout_s': 300, 'obdfilter_size_mib': 24, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 2,
+    'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30,
+    'mds_survey_thrlo': 2, 'mds_survey_thrhi': 2, 'mds_survey_dir_count': 1, 'mds_survey_file_count': 6000,
+    'mds_survey_poll_interval_s': 1, 'mds_survey_async_margin_s': 30,
+}
+DEADLINE_S = 240
+
+
+class Node:
+    def __init__(self, base):
+        self.base = base
+        self.root = os.path.join(base, 'node')
+        self.results = os.path.join(base, 'results')
+        self.workdir = os.path.join(base, 'work')
+        self.inventory = os.path.join(base, 'inventory.yml')
+        self.extra_vars = os.path.join(base, 'vars.json')
+
+    def sim(self, *args):
+        return subprocess.run([LUSTRE_SIM] + list(args), check=True, stdout=subprocess.PIPE,
+                              universal_newlines=True).stdout
+
+    def status(self):
+        return json.loads(self.sim('status', '--root', self.root))
+
+    def argv_env(self, playbook, extra):
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
+                   ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
+                   PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
+        argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars]
+        for key, value in (extra or {}).items():
+            argv += ['-e', '%s=%s' % (key, value)]
+        return argv + [os.path.join(ROOT, 'playbooks', playbook)], env
+
+    def start(self, playbook, **extra):
+        argv, env = self.argv_env(playbook, extra)
+        # Its own session: the test can interrupt the whole ansible-playbook process group, as Ctrl-C would.
+        return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                universal_newlines=True, start_new_session=True)
+
+    def playbook(self, playbook, **extra):
+        argv, env = self.argv_env(playbook, extra)
+        return subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, check=False)
+
+    def echo_clients(self):
+        return [device['name'] for device in self.status()['devices'] if device['type'] == 'echo_client']
+
+    def ost_objects(self):
+        found = []
+        for target in sorted(os.listdir(os.path.join(self.root, 'targets'))):
+            if '-OST' in target:
+                for directory, unused, files in os.walk(os.path.join(self.root, 'targets', target, 'O')):
+                    found.extend(os.path.join(directory, name) for name in files)
+        return found
+
+    def mdt_tree(self):
+        root = os.path.join(self.root, 'targets', 'testfs-MDT0000', 'ROOT_ECHO')
+        return sorted(os.listdir(root)) if os.path.isdir(root) else []
+
+    def mdt_entries(self):
+        root = os.path.join(self.root, 'targets', 'testfs-MDT0000', 'ROOT_ECHO')
+        return sum(len(dirs) + len(files) for unused, dirs, files in os.walk(root))
+
+
+def wait_for(condition, what, process=None):
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        if process is not None and process.poll() is not None:
+            raise AssertionError('%s: the playbook ended first:\n%s' % (what, process.stdout.read()[-6000:]))
+        time.sleep(0.05)
+    raise AssertionError('timed out waiting for %s' % what)
+
+
+@pytest.fixture(scope='module')
+def node(tmp_path_factory):
+    made = Node(str(tmp_path_factory.mktemp('concurrent-runs')))
+    made.sim('init', '--root', made.root, '--osts', '2', '--mdts', '1', '--ost-size-mib', '256',
+             '--ost-mib-s', '8', '--no-mount', '--force')
+    with open(made.inventory, 'w', encoding='utf-8') as handle:
+        handle.write(INVENTORY.format(python=sys.executable))
+    with open(made.extra_vars, 'w', encoding='utf-8') as handle:
+        json.dump(dict(SLOW_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir), handle)
+    try:
+        yield made
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+
+
+def holder_of(node, survey, run_id):
+    holder = live_runs(node.workdir).get(survey)
+    return holder if holder and holder.get('run_id') == run_id else None
+
+
+@pytest.mark.parametrize('second_run_id', ['conc-b', 'conc-a'], ids=['another-run-id', 'the-same-run-id'])
+def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_run_id):
+    first_id = 'conc-a-%s' % second_run_id
+    second_id = first_id if second_run_id == 'conc-a' else second_run_id
+    # The first run's test_brw hangs until the fault is cleared: it is still measuring while the second starts,
+    # is refused and runs its own cleanup, however slow the machine is.
+    node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
+    first = node.start('survey-obdfilter.yml', iokit_run_id=first_id)
+    try:
+        holder = wait_for(lambda: holder_of(node, 'obdfilter', first_id), 'the first run to take the lock', first)
+        echo_clients = wait_for(lambda: len(node.echo_clients()) == 2 and node.echo_clients(),
+                                'the first run to attach its two echo clients', first)
+        second = node.playbook('survey-obdfilter.yml', iokit_run_id=second_id)
+        assert second.returncode != 0
+        refusal = 'run %s on host %s, pid %s, started %s' % (first_id, holder['host'], holder['pid'],
+                                                             holder['started'])
+        assert refusal in second.stdout, second.stdout[-6000:]
+        # The second run's always-section cleanup left the first's survey and echo clients alone.
+        assert first.poll() is None and holder_of(node, 'obdfilter', first_id) == holder
+        assert node.echo_clients() == echo_clients
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        output, unused = first.communicate(timeout=DEADLINE_S)
+    finally:
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait()
+    assert first.returncode == 0, output[-6000:]
+    envelope = read_envelope(envelope_path(node.results, first_id, 'localhost', 'obdfilter'))
+    assert envelope['status'] == 'ok' and envelope['errors'] == []
+    assert [record['thr'] for record in envelope['records']] == [2, 4]  # both points of both OSTs
+    assert all(test['status'] == 'ok' for record in envelope['records'] for test in record['tests'].values())
+    assert node.echo_clients() == [] and node.ost_objects() == []
+    assert 'obdecho' not in node.status()['modules']
+    assert live_runs(node.workdir) == {}
+
+
+def test_obdfilter_refuses_a_size_beyond_the_free_space_before_writing(node):
+    run = node.playbook('survey-obdfilter.yml', iokit_run_id='conc-too-big', obdfilter_size_mib=1048576)
+    assert run.returncode != 0
+    assert 'size_mib: 1048576 MiB per OST does not fit testfs-OST0000, which has' in run.stdout, run.stdout[-4000:]
+    assert 'obdfilter_size_mib' in run.stdout
+    assert node.echo_clients() == [] and node.ost_objects() == []
+
+
+def test_mds_refuses_a_file_count_beyond_the_free_inodes(node):
+    run = node.playbook('survey-mds.yml', iokit_run_id='conc-inodes', mds_survey_file_count=100000000)
+    assert run.returncode != 0
+    assert 'do not fit testfs-MDT0000, which has' in run.stdout and 'mds_survey_file_count' in run.stdout, \
+        run.stdout[-4000:]
+    assert node.mdt_tree() == []
