@@ -260,11 +260,11 @@ def test_builder_accepts_datetimes():
         ('2026-11-22T10:15:01Z', '2026-11-22T10:15:03Z', 2.5)
 
 
-def test_builder_real_clock_gives_small_non_negative_duration():
+def test_builder_real_clock_gives_non_negative_duration():
     builder = new_builder(now=None)
     builder.add_record(RECORD)
     envelope = builder.finish()
-    assert 0 <= envelope['duration_s'] < 5
+    assert envelope['duration_s'] >= 0 and envelope['started'] <= envelope['finished']
     assert results.validate_envelope(envelope) == []
 
 

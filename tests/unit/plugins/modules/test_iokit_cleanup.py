@@ -157,10 +157,12 @@ def test_our_running_helper_is_stopped_by_pid_and_start_time(sim, state):
 
 
 def test_helper_ignoring_sigterm_gets_sigkill(sim, state):
-    helper = start_own_process([sys.executable, '-c',
-                                'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); '
-                                'print("ready", flush=True); time.sleep(60)'])
-    time.sleep(0.5)
+    helper = subprocess.Popen([sys.executable, '-c',
+                               'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); '
+                               'print("ready", flush=True); time.sleep(60)'],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    # Recorded only once it ignores SIGTERM (it says so), however long the machine takes to start it.
+    assert helper.stdout.readline() == b'ready\n'
     state.record('processes', RUN, pid=helper.pid, command='stubborn')
     report = cleanup(state, kill_grace_s=0.5)
     helper.wait(timeout=10)
@@ -188,8 +190,11 @@ def test_echo_client_of_a_sigkilled_obdfilter_sequence(sim, state):
     brw = start_own_process(['lctl', '--threads', '2', '-1', name, 'test_brw', '64', 'wx', 'q', '256',
                              '1t%d' % ids[0], 'p256'])
     state.record('processes', RUN, pid=brw.pid, command='lctl --threads 2 -1 %s test_brw' % name)
-    time.sleep(1.5)
-    assert brw.poll() is None
+    # Killed once both workers run (the leader and two workers in its group); at 2 MiB/s they write for minutes.
+    deadline = time.monotonic() + 60
+    while len(_group(brw.pid)) < 3 and brw.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert brw.poll() is None and len(_group(brw.pid)) >= 3
     # SIGKILL the leader only, as Ansible's async wrapper does to the module: its forked workers live on.
     os.kill(brw.pid, signal.SIGKILL)
     brw.wait()
