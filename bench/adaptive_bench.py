@@ -27,7 +27,6 @@ all runs' time, N counting each curve on each grid).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 
@@ -159,9 +158,7 @@ def main():
             fast_s, fast_best, inner = sweep(grid, tests, model, spread, 'adaptive', args.min_gain_pct,
                                              args.patience, args.overhead_s, near_knee=args.near_knee)
             ratio = min(fast_best[test] / full_best[test] for test in tests)
-            headroom = int(round(math.log(axis_values[-1] / float(model['knee_threads']), 2)))
             rows.append({'survey': survey, 'curve': label, 'points': len(grid), 'run': inner.points_run,
-                         'headroom': headroom,
                          'full_s': full_s, 'adaptive_s': fast_s, 'saved_pct': 100.0 * (1 - fast_s / full_s),
                          'peak_pct': 100.0 * ratio})
 
@@ -181,14 +178,6 @@ def main():
         print('  %-10s %3d curves, time saved %5.1f %% (pooled %5.1f %%), peak within 2 %% in %5.1f %%'
               % ((survey, len(mine)) + summary(mine)))
     print()
-    print('by headroom (doublings of the grid above the knee):')
-    for headroom in sorted(set(row['headroom'] for row in rows)):
-        mine = [row for row in rows if row['headroom'] == headroom]
-        print('  %2d  %3d curves, time saved %5.1f %% (pooled %5.1f %%), peak within 2 %% in %5.1f %%'
-              % ((headroom, len(mine)) + summary(mine)))
-    deep = [row for row in rows if row['headroom'] >= 3]
-    print('  >= 3: %3d curves, time saved %5.1f %% (pooled %5.1f %%), peak within 2 %% in %5.1f %%'
-          % ((len(deep),) + summary(deep)))
     print('points not run (the time saved if every point took the same time): %.1f %%'
           % (100.0 * sum(1 - row['run'] / float(row['points']) for row in rows) / len(rows)))
     print()
