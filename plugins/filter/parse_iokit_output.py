@@ -26,6 +26,7 @@ options:
     required: true
     choices:
       brw_stats: C(lctl get_param osd-*.*.brw_stats) histograms, see P(lustre.iokit.parse_brw_stats#filter).
+      ior: IOR output (text, JSON or CSV summaries), see P(lustre.iokit.parse_ior#filter).
       lctl_dl: C(lctl dl) device lists, see P(lustre.iokit.parse_lctl_dl#filter).
       lst_stat: C(lst stat) samples, see P(lustre.iokit.parse_lst_stat#filter).
       lst_survey: lst-survey CSV or table, see P(lustre.iokit.parse_lst_survey#filter).
@@ -50,7 +51,7 @@ RETURN = r'''
 _value:
   description:
     - The parsed records, in the shape documented by the dedicated filter of O(output_format).
-    - A list for the survey summaries, C(lctl dl) and C(lst stat); a dictionary for
+    - A list for the survey summaries, C(lctl dl), C(lst stat) and C(ior); a dictionary for
       C(ost_survey), C(brw_stats), C(sgp_dd) and C(mdtest).
   type: raw
 '''

@@ -15,6 +15,7 @@ __metaclass__ = type
 
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import ParserError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.brw_stats import parse_brw_stats
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ior import parse_ior
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lctl_dl import parse_lctl_dl
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_stat import parse_lst_stat
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_survey import parse_lst_survey
@@ -22,11 +23,13 @@ from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey im
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mdtest import parse_mdtest
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.proc_mounts import parse_proc_mounts
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgp_dd import parse_sgp_dd
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
 
 PARSERS = {
     'brw_stats': parse_brw_stats,
+    'ior': parse_ior,
     'lctl_dl': parse_lctl_dl,
     'lst_stat': parse_lst_stat,
     'lst_survey': parse_lst_survey,
@@ -34,6 +37,7 @@ PARSERS = {
     'mdtest': parse_mdtest,
     'obdfilter_survey': parse_obdfilter_survey,
     'ost_survey': parse_ost_survey,
+    'proc_mounts': parse_proc_mounts,
     'sgp_dd': parse_sgp_dd,
     'sgpdd_survey': parse_sgpdd_survey,
 }

@@ -37,6 +37,7 @@ FORMATS = {
     'lctl_dl': list,
     'brw_stats': dict,
     'mdtest': dict,
+    'ior': list,
 }
 FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
 PACKAGE = 'ansible_collections.lustre.iokit.plugins'
