@@ -33,7 +33,8 @@ def find_chromium() -> str | None:
 class Browser:
     """One headless Chromium with one page; records every console error and uncaught exception."""
 
-    def __init__(self, executable: str, width: int = 1400, height: int = 2000, timeout_s: float = 30.0):
+    # A deadline for each answer, not a speed: generous enough for a Chromium starting on a loaded machine.
+    def __init__(self, executable: str, width: int = 1400, height: int = 2000, timeout_s: float = 180.0):
         self.timeout_s = timeout_s
         self.width, self.height = width, height
         self.profile = tempfile.mkdtemp(prefix='iokit-chromium-')
