@@ -24,6 +24,11 @@ description:
   - When O(wait_s) passes first it returns RV(finished=false); repeat the task with C(until) for a longer wait.
   - A job killed by its C(async) limit ends with the result Ansible's async wrapper writes
     (C(msg=Timeout exceeded), C(failed=true)), which is returned under RV(job) like any other.
+  - Each repetition first looks, on the controller, whether the C(ansible-playbook) that started the wait is still
+    running; when it was killed, its left-over worker stops at once instead of polling until the limit.
+  - With O(purge=true) it removes, instead, the job files that this collection's surveys left in the async directory
+    when nobody read their result (the controller was killed or lost): only finished jobs whose result is a survey
+    envelope, of O(run_id) when given.
 author:
   - lustre.iokit contributors (@lustre)
 attributes:
@@ -39,8 +44,38 @@ options:
   results_file:
     description:
       - The job file of the async task, its registered C(results_file).
+      - Required unless O(purge=true).
     type: path
-    required: true
+  purge:
+    description:
+      - Remove the job files of finished surveys of this collection from O(async_dir) instead of waiting for one job.
+      - A job file is removed only when the job has ended and its result is a survey envelope (of O(run_id) when
+        given). Running jobs, other modules' jobs and unreadable files are left alone.
+    type: bool
+    default: false
+  run_id:
+    description:
+      - With O(purge=true), only the job files of this run, whatever their age.
+      - Without it, only job files older than O(min_age_s), so that a live controller reads its result first.
+    type: str
+  job_ids:
+    description:
+      - With O(purge=true), also the job files of these async job ids, whatever they hold (a job whose wrapper a
+        cleanup stopped leaves a file that says it is still running).
+      - An id as the async wrapper's command line has it (C(j130487208545)) also names the job file the wrapper
+        made of it (C(j130487208545.4871), the id and the wrapper's pid).
+    type: list
+    elements: str
+    default: []
+  min_age_s:
+    description: With O(purge=true) and no O(run_id), the age in seconds below which a job file is kept.
+    type: int
+    default: 600
+  async_dir:
+    description:
+      - With O(purge=true), the async directory of the node. Defaults to the connection shell's C(async_dir)
+        (C(~/.ansible_async)), where the async wrapper writes the job files.
+    type: path
   wait_s:
     description:
       - The longest this task waits on the node. A job that ends earlier is returned at once.
@@ -94,6 +129,11 @@ EXAMPLES = r'''
   retries: 8
   delay: 0
 
+- name: After a killed controller, remove the job files of the run's surveys that nobody read
+  lustre.iokit.async_result:
+    purge: true
+    run_id: 20261122T101500Z-3f2a
+
 - name: Say how it went (the envelope's own timestamps are strings, as the module returned them)
   ansible.builtin.debug:
     msg: "{{ mds_wait.job.envelope.status }} from {{ mds_wait.job.envelope.started }} to {{ mds_wait.job.envelope.finished }}"
@@ -146,9 +186,15 @@ msg:
   sample: Timeout exceeded
 removed:
   description: Whether the job file was removed.
-  returned: always
+  returned: when O(purge=false)
   type: bool
   sample: true
+purged:
+  description: The job files removed by O(purge=true).
+  returned: when O(purge=true)
+  type: list
+  elements: str
+  sample: ["/root/.ansible_async/j229586444454.22560"]
 '''
 
 import base64
@@ -156,9 +202,11 @@ import gzip
 import json
 import os
 import re
+import stat
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.lustre.iokit.plugins.module_utils.results import SCHEMA
 
 # The async wrapper writes the job file by rename, so a read sees a whole file; a file that is there but not
 # JSON is one the wrapper never wrote (or another process damaged): looked at again, then reported.
@@ -229,18 +277,76 @@ def wait_for_job(path, wait_s, clock=time.monotonic, sleep=time.sleep):
         sleep(min(POLL_S, max(0.0, deadline - clock())))
 
 
+def survey_run_of(job):
+    """The run id of a finished survey job's envelope, or None when the job file is anything else."""
+    if not isinstance(job, dict) or _is_running(job):
+        return None
+    envelope = job.get('envelope') if isinstance(job.get('envelope'), dict) else job
+    if envelope.get('schema') != SCHEMA or not isinstance(envelope.get('run_id'), str):
+        return None
+    return envelope['run_id']
+
+
+def purge_job_files(async_dir, run_id=None, min_age_s=600, job_ids=(), now=None):
+    """Remove job files in ``async_dir``; return their paths.
+
+    Removed: finished survey jobs (of ``run_id``, else older than ``min_age_s``)
+    and the files of ``job_ids`` whatever they hold.  Never anything but a
+    regular file directly in ``async_dir``.
+    """
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        names = sorted(os.listdir(async_dir))
+    except OSError:
+        return removed
+    named = set(job_ids)
+    for name in names:
+        path = os.path.join(async_dir, name)
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            if name not in named and name.split('.', 1)[0] not in named:
+                job_run = survey_run_of(read_job(path))
+                if job_run is None or (run_id is not None and job_run != run_id):
+                    continue
+                if run_id is None and now - info.st_mtime < min_age_s:
+                    continue
+        except (OSError, ValueError):
+            continue
+        try:
+            os.remove(path)
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            results_file=dict(type='path', required=True),
+            results_file=dict(type='path'),
             wait_s=dict(type='int', default=60),
             read_raw_output=dict(type='bool', default=True),
             raw_name_suffix=dict(type='str', default=''),
             remove=dict(type='bool', default=True),
+            purge=dict(type='bool', default=False),
+            run_id=dict(type='str'),
+            min_age_s=dict(type='int', default=600),
+            job_ids=dict(type='list', elements='str', default=[]),
+            async_dir=dict(type='path'),
         ),
+        required_if=[('purge', False, ['results_file'])],
         supports_check_mode=True,
     )
     params = module.params
+    if params['purge']:
+        async_dir = params['async_dir'] or os.path.expanduser('~/.ansible_async')
+        if module.check_mode:
+            module.exit_json(changed=False, purged=[])
+        purged = purge_job_files(async_dir, params['run_id'], params['min_age_s'], params['job_ids'])
+        module.exit_json(changed=bool(purged), purged=purged)
     if params['wait_s'] < 0:
         module.fail_json(msg='wait_s must be 0 or more (got %d)' % params['wait_s'])
     if '/' in params['raw_name_suffix'] or '\0' in params['raw_name_suffix']:

@@ -151,3 +151,59 @@ def test_wait_for_job_looks_until_the_deadline_with_a_fake_clock(tmp_path):
     content, finished, waited = async_result.wait_for_job(job, 10, clock=lambda: now[0], sleep=sleep)
     assert finished is True and content == {'rc': 0}
     assert sleeps == [async_result.POLL_S] * 4 and waited == 2.0
+
+
+# --------------------------------------------------------------------------
+# purge: the job files nobody read after the controller was killed
+
+
+def survey_job(run_id, survey='obdfilter'):
+    envelope = {'schema': 'lustre.iokit/result/v1', 'run_id': run_id, 'survey': survey, 'status': 'ok'}
+    return {'changed': True, 'envelope': envelope, 'raw_files': []}
+
+
+def test_purge_removes_the_finished_surveys_of_the_run_and_nothing_else(tmp_path, run_module):
+    tmp_path = tmp_path / 'async'  # the fixture keeps the module's arguments in tmp_path
+    tmp_path.mkdir()
+    jobs = {
+        'j1.1': survey_job('run-a'),                      # the run's finished survey: removed
+        'j1.2': survey_job('run-b'),                      # another run: kept
+        'j1.3': RUNNING,                                  # a job still running: kept
+        'j1.4': {'changed': False, 'ping': 'pong'},       # another module's result: kept
+        'j1.5': {'failed': 1, 'msg': 'Timeout exceeded', 'ansible_job_id': 'j1.5'},  # no envelope: kept
+        'j1.6': RUNNING_OLD,                              # named by job_ids (its wrapper was stopped): removed
+        'j9.4871': RUNNING,                               # its id as the wrapper's command line has it: removed
+    }
+    for name, content in jobs.items():
+        write_job(str(tmp_path / name), content)
+    (tmp_path / 'j1.7').write_text('{"started": ')     # not JSON: kept
+    os.symlink(str(tmp_path / 'j1.1'), str(tmp_path / 'j1.8'))  # not a regular file: kept
+    result = run_module(purge=True, run_id='run-a', async_dir=str(tmp_path), job_ids=['j1.6', 'j9'])
+    assert result['changed'] is True
+    assert sorted(result['purged']) == [str(tmp_path / name) for name in ('j1.1', 'j1.6', 'j9.4871')]
+    assert sorted(os.listdir(str(tmp_path))) == ['j1.2', 'j1.3', 'j1.4', 'j1.5', 'j1.7', 'j1.8']
+
+
+def test_purge_without_run_id_keeps_the_recent_ones_a_live_controller_may_still_read(tmp_path):
+    old = str(tmp_path / 'j2.1')
+    recent = str(tmp_path / 'j2.2')
+    write_job(old, survey_job('run-a'))
+    write_job(recent, survey_job('run-b'))
+    now = time.time()
+    os.utime(old, (now - 3600, now - 3600))
+    assert async_result.purge_job_files(str(tmp_path), min_age_s=600, now=now) == [old]
+    assert os.listdir(str(tmp_path)) == ['j2.2']
+
+
+def test_purge_of_a_missing_directory_and_in_check_mode_removes_nothing(tmp_path, run_module):
+    tmp_path = tmp_path / 'async'
+    tmp_path.mkdir()
+    assert run_module(purge=True, async_dir=str(tmp_path / 'none'))['purged'] == []
+    write_job(str(tmp_path / 'j3.1'), survey_job('run-a'))
+    result = run_module(check_mode=True, purge=True, run_id='run-a', async_dir=str(tmp_path))
+    assert result['changed'] is False and os.listdir(str(tmp_path)) == ['j3.1']
+
+
+def test_results_file_is_required_without_purge(run_module):
+    result = run_module(wait_s=0)
+    assert result['failed'] and 'results_file' in result['msg']
