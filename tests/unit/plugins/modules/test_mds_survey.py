@@ -14,7 +14,7 @@ import os
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, run_tag
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey import parse_mds_survey
 from ansible_collections.lustre.iokit.plugins.modules import mds_survey
 from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines.test_mds_engine import FakeRunner
@@ -45,7 +45,8 @@ def base(tmp_path, **change):
 
 
 def made_anything():
-    return [argv for argv in Node.fake.calls if argv not in [list(argv_) for argv_ in READ_ONLY]]
+    return [argv for argv in Node.fake.calls if argv not in [list(argv_) for argv_ in READ_ONLY]
+            and not (argv[1:3] == ['get_param', '-n'] and argv[3].endswith('.filesfree'))]
 
 
 @pytest.mark.parametrize('change, message', [
@@ -69,7 +70,8 @@ def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path):
     assert made_anything() == []
     assert result['status'] == 'skipped' and result['records'] == []
     assert [point['thr'] for point in result['plan']['points'] if point['skip'] is None] == [2, 4]
-    assert result['plan']['echo_clients'] == ['testfs-MDT0000_ecc', 'testfs-MDT0001_ecc']
+    tag = run_tag(result['run_id'])
+    assert result['plan']['echo_clients'] == ['testfs-MDT0000_%s_ecc' % tag, 'testfs-MDT0001_%s_ecc' % tag]
     assert NodeState(str(tmp_path / 'work')).read()['echo_clients'] == []
 
 

@@ -15,6 +15,7 @@ import os
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
 from ansible_collections.lustre.iokit.plugins.modules import obdfilter_survey
 from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines.test_obdfilter_engine import (
@@ -49,7 +50,8 @@ def base(tmp_path, **change):
 
 def made_anything():
     return [argv for argv in Node.lustre.commands
-            if argv not in (['lsmod'], ['lctl', 'dl'], ['lctl', 'dl', '-t'], ['lctl', 'get_param', '-n', 'version'])]
+            if argv not in (['lsmod'], ['lctl', 'dl'], ['lctl', 'dl', '-t'], ['lctl', 'get_param', '-n', 'version'])
+            and not (argv[1:3] == ['get_param', '-n'] and argv[3].endswith('.kbytesavail'))]
 
 
 @pytest.mark.parametrize('change, message', [
@@ -145,7 +147,8 @@ def test_nothing_measured_fails_with_the_envelope(run_module, tmp_path):
     Node.lustre.answer = refuse_setup
     result = run_module(base(tmp_path))
     assert result['failed'] is True and result['status'] == 'failed'
-    assert "can't set up echo-client testfs-OST0000_ecc" in result['msg']
+    # The run's tag is in the echo client's name.
+    assert "can't set up echo-client testfs-OST0000_%s_ecc" % run_tag(result['run_id']) in result['msg']
     assert results.validate_envelope(result['envelope']) == []
 
 

@@ -174,8 +174,12 @@ class FakeLustre:
                 lines = ['destroy: %d objects' % count]
                 lines += ['destroy: #%d is object id 0x%x' % (n + 1, first + n) for n in range(count)]
                 return 0, '\n'.join(lines) + '\n', ''
+        if args[:2] == ['get_param', '-n'] and args[2].endswith('.kbytesavail'):
+            # The module's free-space check before writing: ample room on every OST.
+            return 0, '%d\n' % (1 << 40), ''
         if args[0] == '--threads':
-            ost = args[3][:-len('_ecc')]
+            # <ost>_ecc, or <ost>_<run tag>_ecc from the module
+            ost = args[3][:-len('_ecc')].split('_')[0]
             if ost in self.brw:
                 return self.brw[ost](argv)
             thr = int(args[1])
