@@ -50,7 +50,16 @@ def option_problems(params):
     patience = params.get('sweep_patience')
     if patience is not None and patience < 1:
         problems.append('sweep_patience: must be at least 1 point, got %d' % patience)
+    if params.get('sweep') == 'adaptive' and params.get('engine') == 'iokit':
+        problems.append('sweep: adaptive needs engine native (the installed I/O-kit script always runs the full grid)')
     return problems
+
+
+def envelope_fields(inner_sweeps, plan):
+    """The envelope's ``sweep`` and ``skipped_points`` after a native run; ``plan``: the survey's planned points,
+    of which those with no ``skip`` make the full grid."""
+    points_full = len([point for point in plan if not point.get('skip')])
+    return {'sweep': inner_sweeps.summary(points_full), 'skipped_points': list(inner_sweeps.skipped_points)}
 
 
 def spread_pct(figure, low, high, scale=1):
@@ -62,6 +71,20 @@ def spread_pct(figure, low, high, scale=1):
     if figure is None or low is None or high is None or figure <= 0 or scale <= 0:
         return None
     return (high - low) / 2.0 / (figure / float(scale)) * 100.0
+
+
+def figures(tests, scale=1, value_key='mib_s'):
+    """The stop rule's view of one record's ``tests``: each test's figure (None unless ok or short) and spread.
+
+    ``value_key`` names the figure (``mib_s``, ``ops_s``); min and max are ``min_<key>`` and ``max_<key>``,
+    of one of ``scale`` parts of the figure (see ``spread_pct``).
+    """
+    result = {}
+    for test, outcome in tests.items():
+        value = outcome.get(value_key) if outcome.get('status') in ('ok', 'short') else None
+        result[test] = {'value': value, 'spread_pct': spread_pct(value, outcome.get('min_' + value_key),
+                                                                 outcome.get('max_' + value_key), scale)}
+    return result
 
 
 def _pct(value):

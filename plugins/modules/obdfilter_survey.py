@@ -351,9 +351,6 @@ def option_problems(params):
     problems = []
     problems.extend(common_option_problems(params))
     problems.extend(adaptive.option_problems(params))
-    if params['sweep'] == 'adaptive' and params['engine'] == 'iokit':
-        problems.append('sweep: adaptive needs engine native (the installed obdfilter-survey always runs the '
-                        'full grid)')
     if params['case'] == obdfilter.CASE_NETWORK and len(params['targets']) != 1:
         problems.append('targets: case=network takes exactly one server (host name or IP address), got %d'
                         % len(params['targets']))
@@ -395,9 +392,7 @@ def run_native(survey, builder, run_dir):
     survey_module.add_survey_outcome(builder, survey)
     builder.set_environment(obdecho_loaded_by_us=survey.loaded_obdecho,
                             reused_echo_clients=survey.reused_echo_clients)
-    points_full = len([point for point in survey.plan() if not point['skip']])
-    builder.extra_fields.update(sweep=survey.inner_sweeps.summary(points_full),
-                                skipped_points=list(survey.inner_sweeps.skipped_points))
+    builder.extra_fields.update(adaptive.envelope_fields(survey.inner_sweeps, survey.plan()))
     if survey.case == obdfilter.CASE_NETWORK:
         builder.set_environment(server_lustre_version=survey.server_version,
                                 server_devices_reused=survey.server_reused)

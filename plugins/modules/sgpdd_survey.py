@@ -36,6 +36,7 @@ extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
   - lustre.iokit.sweep
+  - lustre.iokit.sweep.adaptive
 options:
   devices:
     description:
@@ -220,6 +221,19 @@ raw_output:
   description: Path on the node of the summary file; the detail file is beside it (RV(raw_files)).
   returned: always
   type: str
+sweep:
+  description:
+    - How the thread sweep went (O(engine=native)), as for C(lustre.iokit.obdfilter_survey); C(stops) name the
+      C(rsz_kib) and C(crg) (per device) of each thread sweep that stopped early.
+  returned: when the survey ran with O(engine=native)
+  type: dict
+skipped_points:
+  description:
+    - "Every point of the full grid an adaptive sweep did not run: C(point) (C(rsz_kib), C(crg), C(thr) per
+      device) and C(reason). Empty for a full sweep."
+  returned: when the survey ran with O(engine=native)
+  type: list
+  elements: dict
 raw_files:
   description: Paths on the node of the raw output files.
   returned: when the survey ran
@@ -238,6 +252,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.safety import DeviceRefused, DeviceSafety
@@ -250,12 +265,14 @@ from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 
 SURVEY = 'sgpdd'
 PARAMETER_NAMES = ('devices', 'size_mib', 'crglo', 'crghi', 'thrlo', 'thrhi', 'rszlo', 'rszhi', 'actions',
-                   'boundary', 'max_threads_per_region', 'destroy_data', 'allow_signatures', 'engine', 'timeout')
+                   'boundary', 'max_threads_per_region', 'destroy_data', 'allow_signatures', 'engine', 'timeout',
+                   'sweep', 'sweep_min_gain_pct', 'sweep_patience')
 
 
 def argument_spec():
     spec = survey_common_argument_spec()
     spec.update(sweep_argument_spec())
+    spec.update(adaptive.sweep_argument_spec())
     spec.update(
         devices=dict(type='list', elements='path', required=True),
         size_mib=dict(type='int', default=8192),
@@ -283,6 +300,7 @@ def option_problems(params):
     if params['boundary'] < 0:
         problems.append('boundary: must not be negative, got %d' % params['boundary'])
     problems.extend(common_option_problems(params))
+    problems.extend(adaptive.option_problems(params))
     for low, high in (('crglo', 'crghi'), ('thrlo', 'thrhi'), ('rszlo', 'rszhi')):
         if params[low] > params[high]:
             problems.append('%s: %d is greater than %s (%d)' % (low, params[low], high, params[high]))
@@ -320,6 +338,7 @@ def main():
         rszhi=params['rszhi'], crglo=params['crglo'], crghi=params['crghi'], thrlo=params['thrlo'],
         thrhi=params['thrhi'], boundary=params['boundary'], max_threads_per_region=params['max_threads_per_region'],
         mem_total_kib=environment['mem_total_kib'], host=start.host)
+    survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'])
     survey_module.fail_on_problems(module, survey.problems())
     points = survey.plan()
     plan = {
@@ -356,6 +375,7 @@ def main():
         finally:
             raw.close()
         survey_module.add_survey_outcome(builder, survey)
+        builder.extra_fields.update(adaptive.envelope_fields(survey.inner_sweeps, points))
         raw_files = [raw.summary_path, raw.detail_path]
     builder.set_raw_output(raw_files[0])
     survey_module.exit_with_envelope(module, builder, 'sgpdd survey', wrote, plan=plan, raw_files=raw_files)

@@ -670,16 +670,6 @@ class ObdfilterSurvey:
             aggregate.update(status=STATUS_OK, min_mib_s=min(all_rates) * rsz_mib, max_mib_s=max(all_rates) * rsz_mib)
         return aggregate, per_ost, interrupted
 
-    def _figures(self, record):
-        """Each test's figure for the stop rule; min/max are single-OST rates, so the spread is per OST."""
-        figures = {}
-        for test, result in record['tests'].items():
-            usable = result.get('status') in (STATUS_OK, STATUS_SHORT)
-            figures[test] = {'value': result.get('mib_s') if usable else None,
-                             'spread_pct': adaptive.spread_pct(result.get('mib_s'), result.get('min_mib_s'),
-                                                               result.get('max_mib_s'), record['ost'])}
-        return figures
-
     def _record(self, entry):
         return {'ost': len(self.targets), 'size_kib': entry['size_kib'], 'rsz_kib': entry['actual_rsz_kib'],
                 'obj': entry['obj'], 'thr': entry['threads'], 'case': self.case, 'host': self.host,
@@ -752,7 +742,9 @@ class ObdfilterSurvey:
                     self.aborted = 'object destruction failed'
                     yield record
                     return
-                self.inner_sweeps.measured(_outer_key(entry), entry['thr'], self._figures(record))
+                # min/max are single-OST rates: the spread is judged per OST
+                self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
+                                           adaptive.figures(record['tests'], record['ost']))
                 yield record
         finally:
             self.teardown()

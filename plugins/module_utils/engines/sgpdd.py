@@ -41,6 +41,7 @@ import re
 import stat
 import time
 
+from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgp_dd import parse_sgp_dd
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB, MIB, decimal_mb_s_to_mib_s
@@ -247,6 +248,9 @@ class SgpddSurvey:
         self.clock = clock
         self.wall_clock = wall_clock
         self.host = host
+        # Full unless the caller sets an adaptive one: the thread sweep of each (rsz, crg) may then stop once
+        # the devices saturate.
+        self.inner_sweeps = adaptive.InnerSweeps()
         self.errors = []
         self.aborted = None
 
@@ -382,6 +386,10 @@ class SgpddSurvey:
         for entry in self.plan():
             if entry['skip'] and not entry['enomem']:
                 continue
+            stopped = self.inner_sweeps.stopped(_outer_key(entry))
+            if stopped:
+                self.inner_sweeps.skip(_point_key(entry), stopped)
+                continue
             if self.runner.expired():
                 self.aborted = self.runner.stop_reason
                 self.errors.append({'point': _point_key(entry), 'message': 'not run: %s' % self.aborted})
@@ -417,7 +425,14 @@ class SgpddSurvey:
                                         'message': '%s: %s of %d sgp_dd instances failed; see raw_output'
                                                    % (action, test['failed'], entry['instances'])})
             self._raw('summary', '\n')
+            # min/max are single sgp_dd instances' rates: the spread is judged per instance
+            self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
+                                       adaptive.figures(record['tests'], entry['instances']))
             yield record
+
+
+def _outer_key(entry):
+    return {'rsz_kib': entry['rsz_kib'], 'crg': entry['crg']}
 
 
 def _point_key(entry, action=None):

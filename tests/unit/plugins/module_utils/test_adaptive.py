@@ -124,6 +124,9 @@ def test_spread_is_half_the_range_against_the_figure(figure, low, high, scale, e
     ({'sweep_min_gain_pct': 0.0, 'sweep_patience': 1},
      ['sweep_min_gain_pct: must be above 0 and below 100 (percent), got 0.0']),
     ({'sweep_min_gain_pct': 3.0, 'sweep_patience': 0}, ['sweep_patience: must be at least 1 point, got 0']),
+    ({'sweep': 'adaptive', 'engine': 'iokit'},
+     ['sweep: adaptive needs engine native (the installed I/O-kit script always runs the full grid)']),
+    ({'sweep': 'full', 'engine': 'iokit'}, []),
 ])
 def test_option_problems_name_the_option(params, problems):
     assert adaptive.option_problems(params) == problems
@@ -165,3 +168,13 @@ def test_start_near_the_previous_knee():
     for thr, value in ((1, 10.0), (2, 20.0), (4, 20.1)):
         plain.measured({'nobj': 1}, thr, {'write': {'value': value}})
     assert plain.stopped({'nobj': 2}, 1) is None
+
+
+def test_envelope_fields_count_the_runnable_points_of_the_plan():
+    sweeps = adaptive.InnerSweeps('adaptive')
+    sweeps.measured({'nobj': 1}, 1, {'write': {'value': 1.0}})
+    sweeps.skip({'nobj': 1, 'thr': 2}, 'saturated')
+    fields = adaptive.envelope_fields(sweeps, [{'thr': 1, 'skip': None}, {'thr': 2, 'skip': None},
+                                               {'thr': 1, 'skip': 'thr < nobj'}])
+    assert fields['skipped_points'] == [{'point': {'nobj': 1, 'thr': 2}, 'reason': 'saturated'}]
+    assert (fields['sweep']['points_run'], fields['sweep']['points_full']) == (1, 2)

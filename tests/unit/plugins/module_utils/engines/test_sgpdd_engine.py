@@ -13,6 +13,7 @@ import stat
 
 import pytest
 
+from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
@@ -358,3 +359,38 @@ def test_version_tuple(text, expected):
 def test_parse_readcap_brief():
     assert sgpdd.parse_readcap_brief('0x3b9e12b0 0x200\n') == (0x3b9e12b0, 512)
     assert sgpdd.parse_readcap_brief('garbage') is None
+
+
+class SaturatingRunner(FakeRunner):
+    """Devices that saturate at ``knee`` threads in all: a batch takes 8 s at one thread, 8/knee s from the knee
+    on, and every instance reports the same rate (no spread)."""
+
+    def __init__(self, clock, knee):
+        FakeRunner.__init__(self, clock)
+        self.knee = knee
+
+    def run_many(self, argvs, env=None, cwd=None):
+        threads = sum(int(next(arg for arg in argv if arg.startswith('thr='))[4:]) for argv in argvs)
+        self.seconds_per_batch = 8.0 / min(threads, self.knee)
+        return FakeRunner.run_many(self, argvs, env=env, cwd=cwd)
+
+
+@pytest.mark.parametrize('mode, expected', [
+    ('adaptive', [(1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (2, 8)]),
+    ('full', [(1, 1), (1, 2), (1, 4), (1, 8), (1, 16), (2, 2), (2, 4), (2, 8), (2, 16)]),
+])
+def test_adaptive_thread_sweep_stops_one_point_past_the_knee_for_each_region_count(mode, expected):
+    clock = FakeClock()
+    engine = survey(SaturatingRunner(clock, knee=4), [block_target('loop0')], clock, size_mib=8, crglo=1, crghi=2,
+                    thrlo=1, thrhi=16, actions=['write', 'read'])
+    engine.inner_sweeps = adaptive.InnerSweeps(mode)
+    records = list(engine.run())
+    assert [(record['crg_per_dev'], record['thr_per_dev']) for record in records] == expected
+    skipped = engine.inner_sweeps.skipped_points
+    if mode == 'full':
+        assert skipped == []
+        return
+    reason = 'read saturated at thr 8: +0.0 % < 3 %; write saturated at thr 8: +0.0 % < 3 %'
+    assert skipped == [{'point': {'rsz_kib': 1024, 'crg': 1, 'thr': 16}, 'reason': reason},
+                       {'point': {'rsz_kib': 1024, 'crg': 2, 'thr': 16}, 'reason': reason}]
+    assert adaptive.envelope_fields(engine.inner_sweeps, engine.plan())['sweep']['points_full'] == 9
