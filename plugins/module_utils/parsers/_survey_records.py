@@ -26,17 +26,49 @@ PDSH_RE = re.compile(r'^(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]*):\s+(?P<rest>\S.*)$
 RATE = r'(?:' + NUMBER + r'|[-+]?(?:nan|inf))'
 
 
-def assemble_survey_records(lines, prefix_re, header_re, continues, build_record,
+# A terminal may also break a record inside an open "[min, max]" bracket.
+_BRACKET_TAIL_RE = re.compile(r'^(?:' + NUMBER + r'\s*[,\]]|[,\]])')
+
+
+class _Pending(object):
+    """A record whose lines are still being collected.
+
+    The lines are kept as a list and joined once when the record ends, and
+    the bracket balance is counted per line: growing one string and counting
+    over all of it for every continuation line would cost the square of the
+    record's length.
+    """
+
+    __slots__ = ('slot', 'parts', 'open_brackets')
+
+    def __init__(self, slot, text):
+        self.slot = slot
+        self.parts = []
+        self.open_brackets = 0
+        self.add(text)
+
+    def add(self, text):
+        self.parts.append(text)
+        self.open_brackets += text.count('[') - text.count(']')
+
+    def continued_by(self, line, continuation_re):
+        if continuation_re.match(line):
+            return True
+        return self.open_brackets > 0 and bool(_BRACKET_TAIL_RE.match(line))
+
+
+def assemble_survey_records(lines, prefix_re, header_re, continuation_re, build_record,
                             header_context, pdsh_context, clean_line=None):
     """Return the records found in ``lines``, in the order their lines started.
 
     ``prefix_re`` finds the start of a result line (``ost 8 sz ...``),
-    ``header_re`` the survey's header line; ``continues(record_text, line)``
-    says whether a line carries on the record above it.  Each finished record
-    text is turned into a record by ``build_record(text, context)``, where the
-    context comes from ``header_context(header_match)`` or, for pdsh-prefixed
-    output without a header, ``pdsh_context(host)``.  ``clean_line`` may
-    rewrite a line first; returning None drops it.
+    ``header_re`` the survey's header line; a line matching
+    ``continuation_re`` (or the rest of a "[min, max]" bracket left open)
+    carries on the record above it.  Each finished record text is turned
+    into a record by ``build_record(text, context)``, where the context comes
+    from ``header_context(header_match)`` or, for pdsh-prefixed output
+    without a header, ``pdsh_context(host)``.  ``clean_line`` may rewrite a
+    line first; returning None drops it.
 
     Everything is tracked per pdsh source (None = unprefixed), so that the
     interleaved output of several servers is reassembled correctly.
@@ -47,8 +79,8 @@ def assemble_survey_records(lines, prefix_re, header_re, continues, build_record
 
     def flush(source):
         if source in pending:
-            slot, record_text = pending.pop(source)
-            records[slot] = build_record(record_text, contexts.get(source, {}))
+            record = pending.pop(source)
+            records[record.slot] = build_record(' '.join(record.parts), contexts.get(source, {}))
 
     for line in lines:
         if clean_line is not None:
@@ -64,7 +96,7 @@ def assemble_survey_records(lines, prefix_re, header_re, continues, build_record
         if prefixed:
             rest, host = prefixed.group('rest'), prefixed.group('host')
             if prefix_re.match(rest) or header_re.search(rest) or \
-                    (host in pending and continues(pending[host][1], rest)):
+                    (host in pending and pending[host].continued_by(rest, continuation_re)):
                 source, body = host, rest
         header = header_re.search(body)
         start = prefix_re.search(body)
@@ -73,15 +105,16 @@ def assemble_survey_records(lines, prefix_re, header_re, continues, build_record
             contexts[source] = header_context(header)
         elif start:
             flush(source)
-            pending[source] = (len(records), body[start.start():])
+            pending[source] = _Pending(len(records), body[start.start():])
             records.append(None)
             if source is not None and source not in contexts:
                 contexts[source] = pdsh_context(source)
-        elif source in pending and continues(pending[source][1], body):
-            pending[source] = (pending[source][0], pending[source][1] + ' ' + body)
+        elif source in pending and pending[source].continued_by(body, continuation_re):
+            pending[source].add(body)
         else:
             # any other line ends the record it follows
             flush(source)
     for source in list(pending):
         flush(source)
     return records
+

@@ -72,26 +72,45 @@ def clean_lines(text):
     lines = []
     for raw in text.split('\n'):
         line = _CONTROL_RE.sub(' ', raw).strip()
-        while line.startswith('#') and (len(line) == 1 or line[1] in ' \t'):
-            line = line[1:].strip()
+        if line.startswith('#'):
+            line = _strip_comment_prefixes(line)
         lines.append(line)
     return lines
+
+
+def _strip_comment_prefixes(line):
+    """Drop every leading ``#`` that stands alone (``# # text`` -> ``text``).
+
+    Walks an index instead of re-slicing the line once per ``#``: a line of
+    a million ``# `` would otherwise be copied a million times.
+    """
+    position, end = 0, len(line)
+    while position < end and line[position] == '#' and (position + 1 == end or line[position + 1] in ' \t'):
+        position += 1
+        while position < end and line[position].isspace():
+            position += 1
+    return line[position:]
 
 
 def join_backslash_continuations(lines):
     """Join lines that end with a trailing backslash with the next one."""
     out = []
-    pending = None
+    # The pieces of a continued line are joined once at its end: adding each
+    # piece to a growing string would copy it again for every continuation.
+    pieces = []
     for line in lines:
-        if pending is not None:
-            line = pending + ' ' + line
-            pending = None
         if line.endswith('\\'):
-            pending = line[:-1].rstrip()
+            piece = line[:-1].rstrip()
+            if piece or not pieces:
+                pieces.append(piece)
             continue
+        if pieces:
+            pieces.append(line)
+            line = ' '.join(pieces)
+            pieces = []
         out.append(line)
-    if pending is not None:
-        out.append(pending)
+    if pieces:
+        out.append(' '.join(pieces))
     return out
 
 

@@ -45,7 +45,6 @@ _CONTINUATION_RE = re.compile(
     r'|\[\s*' + NUMBER +
     r'|(?:ERROR|SHORT)(?=\s|$)'
     r'|=(?![=>]))', re.IGNORECASE)
-_BRACKET_TAIL_RE = re.compile(r'^(?:' + NUMBER + r'\s*[,\]]|[,\]])')
 # Current scripts print "ERROR" in place of rate and bracket; 2.2-2.4 printed
 # the rate first and then "[min,max]", "ERROR" or "SHORT" as obdfilter does.
 _TEST_RE = re.compile(
@@ -58,6 +57,9 @@ _TEST_RE = re.compile(
 
 def _parse_tests(rest):
     tests = {}
+    # where the record's text ends: asking per word whether anything follows
+    # it must not copy the rest of a long line every time
+    text_end = len(rest.rstrip())
     for match in _TEST_RE.finditer(rest):
         rate = finite_number(match.group('rate'))
         flag = (match.group('flag') or '').upper()
@@ -66,7 +68,7 @@ def _parse_tests(rest):
                      'max_ops_s': finite_float(match.group('max')), 'status': 'ok'}
         elif flag:
             entry = {'ops_s': rate, 'min_ops_s': None, 'max_ops_s': None, 'status': flag.lower()}
-        elif match.group('rate') is None and rest[match.end():].strip():
+        elif match.group('rate') is None and match.end() < text_end:
             # a bare word inside the line is not a test; only the last one,
             # printed just before the run stopped, is
             continue
@@ -89,11 +91,6 @@ def _record(text, context):
     }
 
 
-def _continues(record_text, line):
-    if _CONTINUATION_RE.match(line):
-        return True
-    return record_text.count('[') > record_text.count(']') and bool(_BRACKET_TAIL_RE.match(line))
-
 
 def parse_mds_survey(data):
     """Parse mds-survey summary text into a list of records.
@@ -104,6 +101,6 @@ def parse_mds_survey(data):
     text = ensure_text(data, 'parse_mds_survey')
     lines = join_backslash_continuations(clean_lines(text))
     return assemble_survey_records(
-        lines, _PREFIX_RE, _HEADER_RE, _continues, _record,
+        lines, _PREFIX_RE, _HEADER_RE, _CONTINUATION_RE, _record,
         header_context=lambda header: {'host': header.group('host')},
         pdsh_context=lambda host: {'host': host})

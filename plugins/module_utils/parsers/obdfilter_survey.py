@@ -50,8 +50,6 @@ _CONTINUATION_RE = re.compile(
     r'|\[\s*' + NUMBER +
     r'|(?:ERROR|SHORT)(?=\s|$)'
     r'|=(?![=>]))', re.IGNORECASE)
-# A terminal may also break a record inside an open "[min, max]" bracket.
-_BRACKET_TAIL_RE = re.compile(r'^(?:' + NUMBER + r'\s*[,\]]|[,\]])')
 _TEST_RE = re.compile(
     r'(?<![^\s\]])(?P<name>[A-Za-z_]\w*)'
     r'(?:\s+(?P<rate>' + RATE + r'))?'
@@ -64,13 +62,16 @@ _NOT_CONTIGUOUS_RE = re.compile(r'created\s+object\s+#s.*?not\s+contiguous', re.
 def _parse_tests(rest):
     """Parse the part of a record after its parameter prefix."""
     tests = {}
+    # where the record's text ends: asking per word whether anything follows
+    # it must not copy the rest of a long line every time
+    text_end = len(rest.rstrip())
     for match in _TEST_RE.finditer(rest):
         name = match.group('name')
         if name.upper() in ('ERROR', 'SHORT'):
             continue
         rate = finite_number(match.group('rate'))
         flag = (match.group('flag') or '').upper()
-        if match.group('rate') is None and not flag and rest[match.end():].strip():
+        if match.group('rate') is None and not flag and match.end() < text_end:
             # a bare word inside the line is not a test; only the last one,
             # printed just before the run stopped, is
             continue
@@ -110,11 +111,6 @@ def _record(text, context):
     return record
 
 
-def _continues(record_text, line):
-    if _CONTINUATION_RE.match(line):
-        return True
-    return record_text.count('[') > record_text.count(']') and bool(_BRACKET_TAIL_RE.match(line))
-
 
 def parse_obdfilter_survey(data):
     """Parse obdfilter-survey summary text into a list of records.
@@ -125,6 +121,6 @@ def parse_obdfilter_survey(data):
     text = ensure_text(data, 'parse_obdfilter_survey')
     lines = join_backslash_continuations(clean_lines(text))
     return assemble_survey_records(
-        lines, _PREFIX_RE, _HEADER_RE, _continues, _record,
+        lines, _PREFIX_RE, _HEADER_RE, _CONTINUATION_RE, _record,
         header_context=lambda header: {'case': header.group('case'), 'host': header.group('host')},
         pdsh_context=lambda host: {'case': None, 'host': host})

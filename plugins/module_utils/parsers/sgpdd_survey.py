@@ -59,7 +59,6 @@ _CONTINUATION_RE = re.compile(
     r'|(?:\d+\s+)?x\s+' + NUMBER +
     r'|(?:' + NUMBER + r'\s*)?MB/s'
     r'|ENOMEM\b)')
-_BRACKET_TAIL_RE = re.compile(r'^(?:' + NUMBER + r'\s*[,\]]|[,\]])')
 _TEST_RE = re.compile(
     r'(?P<fname>' + _NAME + r')\s+(?P<failed>\d+)\s+failed\b'
     r'|(?:(?P<oname>' + _NAME + r')\s+)?\bfailed\s+(?P<old_failed>\d+)'
@@ -85,6 +84,9 @@ def _parse_tests(rest):
     """Return (tests, instance count of the first legacy figure) for one record."""
     tests = {}
     first_instances = None
+    # where the record's text ends: asking per word whether anything follows
+    # it must not copy the rest of a long line every time
+    text_end = len(rest.rstrip())
     for match in _TEST_RE.finditer(rest):
         if match.group('fname'):
             tests[match.group('fname')] = _test(failed=to_int(match.group('failed')), status='failed')
@@ -102,7 +104,7 @@ def _parse_tests(rest):
         elif match.group('min') is not None:
             tests[match.group('name')] = _test(rate=finite_number(match.group('rate')), low=finite_float(match.group('min')),
                                                high=finite_float(match.group('max')))
-        elif match.group('rate') is None and rest[match.end():].strip():
+        elif match.group('rate') is None and match.end() < text_end:
             # a bare word inside the line is not an action; only the last
             # one, printed just before the run stopped, is
             continue
@@ -138,11 +140,6 @@ def _record(text, context):
     return record
 
 
-def _continues(record_text, line):
-    if _CONTINUATION_RE.match(line):
-        return True
-    return record_text.count('[') > record_text.count(']') and bool(_BRACKET_TAIL_RE.match(line))
-
 
 def _without_error_found(line):
     """Drop the "Error found in <file>" messages the script prints in the middle of a result line."""
@@ -163,7 +160,7 @@ def parse_sgpdd_survey(data):
     text = ensure_text(data, 'parse_sgpdd_survey')
     lines = join_backslash_continuations(clean_lines(text))
     return assemble_survey_records(
-        lines, _PREFIX_RE, _HEADER_RE, _continues, _record,
+        lines, _PREFIX_RE, _HEADER_RE, _CONTINUATION_RE, _record,
         header_context=lambda header: {'host': header.group('host'), 'devices': header.group('devices').split() or None},
         pdsh_context=lambda host: {'host': host, 'devices': None},
         clean_line=_without_error_found)
