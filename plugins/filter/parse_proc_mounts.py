@@ -14,7 +14,7 @@ description:
   - Reads C(/proc/mounts) (or C(/proc/self/mounts), C(/etc/mtab)): one mount per line, device, mount point,
     type, options. Octal escapes (C(\040) for a space) in the device and the mount point are decoded.
   - A mount of type C(lustre) is a Lustre client mount; its file-system name is the part of the device after
-    C(:/). The simulator's client mount (type C(fuse.lustre-sim)) is one too, without a file-system name.
+    C(:/). The simulator's client mount (type C(fuse.lustre-sim), device C(lustre-sim:/<fsname>)) is one too.
   - Input that is not text raises an error naming the filter.
 options:
   _input:

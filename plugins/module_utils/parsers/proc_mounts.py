@@ -8,7 +8,7 @@ One mount per line, ``device mount_point type options dump pass``, with
 spaces, tabs, newlines and backslashes in the first two fields escaped as
 octal (``\\040``).  A Lustre client mount has type ``lustre`` and a device
 ``<MGS NIDs>:/<fsname>``; the simulator's client (lustre-sim) has type
-``fuse.lustre-sim`` and no file-system name.  Each record says whether it is a
+``fuse.lustre-sim`` and a device ``lustre-sim:/<fsname>``.  Each record says whether it is a
 Lustre client mount and, when the device gives it, its file-system name.
 """
 
@@ -39,7 +39,7 @@ def parse_proc_mounts(text):
             continue
         device, mount_point, fstype = _unescape(fields[0]), _unescape(fields[1]), fields[2]
         fsname = None
-        if fstype == 'lustre' and ':/' in device:
+        if fstype in LUSTRE_CLIENT_TYPES and ':/' in device:
             fsname = device.rsplit(':/', 1)[1].strip('/') or None
         mounts.append({'device': device, 'mount_point': mount_point, 'type': fstype,
                        'options': fields[3].split(','), 'lustre': fstype in LUSTRE_CLIENT_TYPES, 'fsname': fsname})

@@ -429,7 +429,8 @@ class FuseServer:
         self.fd = os.open(FUSE_DEV, os.O_RDWR)
         options = "fd=%d,rootmode=%o,user_id=0,group_id=0,allow_other,default_permissions" % (
             self.fd, statmod.S_IFDIR | 0o755)
-        _libc_mount("lustre-sim", self.mount_path, FSTYPE, MS_NOSUID | MS_NODEV, options)
+        # "<MGS>:/<fsname>" like a real Lustre mount, so that /proc/mounts names the file system
+        _libc_mount("lustre-sim:/%s" % self.node.fsname, self.mount_path, FSTYPE, MS_NOSUID | MS_NODEV, options)
 
     def serve(self, threads=4):
         workers = [threading.Thread(target=self.loop, daemon=True) for _ in range(threads - 1)]

@@ -25,7 +25,9 @@ def test_one_lustre_client_mount_with_its_fsname():
 
 def test_several_mounts_escaped_paths_and_the_simulator():
     lustre = [(m['mount_point'], m['fsname']) for m in _parsed('client_two_lustre_and_sim') if m['lustre']]
-    assert lustre == [('/lustre/scratch', 'scratch'), ('/lustre/my home', 'home'), ('/tmp/sim/mnt', None)]
+    # an older simulator named no file system; the current one mounts lustre-sim:/<fsname>
+    assert lustre == [('/lustre/scratch', 'scratch'), ('/lustre/my home', 'home'), ('/tmp/sim/mnt', None),
+                      ('/tmp/sim2/mnt', 'simfs')]
 
 
 def test_lines_that_are_no_mounts_are_skipped():
