@@ -293,13 +293,15 @@ def test_bad_variables_of_every_stage_are_named_before_any_stage_runs(tmp_path):
     """No client mount given (and the simulated node has none): the ost and mdtest problems, in one message,
     before the obdfilter stage (which comes first and is fine) has touched the node."""
     made = AcceptanceCluster(str(tmp_path))
-    made.sim('init', '--root', made.root, '--osts', '2', '--mdts', '1', '--ost-size-mib', '64', '--force')
+    made.sim('init', '--root', made.root, '--fsname', 'planfs', '--osts', '2', '--mdts', '1', '--ost-size-mib', '64',
+             '--force')
     try:
         with open(made.inventory, 'w', encoding='utf-8') as handle:
             handle.write(INVENTORY.format(python=sys.executable))
         with open(made.extra_vars, 'w', encoding='utf-8') as handle:
+            # iokit_fsname: other simulated clients mounted on this machine are not this file system's
             json.dump(dict(SURVEY_VARS, **dict(ONLY_OBDFILTER, acceptance_run_ost=True, acceptance_run_mdtest=True),
-                           iokit_results_dir=made.results, iokit_workdir=made.workdir), handle)
+                           iokit_results_dir=made.results, iokit_workdir=made.workdir, iokit_fsname='planfs'), handle)
         result = made.playbook('acceptance.yml', extra={'iokit_run_id': 'pbtest-plan'})
     finally:
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
@@ -309,5 +311,25 @@ def test_bad_variables_of_every_stage_are_named_before_any_stage_runs(tmp_path):
     message = failed[:failed.index('PLAY RECAP')]
     assert 'not started: fix these first' in message
     assert 'ost on localhost: ost_survey_mount_point' in message and 'mdtest on localhost: mdtest_mount_point' in message
+    assert message.count('Lustre client mounts found:') == 2
     assert 'Acceptance | Stage obdfilter' not in output
     assert not os.path.exists(envelope_path(made.results, 'pbtest-plan', 'localhost', 'obdfilter'))
+
+
+def test_the_client_mount_is_found_when_not_given(tmp_path):
+    """The ost stage without ost_survey_mount_point surveys through the client's single mount of planfs' sibling."""
+    made = AcceptanceCluster(str(tmp_path))
+    made.sim('init', '--root', made.root, '--fsname', 'discofs', '--osts', '2', '--mdts', '1', '--ost-size-mib', '64',
+             '--client-mount', made.mount, '--force')
+    try:
+        with open(made.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(INVENTORY.format(python=sys.executable))
+        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(SURVEY_VARS, **dict(ONLY_OBDFILTER, acceptance_run_obdfilter=False, acceptance_run_ost=True),
+                           iokit_results_dir=made.results, iokit_workdir=made.workdir, iokit_fsname='discofs'), handle)
+        result = made.playbook('acceptance.yml', extra={'iokit_run_id': 'pbtest-discover'})
+        assert result.returncode == 0, result.stdout[-6000:]
+        envelope = made.envelope('ost', 'pbtest-discover')
+        assert envelope['status'] == 'ok' and envelope['parameters']['mount_point'] == made.mount, envelope['parameters']
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
