@@ -36,6 +36,7 @@ requirements:
 extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
+  - lustre.iokit.sweep.adaptive
 options:
   launch_id:
     description:
@@ -218,6 +219,18 @@ raw_output:
   description: Path on the node of the summary file, in the I/O kit's format; the detail file is beside it.
   returned: always
   type: str
+sweep:
+  description:
+    - How the thread sweep went (O(engine=native)), as for C(lustre.iokit.obdfilter_survey); C(stops) has at most one
+      entry, the C(thr) the sweep stopped after and the C(reason).
+  returned: when the survey ran with O(engine=native)
+  type: dict
+skipped_points:
+  description:
+    - "Every thread count an adaptive sweep did not run: C(point) (C(thr)) and C(reason). Empty for a full sweep."
+  returned: when the survey ran with O(engine=native)
+  type: list
+  elements: dict
 raw_files:
   description: Paths on the node of the raw output files.
   returned: when the survey ran
@@ -236,6 +249,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
@@ -245,12 +259,13 @@ from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 
 SURVEY = 'mds'
 PARAMETER_NAMES = ('targets', 'thrlo', 'thrhi', 'file_count', 'dir_count', 'stripe_count', 'tests', 'layer',
-                   'start_number', 'engine', 'timeout')
+                   'start_number', 'engine', 'timeout', 'sweep', 'sweep_min_gain_pct', 'sweep_patience')
 ECHO_MODULE = 'obdecho'
 
 
 def argument_spec():
     spec = survey_common_argument_spec()
+    spec.update(adaptive.sweep_argument_spec())
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
         launch_id=dict(type='str'),
@@ -271,6 +286,7 @@ def option_problems(params):
     """Invalid option values that need no look at the node, each message naming the option."""
     problems = []
     problems.extend(common_option_problems(params))
+    problems.extend(adaptive.option_problems(params))
     dir_count = params['thrlo'] if params['dir_count'] is None else params['dir_count']
     problems.extend(mds.option_problems(params['thrlo'], params['thrhi'], params['file_count'], dir_count,
                                         params['stripe_count'], params['tests'], params['start_number'],
@@ -294,6 +310,7 @@ def run_native(survey, builder, lctl, run_dir):
             builder.add_error('cleanup: %s' % problem)
         raw.close()
     survey_module.add_survey_outcome(builder, survey)
+    builder.extra_fields.update(adaptive.envelope_fields(survey.inner_sweeps, survey.plan()['points']))
     return measured, [raw.summary_path, raw.detail_path]
 
 
@@ -346,6 +363,7 @@ def main():
         start.runner, lctl, start.node_state, start.run_id, targets, thrlo=params['thrlo'], thrhi=params['thrhi'],
         file_count=params['file_count'], dir_count=params['dir_count'], stripe_count=params['stripe_count'],
         tests=params['tests'], start_number=params['start_number'], layer=params['layer'], host=start.host)
+    survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'])
     inode_problems, free_inodes = survey.free_inode_problems()
     builder.set_environment(free_inodes=free_inodes)
     survey_module.fail_on_problems(module, inode_problems)

@@ -49,6 +49,7 @@ import os
 import re
 import time
 
+from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.lctl import LctlError, echo_client_name
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey import parse_mds_survey
 
@@ -314,6 +315,8 @@ class MdsSurvey:
         self.raw = raw
         self.host = host
         self.wall_clock = wall_clock
+        # Full unless the caller sets an adaptive one: the thread sweep may then stop once the MDTs saturate.
+        self.inner_sweeps = adaptive.InnerSweeps()
         self.errors = []
         self.aborted = None
         self.devnos = {}
@@ -443,6 +446,10 @@ class MdsSurvey:
         for point in sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count):
             if point['skip']:
                 continue
+            stopped = self.inner_sweeps.stopped({})
+            if stopped:
+                self.inner_sweeps.skip({'thr': point['thr']}, stopped)
+                continue
             if self.runner.expired():
                 self._stop({'thr': point['thr']}, 'not run')
                 return
@@ -469,6 +476,8 @@ class MdsSurvey:
                     self.errors.append({'point': {'thr': point['thr'], 'test': test},
                                         'message': '%s: ERROR: %s' % (test, '; '.join(messages))})
             self._raw('summary', '\n')
+            # min/max are single-MDT rates: the spread is judged per MDT
+            self.inner_sweeps.measured({}, point['thr'], adaptive.figures(record['tests'], ndevs, 'ops_s'))
             yield record
 
     def _stop(self, point, what):

@@ -10,6 +10,7 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
 from ansible_collections.lustre.iokit.plugins.module_utils.lctl import Lctl
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
@@ -485,3 +486,34 @@ def test_iokit_exit_status_zero_with_a_failure_line_is_an_error(tmp_path):
         stripe_count=0, tests=list(mds.TESTS), start_number=2, layer='mdd')
     assert records == []
     assert errors == [{'point': None, 'message': "mds-survey: Can't find any MDT to test.  Please set targets=..."}]
+
+
+class SaturatingRunner(FakeRunner):
+    """MDTs that saturate at ``knee`` threads: 1000 operations per second per thread up to it, flat after."""
+
+    def __init__(self, knee):
+        FakeRunner.__init__(self)
+        self.knee = knee
+
+    def _answer(self, argv):
+        if argv[1:2] == ['--threads']:
+            thr, devno, test = int(argv[2]), int(argv[4]), argv[5][len('test_'):]
+            self.rates[(devno, test)] = (1000.0 * min(thr, self.knee), ())
+        return FakeRunner._answer(self, argv)
+
+
+@pytest.mark.parametrize('mode, expected', [('adaptive', [1, 2, 4]), ('full', [1, 2, 4, 8, 16])])
+def test_adaptive_thread_sweep_stops_one_point_past_the_knee(tmp_path, mode, expected):
+    runner = SaturatingRunner(knee=2)
+    survey, unused_state = make_survey(tmp_path, runner, thrlo=1, thrhi=16, dir_count=1, file_count=1600)
+    survey.inner_sweeps = adaptive.InnerSweeps(mode)
+    survey.setup()
+    records = list(survey.run())
+    survey.teardown(Lctl(runner))
+    assert [record['thr'] for record in records] == expected
+    if mode == 'adaptive':
+        reasons = set(entry['reason'] for entry in survey.inner_sweeps.skipped_points)
+        assert [entry['point'] for entry in survey.inner_sweeps.skipped_points] == [{'thr': 8}, {'thr': 16}]
+        assert len(reasons) == 1 and 'create saturated at thr 4: +0.0 % < 3 %' in reasons.pop()
+    else:
+        assert survey.inner_sweeps.skipped_points == []
