@@ -34,7 +34,7 @@ DEFAULT_OST_SIZE_MIB = 1024
 DEFAULT_MDT_SIZE_MIB = 512
 DEFAULT_PAGE_SIZE = 4096
 
-SHIM_TOOLS = ("lctl", "lfs", "lst", "mdtest", "mpirun")
+SHIM_TOOLS = ("lctl", "lfs", "lst", "mdtest", "mpirun", "ior", "srun", "module")
 MODULE_SHIMS = ("modprobe", "rmmod", "lsmod")
 
 FAULT_TYPES = (
@@ -230,12 +230,13 @@ def normalise_config(settings):
         "client_mount": settings.get("client_mount") or None,
         "faults": [normalise_fault(f) for f in settings.get("faults") or []],
     }
-    for key, normalise in (("lnet", normalise_lnet), ("mdtest", normalise_mdtest)):
+    from .batch import SECTIONS as BATCH_SECTIONS
+    for key, normalise in (("lnet", normalise_lnet), ("mdtest", normalise_mdtest)) + BATCH_SECTIONS:
         section = normalise(settings.get(key))
         if section is not None:
             config[key] = section
     parse_version(config["lustre_version"])
-    known = set(config) | {"lnet", "mdtest", "ost_size_mib", "mdt_size_mib", "ost_mib_s", "mdt_mib_s",
+    known = set(config) | {"lnet", "mdtest", "slurm", "modules", "ior", "ost_size_mib", "mdt_size_mib", "ost_mib_s", "mdt_mib_s",
                            "ost_mib_s_override"}
     unknown = sorted(set(settings) - known)
     if unknown:

@@ -2,7 +2,7 @@
 
 Ranks are placed by slot over the hosts of ``-H``/``--hostfile`` (or this
 host with one slot per CPU) exactly as Open MPI would, but all of them run
-here: ``mdtest`` becomes one mdtest job with N ranks (worker processes),
+here: ``mdtest`` and ``ior`` become one job with N ranks (worker processes),
 any other program is started N times with OMPI_COMM_WORLD_RANK/SIZE set.
 """
 
@@ -218,9 +218,10 @@ def main(argv=None):
     os.environ.update(exported_environment(options["export"]))
     if options["wdir"]:
         os.chdir(options["wdir"])
-    if os.path.basename(program[0]) == "mdtest":
-        from lustre_sim.tools import mdtest
-        status = mdtest.main(program[1:], program=program[0], size=np, nodes=nodes)
+    if os.path.basename(program[0]) in ("mdtest", "ior"):
+        from lustre_sim.tools import ior, mdtest
+        tool = ior if os.path.basename(program[0]) == "ior" else mdtest
+        status = tool.main(program[1:], program=program[0], size=np, nodes=nodes)
         sys.stdout.flush()
         return status
     return run_copies(program, np)
