@@ -12,13 +12,13 @@ version_added: 1.0.0
 short_description: Parse IOR output into one record per run
 description:
   - Reads the output of the IOR benchmark, versions 2.10 to 4.x - the C(IOR-x.y) banner, the options block,
-    the per-iteration C(access bw(MiB/s) ...) rows, the C(Max Write) / C(Max Read) lines and the
+    the per-iteration rows under the C(access) header, the C(Max Write) / C(Max Read) lines and the
     C(Summary of all tests) table - and returns one record per run, in the order printed.
   - A text may hold several runs (a sweep, a batch log, a commit message comparing two builds). A new run starts at
     each banner, at a second C(Max Write) or C(Max Read) line, at a repeated results header with no banner between,
     and at each C(TestID) of a multi-test invocation; C(Finished) closes a run.
   - Output written with C(-O summaryFormat=JSON) or C(-O summaryFormat=CSV) is read into the same shape.
-  - Columns are found by their header names, so a version that adds columns (C(IOPS), C(Stonewall(s))) is read too;
+  - Columns are found by their header names, so a version that adds columns (C(IOPS), the C(Stonewall) ones) is read too;
     a row cut short by a truncated paste is dropped, never half read.
   - IOR's own error lines (C(ior ERROR:), C(ERROR:), C(FAILED)) and the MPI abort line are kept in RV(_value[].errors);
     a run that failed before its summary still gives its record with what was printed.
