@@ -39,6 +39,7 @@ import signal
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds as mds_engine
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     KINDS,
     STATE_FILE,
@@ -358,21 +359,75 @@ class Cleanup:
                 self._keep('echo_clients', name, 'lctl dl failed; cannot tell whether it is still there')
                 continue
             device = self.lctl.find(name, devices)
-            if device is None:
+            left = _left_on_target(entry)
+            if device is None and not left:
                 self._forget('echo_clients', name, 'no such device in lctl dl')
                 continue
-            summary = {'name': name, 'source': 'node_state', 'run_id': entry.get('run_id'),
-                       'target': entry.get('target'), 'status': device['status'], 'objects_destroyed': []}
-            if device['type'] != 'echo_client':
+            if device is not None and device['type'] != 'echo_client':
                 self._keep('echo_clients', name, 'a %s device now has this name; it is not ours' % device['type'])
                 continue
+            summary = {'name': name, 'source': 'node_state', 'run_id': entry.get('run_id'),
+                       'target': entry.get('target'), 'status': device['status'] if device else None,
+                       'objects_destroyed': []}
+            if left and (device is None or device['status'] != 'UP'):
+                # What it made on the target outlives the device: attach one again to remove it.
+                device = self._reattach(entry, device, left, summary)
+                if device is None:
+                    continue
             if device['status'] == 'UP':
                 summary['objects_destroyed'] = self._destroy_objects(name, entry.get('objects'))
+                if entry.get('layer') == 'mdd' and not self._remove_md_tree(entry, summary):
+                    continue
             if self._teardown(name, device, summary):
                 self.removed['echo_clients'].append(summary)
                 if not self.check_mode:
                     self.node_state.forget('echo_clients', name)
         return handled
+
+    def _reattach(self, entry, device, left, summary):
+        """Attach the echo client of ``entry`` again (its device gone or half made); None, and the entry kept
+        with what is left and how to remove it by hand, when that cannot be done."""
+        name = entry['name']
+        summary['steps_before'] = ['reattach']
+        if self.check_mode:
+            return {'name': name, 'type': 'echo_client', 'status': 'UP'}
+        try:
+            if device is not None:
+                self.lctl.teardown(name)
+            attached = self.lctl.attach_echo_client(name, entry['target'], layer=entry.get('layer'))
+        except lctl_utils.LctlError as exc:
+            setup = ' '.join([entry['target']] + ([entry['layer']] if entry.get('layer') else []))
+            self._keep('echo_clients', name, '%s remain on %s, and its echo client cannot be attached again (%s); '
+                       'remove them by hand: lctl attach echo_client %s %s_UUID; lctl --device %s setup %s; then %s; '
+                       'then lctl --device %s cleanup; lctl --device %s detach'
+                       % (left, entry['target'], exc, name, name, name, setup, _removal_hint(entry), name, name))
+            return None
+        finally:
+            self._devices = None
+        return attached
+
+    def _remove_md_tree(self, entry, summary):
+        """The files and test directories an mds survey left on its MDT; False (entry kept) when some remain."""
+        name = entry['name']
+        if self.check_mode:
+            summary['directories_removed'] = list(entry.get('directories') or [])
+            return True
+        problems = []
+
+        def remember(files):
+            entry['files'] = files
+            self.node_state.record('echo_clients', entry.get('run_id'), **dict(
+                (key, value) for key, value in entry.items() if key not in ('run_id', 'recorded')))
+        if entry.get('files'):
+            problems = mds_engine.destroy_files(self.runner.run, self.lctl.lctl, name, entry['files'], remember)
+        if not problems:
+            problems = mds_engine.remove_directories(self.runner.run, self.lctl.lctl, name,
+                                                     entry.get('directories') or [])
+        if problems:
+            self._error('echo_clients', name, '; '.join(problems))
+            return False
+        summary['directories_removed'] = list(entry.get('directories') or [])
+        return True
 
     def _destroy_objects(self, name, objects):
         destroyed = []
@@ -668,6 +723,25 @@ class Cleanup:
             self._keep('modules', name, 'would still be in use by %s' % ', '.join(loaded[name]['used_by'] + staying))
             return
         self.removed['modules'].append(summary)
+
+
+def _left_on_target(entry):
+    """What an echo client entry says its run left on the target (objects, an mds tree), as a phrase; '' if none."""
+    ranges = _object_ranges(entry.get('objects'))
+    if ranges:
+        return 'objects %s' % ', '.join('%s (%d)' % (hex(first), count) for first, count in ranges)
+    if entry.get('files') or entry.get('directories'):
+        return 'test directories %s%s' % (', '.join(entry.get('directories') or []),
+                                          ' with files' if entry.get('files') else '')
+    return ''
+
+
+def _removal_hint(entry):
+    if entry.get('layer') == 'mdd':
+        return ('lctl --device %s test_destroy -d <dir> -b <first id> -n <count> for the files, and test_rmdir '
+                '<dir> for each of %s' % (entry['name'], ', '.join(entry.get('directories') or [])))
+    return ' and '.join('lctl --device %s destroy %s %d' % (entry['name'], hex(first), count)
+                        for first, count in _object_ranges(entry.get('objects')))
 
 
 def _carries_marker(path, entry):

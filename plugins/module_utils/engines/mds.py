@@ -282,6 +282,109 @@ def test_summary(test, stats):
 
 
 # --------------------------------------------------------------------------
+# Removing the files of a create: by the survey, its teardown and the cleanup of a killed run
+#
+# lctl has no readdir for the echo tree, and ``test_destroy`` stops at the first missing child, so the files
+# are found by their ids.  Thread t of a ``create`` makes ids base_t, base_t+1 ... (base_t = start_number +
+# (t-1) * (0xffffffff // threads)) in its directory, in order, and a ``destroy`` removes them in the same order:
+# what is left of each thread's range is always one run of consecutive ids.  Recorded before each step is which
+# end of that run is known: before a create, it starts at base_t (its end is found by probing); before a
+# destroy, its end is recorded (its start is found by probing).  So every moment of a survey leaves a record
+# from which its files can be found and removed.
+
+MAX_CHILD_BASE = 0xffffffff
+
+
+def thread_ranges(files):
+    """``[[directory, first_id, end_id], ...]``: each thread's ids of the recorded ``files`` (a create's layout)."""
+    threads = int(files['threads'])
+    per_thread = int(files['files_per_thread'])
+    dir_count = int(files['dir_count'])
+    ranges = []
+    for thread in range(1, threads + 1):
+        number = (thread - 1) % dir_count
+        directory = files['basedir'] + (str(number) if number else '')
+        first = int(files['start_number']) + (thread - 1) * (MAX_CHILD_BASE // threads)
+        ranges.append([directory, first, first + per_thread])
+    return ranges
+
+
+def _exists(run, lctl, device, directory, child):
+    result = run([lctl, '--device', str(device), 'test_lookup', '-d', directory, '-b', str(child), '-n', '1'])
+    return result.rc == 0 and 'error' not in result.stdout + result.stderr
+
+
+def _first_true(low, high, predicate):
+    """The least x in [low, high) with predicate(x) true, for a predicate false then true; high if none."""
+    while low < high:
+        middle = (low + high) // 2
+        if predicate(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def remaining_ranges(run, lctl, device, files):
+    """The ids still there of each thread's range, found by probing with ``test_lookup`` (see above)."""
+    if files.get('created') and not files.get('destroying'):
+        return thread_ranges(files)  # the create finished: every range is whole
+    found = []
+    for directory, first, end in files.get('ranges') or thread_ranges(files):
+        def exists(child, directory=directory):
+            return _exists(run, lctl, device, directory, child)
+        if files.get('destroying'):
+            # a destroy went up from first: what is left ends at end
+            found.append([directory, _first_true(first, end, exists), end])
+        else:
+            # a create went up from first: what was made starts there
+            found.append([directory, first, _first_true(first, end, lambda child: not exists(child))])
+    return found
+
+
+def destroy_files(run, lctl, device, files, remember):
+    """Remove what is left of ``files`` through echo client ``device``; returns the problems (none: all gone).
+
+    ``remember(files_or_none)`` writes the entry's new ``files`` before each step: the ranges found and
+    ``destroying`` before any destroy, None once every file is gone.
+    """
+    ranges = remaining_ranges(run, lctl, device, files)
+    remember(dict(files, ranges=ranges, destroying=True))
+    problems = []
+    if files.get('created') and not files.get('destroying'):
+        # whole ranges: one destroy with the create's own threads, as the I/O kit's destroy test runs
+        ranges = []
+        result = run([lctl, '--threads', str(files['threads']), '-1', str(device), 'test_destroy', '-d',
+                      files['basedir'], '-D', str(files['dir_count']), '-b', str(files['start_number']),
+                      '-n', str(files['files_per_thread'])])
+        if result.rc != 0 or result.timed_out or 'error' in result.stdout + result.stderr:
+            problems.append('test_destroy of the %d threads\' files in %s failed (rc %s): %s' % (
+                files['threads'], files['basedir'], result.rc, (result.stderr or result.stdout).strip()))
+    for directory, first, end in ranges:
+        if first >= end:
+            continue
+        result = run([lctl, '--device', str(device), 'test_destroy', '-d', directory, '-b', str(first),
+                      '-n', str(end - first)])
+        if result.rc != 0 or result.timed_out or 'error' in result.stdout + result.stderr:
+            problems.append('test_destroy of %d files from %d in %s failed (rc %s): %s' % (
+                end - first, first, directory, result.rc, (result.stderr or result.stdout).strip()))
+    if not problems:
+        remember(None)
+    return problems
+
+
+def remove_directories(run, lctl, device, directories):
+    """``test_rmdir`` every directory (one already gone is fine); returns the problems."""
+    problems = []
+    for directory in directories:
+        result = run([lctl, '--device', str(device), 'test_rmdir', directory])
+        output = result.stdout + result.stderr
+        if (result.rc != 0 or 'error' in output) and 'No such file' not in output:
+            problems.append('test_rmdir %s failed: %s' % (directory, output.strip()))
+    return problems
+
+
+# --------------------------------------------------------------------------
 # The survey
 
 
@@ -423,6 +526,11 @@ class MdsSurvey:
                     raise EngineError('test_mkdir %s on %s failed (rc %s): %s' % (
                         directory, target.name, result.rc, (result.stderr or result.stdout).strip()))
 
+    def _logged_run(self, argv):
+        result = self.runner.run(argv)
+        self._raw('detail', result.stdout + result.stderr)
+        return result
+
     def _destroy_files(self, target, files):
         argv = [self.lctl.lctl, '--threads', str(files['threads']), '-1', str(self.devnos[target.name]),
                 'test_destroy', '-d', files['basedir'], '-D', str(files['dir_count']), '-b',
@@ -480,6 +588,21 @@ class MdsSurvey:
             self.inner_sweeps.measured({}, point['thr'], adaptive.figures(record['tests'], ndevs, 'ops_s'))
             yield record
 
+    def _before_destroy(self, record):
+        """Record each MDT's ranges as being destroyed, so that a kill during the destroy test leaves them findable.
+
+        After a create that was ok every range is whole; otherwise what it made is probed first.
+        """
+        for target, entry in zip(self.targets, record['per_mdt']):
+            files = self._echo_entries[target.name]['files']
+            if not files:
+                continue
+            if files.get('created'):
+                ranges = thread_ranges(files)
+            else:
+                ranges = remaining_ranges(self._logged_run, self.lctl.lctl, self.devnos[target.name], files)
+            self._remember(target, files=dict(files, ranges=ranges, destroying=True))
+
     def _stop(self, point, what):
         self.aborted = self.runner.stop_reason or 'stopped'
         self.errors.append({'point': point, 'message': '%s: %s' % (what, self.aborted)})
@@ -490,6 +613,8 @@ class MdsSurvey:
                      'start_number': self.start_number, 'dir_count': self.dir_count}
             for target in self.targets:
                 self._remember(target, files=dict(files, basedir=target.basedir))
+        if test == 'destroy':
+            self._before_destroy(record)
         start_time = round(self.wall_clock(), 3)
         results = self.runner.run_many([self.thread_argv(target, test, point) for target in self.targets])
         times = {'start_time': start_time, 'end_time': round(self.wall_clock(), 3)}
@@ -509,6 +634,11 @@ class MdsSurvey:
         self._raw('detail', '=============> %s global\n%s' % (test, ''.join(
             '%d %f %f %f\n' % (stats['samples'], stats['ops_s'] or 0, stats['min_ops_s'] or 0, stats['max_ops_s'] or 0)
             for stats in per_mdt)))
+        if test == 'create':
+            for target, stats in zip(self.targets, per_mdt):
+                if stats['status'] == STATUS_OK:
+                    # every thread made all its files: nothing to probe for to remove them
+                    self._remember(target, files=dict(self._echo_entries[target.name]['files'], created=True))
         if test == 'destroy':
             for target, stats in zip(self.targets, per_mdt):
                 if stats['status'] == STATUS_OK:
@@ -545,16 +675,16 @@ class MdsSurvey:
         if devno is not None:
             self.devnos[target.name] = devno
             if entry.get('files'):
-                self._destroy_files(target, entry['files'])
-                self._remember(target, files=None)
+                problems.extend(destroy_files(self._logged_run, self.lctl.lctl, devno, entry['files'],
+                                              lambda files: self._remember(target, files=files)))
             where = '%s:%s' % (self.host or 'localhost', target.name)
             self._raw('detail', '====> Destroy %d directories on %s\n' % (len(entry['directories']), where))
-            for directory in entry['directories']:
-                result = self.runner.run([self.lctl.lctl, '--device', str(devno), 'test_rmdir', directory])
-                self._raw('detail', result.stdout + result.stderr)
-                if result.rc != 0 and 'No such file' not in result.stderr:
-                    problems.append('test_rmdir %s on %s failed: %s' % (directory, target.name,
-                                                                        (result.stderr or result.stdout).strip()))
+            if not problems:
+                problems.extend('%s: %s' % (target.name, problem) for problem in remove_directories(
+                    self._logged_run, self.lctl.lctl, devno, entry['directories']))
+        elif entry.get('files') or entry.get('directories'):
+            # its device is gone: the cleanup attaches one again to remove the tree
+            problems.append('%s is gone; its test tree is left for the cleanup' % target.echo_client)
         self.lctl.teardown(target.echo_client)
         if not problems:
             self.node_state.forget('echo_clients', target.echo_client)

@@ -234,8 +234,36 @@ def _group(pgid):
     return members
 
 
+def test_recorded_objects_are_destroyed_after_their_echo_client_is_gone(sim, state):
+    subprocess.run(['modprobe', 'obdecho'], check=True)
+    name = 'testfs-OST0000_abc123_ecc'
+    lctl = lctl_utils.Lctl(Runner())
+    lctl.attach_echo_client(name, 'testfs-OST0000')
+    ids = lctl.create_objects(name, 3)
+    state.record('echo_clients', RUN, name=name, target='testfs-OST0000',
+                 objects=[{'first': ids[0], 'count': 3}])
+    lctl.teardown(name)
+    assert len(sim.echo_objects('testfs-OST0000')) == 3 and name not in sim.device_names()
+    report = cleanup(state)
+    assert report['errors'] == [] and names(report) == [name]
+    assert report['removed']['echo_clients'][0]['objects_destroyed'] == ids
+    assert sim.echo_objects('testfs-OST0000') == [] and name not in sim.device_names()
+    assert state.entries('echo_clients') == []
+
+
+def test_recorded_objects_that_cannot_be_reached_are_named_with_how_to_remove_them(sim, state):
+    subprocess.run(['modprobe', 'obdecho'], check=True)
+    state.record('echo_clients', RUN, name='testfs-OST0009_abc123_ecc', target='testfs-OST0009',
+                 objects=[{'first': 5, 'count': 2}])
+    report = cleanup(state)
+    kept = [item for item in report['kept'] if item['kind'] == 'echo_clients']
+    assert kept and 'objects 0x5 (2) remain on testfs-OST0009' in kept[0]['reason']
+    assert 'lctl --device testfs-OST0009_abc123_ecc destroy 0x5 2' in kept[0]['reason']
+    assert state.entries('echo_clients') != []
+
+
 def test_recorded_echo_client_already_gone_is_forgotten_not_an_error(sim, state):
-    state.record('echo_clients', RUN, name='testfs-OST0000_ecc', target='testfs-OST0000', objects=[[5, 2]])
+    state.record('echo_clients', RUN, name='testfs-OST0000_ecc', target='testfs-OST0000', objects=[])
     report = cleanup(state)
     assert not report['changed'] and report['errors'] == []
     assert report['forgotten'] == [{'kind': 'echo_clients', 'id': 'testfs-OST0000_ecc',
