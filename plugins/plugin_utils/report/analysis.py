@@ -53,6 +53,8 @@ class PointTable:
         # Computed once on first use: every section of the report reads them (the table is not changed after).
         self._means: dict[SubjectKey, dict[tuple, float]] = {}
         self._by_point: dict | None = None
+        # Groupings that other modules derive from the table once (charts).
+        self.cache: dict = {}
 
     def means(self, key: SubjectKey) -> dict[tuple, float]:
         """Sweep point -> mean of its repeats, for one subject and metric."""

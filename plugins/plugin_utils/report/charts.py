@@ -180,11 +180,15 @@ def _sorted_curves(curves: dict) -> dict:
 
 def _group_points(table: analysis.PointTable) -> dict:
     """(survey, metric, kind of subject) -> point -> peers: OSTs are charted with OSTs, hosts with hosts."""
-    grouped: dict = {}
+    grouped = table.cache.get('chart_groups')
+    if grouped is not None:
+        return grouped
+    grouped = {}
     for (survey, metric, point), peers in sorted(table.by_point().items(), key=lambda item: item[0][:2]):
         for (host, target), value in peers.items():
             kind = findings.component_kind(survey, target)
             grouped.setdefault((survey, metric, kind), {}).setdefault(point, {})[(host, target)] = value
+    table.cache['chart_groups'] = grouped  # every chart section reads the same grouping
     return grouped
 
 

@@ -290,13 +290,15 @@ def completeness_cases(missing: t.Iterable[dict], context: dict, present: t.Iter
 
 def evaluate(samples: t.Any, criteria: t.Any, baseline: dict | None = None, missing: t.Iterable[dict] = (),
              run_id: str | None = None, outlier_options: dict | None = None, comparison: list[dict] | None = None,
-             tolerance_pct: float = compare.DEFAULT_TOLERANCE_PCT, present: t.Iterable[dict] = ()) -> dict:
+             tolerance_pct: float = compare.DEFAULT_TOLERANCE_PCT, present: t.Iterable[dict] = (),
+             judged_points: tuple | None = None) -> dict:
     """The verdict of a run: every criterion checked per subject, each check a test case.
 
     ``missing`` lists expected results that are absent or failed (each a
     failing ``completeness`` case), ``present`` the expected ones that are
     usable (each a passing one).  ``comparison`` may pass a ready
-    ``compare_runs`` result against ``baseline`` to avoid computing it twice.
+    ``compare_runs`` result against ``baseline``, and ``judged_points`` a
+    ready ``analysis.judge_points`` result, to avoid computing them twice.
     """
     criteria = validate_criteria(criteria)
     table = samples if isinstance(samples, analysis.PointTable) else analysis.PointTable(
@@ -312,7 +314,10 @@ def evaluate(samples: t.Any, criteria: t.Any, baseline: dict | None = None, miss
     context = {'run_id': run_id, 'baseline_run_id': baseline_run_id}
     peaks = analysis.peaks(table)
     cases = completeness_cases(missing, context, present)
-    found, judged = analysis.judge_points(table, **(outlier_options or {})) if criteria['outliers'] else ([], {})
+    if not criteria['outliers']:
+        found, judged = [], {}
+    else:
+        found, judged = judged_points or analysis.judge_points(table, **(outlier_options or {}))
     repeats = analysis.repeat_stats(table) if criteria['variation'] else []
     for index, entry in enumerate(criteria['floors']):
         cases.extend(_check_floors(entry, index, peaks, context))

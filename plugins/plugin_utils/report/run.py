@@ -145,7 +145,8 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
     if acceptance_criteria is not None:
         verdict = criteria.evaluate(table, acceptance_criteria, baseline=baseline, missing=missing, run_id=run.run_id,
                                     outlier_options=outlier_options, comparison=comparison,
-                                    tolerance_pct=opts['tolerance_pct'], present=present_results(run, expected))
+                                    tolerance_pct=opts['tolerance_pct'], present=present_results(run, expected),
+                                    judged_points=(outliers, judged))
     surveys = sorted({item['survey'] for item in run.envelopes})
     return {
         'run_id': run.run_id,
@@ -269,10 +270,19 @@ def _write_csv(handle: t.TextIO, samples: list[Sample]) -> None:
     writer = csv.writer(handle, lineterminator='\n')
     writer.writerow(['run_id', 'survey', 'host', 'target', 'test', 'metric', 'value', 'unit', 'iteration', 'status']
                     + used)
-    writer.writerows([sample.run_id, sample.survey, csv_cell(sample.host), csv_cell(sample.target or ''),
-                      csv_cell(sample.test), csv_cell(sample.metric), repr(sample.value), sample.unit, sample.iteration,
-                      sample.status] + [csv_cell(value) for value in columns[sample.point]]
-                     for sample in samples)
+    columns = {point: [csv_cell(value) for value in values] for point, values in columns.items()}
+    # Few distinct names (hosts, targets, tests): each is made safe once.
+    cells: dict = {}
+
+    def cell(value: str) -> str:
+        safe = cells.get(value)
+        if safe is None:
+            safe = cells[value] = csv_cell(value)
+        return safe
+
+    writer.writerows([sample.run_id, sample.survey, cell(sample.host), cell(sample.target or ''), cell(sample.test),
+                      cell(sample.metric), repr(sample.value), sample.unit, sample.iteration, sample.status]
+                     + columns[sample.point] for sample in samples)
 
 
 # A spreadsheet reads a cell starting with one of these as a formula (CSV injection).

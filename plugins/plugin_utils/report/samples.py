@@ -202,11 +202,15 @@ def _component_samples(tests: t.Any, unit_field: str, unit: str, target: str, po
     """One component's own rates (``{test: {rate, status}}``); its failures are already the record's problems."""
     if not isinstance(tests, dict) or not isinstance(target, str):
         return
+    target = target.rsplit('/', 1)[-1]
+    iteration = record.get('iteration')
     for test, result in tests.items():
-        if isinstance(result, dict) and (result.get('status') or 'ok') in _USABLE_STATUSES \
-                and _is_number(result.get(unit_field)):
-            yield (test, unit, target.rsplit('/', 1)[-1], point, float(result[unit_field]), result.get('status') or 'ok',
-                   record.get('iteration'))
+        if not isinstance(result, dict):
+            continue
+        value, status = result.get(unit_field), result.get('status') or 'ok'
+        # type() rather than isinstance(numbers.Real): this runs once per component, test and sweep point
+        if status in _USABLE_STATUSES and type(value) in (float, int) and math.isfinite(value):
+            yield test, unit, target, point, float(value), status, iteration
 
 
 def _extract_mds(record: dict, ctx: dict) -> t.Iterator[tuple]:
