@@ -251,7 +251,8 @@ def clean_hosts():
 def inner_faults_run():
     """One run of survey-obdfilter.yml on both OSSs with three faults in place:
 
-    (c) oss1 has a leftover UP echo client faultfs-OST0000_ecc (obdecho loaded) from an aborted run;
+    (c) oss1 has a leftover UP echo client faultfs-OST0000_ecc (obdecho loaded) from an aborted I/O-kit run,
+        which the survey leaves alone and playbooks/cleanup.yml removes afterwards;
     (e) oss1's faultfs-OST0001 fails writes with EIO;
     (d) oss2's faultfs-OST0003 answers test_brw with ENOMEM.
     """
@@ -265,14 +266,17 @@ def inner_faults_run():
     after = {host: leftovers_after_run(host) for host in HOSTS}
     for host in HOSTS:
         sim(host, 'fault', 'clear', '--all')
+    # The aborted run's echo client is not the survey's to remove: playbooks/cleanup.yml removes I/O-kit leftovers.
+    cleanup = run_playbook('cleanup.yml', 'faults-inner', '-e', 'iokit_cleanup_hosts=' + OSS1)
+    after_cleanup = leftovers(OSS1)
     # The leftover's obdecho was loaded by the "aborted run", not by us: it stays loaded (docs/docsite/rst/safety.rst);
     # the test unloads it to give the next test a pristine node.
     if 'obdecho' in sim_status(OSS1)['modules']:
         on_host(OSS1, 'rmmod', 'obdecho')
-    return {'result': result, 'before': before, 'after': after}
+    return {'result': result, 'before': before, 'after': after, 'cleanup': cleanup, 'after_cleanup': after_cleanup}
 
 
-def test_c_leftover_echo_client_is_reused_not_attach_file_exists(inner_faults_run):
+def test_c_leftover_echo_client_is_left_to_the_cleanup_not_attach_file_exists(inner_faults_run):
     assert 'faultfs-OST0000_ecc' in [d['name'] for d in inner_faults_run['before'][OSS1]['devices']]
     found = envelope('faults-inner', OSS1)
     assert found is not None, inner_faults_run['result'].stdout[-3000:]
@@ -280,11 +284,16 @@ def test_c_leftover_echo_client_is_reused_not_attach_file_exists(inner_faults_ru
     assert 'File exists' not in messages
     measured = per_ost_results(found)
     assert any(is_measured(r) for r in measured['faultfs-OST0000']), measured
-    assert found['environment']['reused_echo_clients'] == ['faultfs-OST0000_ecc']
-    # Removed with ours at the end, but obdecho, loaded before us, stays loaded (design section 6).
+    # The survey attaches its own, run-named echo client beside the leftover, and removes only its own.
+    assert found['environment'].get('reused_echo_clients', []) == []
     left = inner_faults_run['after'][OSS1]
-    assert left['echo devices'] == [] and left['survey processes'] == [] and left['node-state entries'] == {}
+    assert left['echo devices'] == ['faultfs-OST0000_ecc'], left
+    assert left['survey processes'] == [] and left['node-state entries'] == {}
     assert left['obdecho loaded'] == ['obdecho']
+    # playbooks/cleanup.yml removes the leftover; obdecho, loaded before us, stays loaded (design section 6).
+    assert inner_faults_run['cleanup'].returncode == 0, inner_faults_run['cleanup'].stdout[-3000:]
+    assert inner_faults_run['after_cleanup']['echo devices'] == []
+    assert inner_faults_run['after_cleanup']['obdecho loaded'] == ['obdecho']
 
 
 def test_e_io_error_is_recorded_as_error_and_the_other_ost_measured(inner_faults_run):
@@ -318,7 +327,9 @@ def test_inner_faults_run_reports_the_hosts_and_keeps_them_clean(inner_faults_ru
         assert result.returncode == 0, result.stdout[-3000:]
     report = os.path.join(RESULTS, 'faults-inner', 'summary.md')
     assert os.path.exists(report)
-    assert inner_faults_run['after'][OSS1]['echo devices'] == []
+    # Only the aborted run's leftover is left (test c); none of this run's echo clients.
+    assert inner_faults_run['after'][OSS1]['echo devices'] == ['faultfs-OST0000_ecc']
+    assert inner_faults_run['after'][OSS2]['echo devices'] == []
 
 
 # -- a: the async limit expires mid-survey (the async wrapper SIGKILLs the module) ----------------
