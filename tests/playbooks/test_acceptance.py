@@ -199,25 +199,30 @@ ONLY_OBDFILTER = {'acceptance_run_prepare': False, 'acceptance_run_sgpdd': False
                   'acceptance_run_ost': False, 'acceptance_run_lnet': False, 'acceptance_run_mdtest': False}
 
 
-def _default_criteria_run(base, run_id, override):
-    """acceptance.yml on one simulated OSS with three OSTs at 300 MiB/s (``override`` throttles one), no criteria."""
+def _acceptance_on_sim(base, run_id, sim_args, extra_vars):
+    """acceptance.yml on a fresh simulated node made with ``sim_args``; returns the cluster, with ``result``."""
     made = AcceptanceCluster(base)
-    argv = ['init', '--root', made.root, '--osts', '3', '--mdts', '1', '--ost-size-mib', '64', '--ost-mib-s', '300',
-            '--client-mount', made.mount, '--force']
-    if override:
-        argv += ['--ost-mib-s-override', override]
-    made.sim(*argv)
+    made.sim('init', '--root', made.root, '--mdts', '1', '--ost-size-mib', '64', '--force',
+             *[arg.replace('{mount}', made.mount) for arg in sim_args])
     try:
         with open(made.inventory, 'w', encoding='utf-8') as handle:
             handle.write(INVENTORY.format(python=sys.executable))
         with open(made.extra_vars, 'w', encoding='utf-8') as handle:
-            json.dump(dict(SURVEY_VARS, **ONLY_OBDFILTER, iokit_results_dir=made.results, iokit_workdir=made.workdir,
-                           obdfilter_size_mib=16, obdfilter_thrhi=2), handle)
+            json.dump(dict(SURVEY_VARS, **extra_vars, iokit_results_dir=made.results, iokit_workdir=made.workdir),
+                      handle)
         made.result = made.playbook('acceptance.yml', extra={'iokit_run_id': run_id})
         made.run_id = run_id
         return made
     finally:
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+
+
+def _default_criteria_run(base, run_id, override):
+    """One simulated OSS with three OSTs at 300 MiB/s (``override`` throttles one), obdfilter only, no criteria."""
+    sim_args = ['--osts', '3', '--ost-mib-s', '300', '--client-mount', '{mount}']
+    if override:
+        sim_args += ['--ost-mib-s-override', override]
+    return _acceptance_on_sim(base, run_id, sim_args, dict(ONLY_OBDFILTER, obdfilter_size_mib=16, obdfilter_thrhi=2))
 
 
 @pytest.fixture(scope='module')
@@ -229,11 +234,6 @@ def slow_ost(tmp_path_factory):
 @pytest.fixture(scope='module')
 def equal_osts(tmp_path_factory):
     return _default_criteria_run(str(tmp_path_factory.mktemp('equal-osts')), 'pbtest-equal-osts', None)
-
-
-def _first_section(text, heading):
-    """The text of the first section whose heading starts with ``heading`` (and that it is the first one)."""
-    return text.split(heading, 1)[1].split(heading[:3], 1)[0]
 
 
 def test_without_criteria_a_slow_ost_fails_the_verdict_by_name(slow_ost):
@@ -292,21 +292,11 @@ def test_without_criteria_equal_osts_pass_with_a_case_of_every_default_criterion
 def test_bad_variables_of_every_stage_are_named_before_any_stage_runs(tmp_path):
     """No client mount given (and the simulated node has none): the ost and mdtest problems, in one message,
     before the obdfilter stage (which comes first and is fine) has touched the node."""
-    made = AcceptanceCluster(str(tmp_path))
-    made.sim('init', '--root', made.root, '--fsname', 'planfs', '--osts', '2', '--mdts', '1', '--ost-size-mib', '64',
-             '--force')
-    try:
-        with open(made.inventory, 'w', encoding='utf-8') as handle:
-            handle.write(INVENTORY.format(python=sys.executable))
-        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
-            # iokit_fsname: other simulated clients mounted on this machine are not this file system's
-            json.dump(dict(SURVEY_VARS, **dict(ONLY_OBDFILTER, acceptance_run_ost=True, acceptance_run_mdtest=True),
-                           iokit_results_dir=made.results, iokit_workdir=made.workdir, iokit_fsname='planfs'), handle)
-        result = made.playbook('acceptance.yml', extra={'iokit_run_id': 'pbtest-plan'})
-    finally:
-        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
-    output = result.stdout
-    assert result.returncode != 0, output[-6000:]
+    # iokit_fsname: other simulated clients mounted on this machine are not this file system's
+    made = _acceptance_on_sim(str(tmp_path), 'pbtest-plan', ['--fsname', 'planfs', '--osts', '2'], dict(
+        ONLY_OBDFILTER, acceptance_run_ost=True, acceptance_run_mdtest=True, iokit_fsname='planfs'))
+    output = made.result.stdout
+    assert made.result.returncode != 0, output[-6000:]
     failed = output[output.index('Fail naming every problem'):]
     message = failed[:failed.index('PLAY RECAP')]
     assert 'not started: fix these first' in message
@@ -318,18 +308,10 @@ def test_bad_variables_of_every_stage_are_named_before_any_stage_runs(tmp_path):
 
 def test_the_client_mount_is_found_when_not_given(tmp_path):
     """The ost stage without ost_survey_mount_point surveys through the simulated client's mount of iokit_fsname."""
-    made = AcceptanceCluster(str(tmp_path))
-    made.sim('init', '--root', made.root, '--fsname', 'discofs', '--osts', '2', '--mdts', '1', '--ost-size-mib', '64',
-             '--client-mount', made.mount, '--force')
-    try:
-        with open(made.inventory, 'w', encoding='utf-8') as handle:
-            handle.write(INVENTORY.format(python=sys.executable))
-        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
-            json.dump(dict(SURVEY_VARS, **dict(ONLY_OBDFILTER, acceptance_run_obdfilter=False, acceptance_run_ost=True),
-                           iokit_results_dir=made.results, iokit_workdir=made.workdir, iokit_fsname='discofs'), handle)
-        result = made.playbook('acceptance.yml', extra={'iokit_run_id': 'pbtest-discover'})
-        assert result.returncode == 0, result.stdout[-6000:]
-        envelope = made.envelope('ost', 'pbtest-discover')
-        assert envelope['status'] == 'ok' and envelope['parameters']['mount_point'] == made.mount, envelope['parameters']
-    finally:
-        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+    made = _acceptance_on_sim(str(tmp_path), 'pbtest-discover',
+                              ['--fsname', 'discofs', '--osts', '2', '--client-mount', '{mount}'],
+                              dict(ONLY_OBDFILTER, acceptance_run_obdfilter=False, acceptance_run_ost=True,
+                                   iokit_fsname='discofs'))
+    assert made.result.returncode == 0, made.result.stdout[-6000:]
+    envelope = made.envelope('ost', 'pbtest-discover')
+    assert envelope['status'] == 'ok' and envelope['parameters']['mount_point'] == made.mount, envelope['parameters']
