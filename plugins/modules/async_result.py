@@ -27,7 +27,7 @@ description:
   - Each repetition first looks, on the controller, whether the C(ansible-playbook) that started the wait is still
     running; when it was killed, its left-over worker stops at once instead of polling until the limit.
   - With O(purge=true) it removes, instead, the job files that this collection's surveys left in the async directory
-    when nobody read their result (the controller was killed or lost): only finished jobs whose result is a survey
+    when nobody read their result (the controller was killed or lost), only finished jobs whose result is a survey
     envelope, of O(run_id) when given.
 author:
   - lustre.iokit contributors (@lustre)
@@ -73,9 +73,10 @@ options:
     default: 600
   async_dir:
     description:
-      - With O(purge=true), the async directory of the node. Defaults to the connection shell's C(async_dir)
-        (C(~/.ansible_async)), where the async wrapper writes the job files.
+      - With O(purge=true), the async directory of the node, where the async wrapper writes the job files.
+      - The action uses the connection shell's C(async_dir) setting when this is not given.
     type: path
+    default: ~/.ansible_async
   wait_s:
     description:
       - The longest this task waits on the node. A job that ends earlier is returned at once.
@@ -335,14 +336,14 @@ def main():
             run_id=dict(type='str'),
             min_age_s=dict(type='int', default=600),
             job_ids=dict(type='list', elements='str', default=[]),
-            async_dir=dict(type='path'),
+            async_dir=dict(type='path', default='~/.ansible_async'),
         ),
         required_if=[('purge', False, ['results_file'])],
         supports_check_mode=True,
     )
     params = module.params
     if params['purge']:
-        async_dir = params['async_dir'] or os.path.expanduser('~/.ansible_async')
+        async_dir = params['async_dir']
         if module.check_mode:
             module.exit_json(changed=False, purged=[])
         purged = purge_job_files(async_dir, params['run_id'], params['min_age_s'], params['job_ids'])
