@@ -180,3 +180,58 @@ def test_mds_refuses_a_file_count_beyond_the_free_inodes(node):
     assert 'do not fit testfs-MDT0000, which has' in run.stdout and 'mds_survey_file_count' in run.stdout, \
         run.stdout[-4000:]
     assert node.mdt_tree() == []
+
+
+def mdt_files(node):
+    root = os.path.join(node.root, 'targets', 'testfs-MDT0000', 'ROOT_ECHO')
+    return sum(len(files) for unused, unused_dirs, files in os.walk(root))
+
+
+# Each of the 2 threads handles 3000 files in batches of 1000; a hang fault "md_batch <op>" holds every thread
+# after its first batch, so the moment is reached by construction and seen in the MDT's tree.
+MDS_MOMENTS = {
+    'after-start': (None, lambda node, run_id: holder_of(node, 'mds', run_id)),
+    'mid-create': ('md_batch create', lambda node, run_id: mdt_files(node) == 2000),
+    'mid-destroy': ('md_batch destroy', lambda node, run_id: mdt_files(node) == 4000),
+}
+
+
+@pytest.mark.parametrize('moment, kill_module', [
+    ('after-start', False), ('mid-create', False), ('mid-create', True), ('mid-destroy', True),
+], ids=['after-start', 'mid-create', 'mid-create-module-killed', 'mid-destroy-module-killed'])
+def test_cleanup_leaves_the_mdt_empty_after_an_interrupted_mds_survey(node, moment, kill_module):
+    run_id = 'conc-mds-%s-%s' % (moment, 'killed' if kill_module else 'int')
+    fault, reached = MDS_MOMENTS[moment]
+    if fault:
+        node.sim('fault', '--root', node.root, 'add', 'hang', '--command', fault)
+    survey = node.start('survey-mds.yml', iokit_run_id=run_id)
+    try:
+        holder = wait_for(lambda: holder_of(node, 'mds', run_id), 'the mds survey to take its lock', survey)
+        wait_for(lambda: reached(node, run_id), 'the mds survey to reach %s' % moment, survey)
+        # Ctrl-C, then the controller is gone: the module goes on under its async wrapper.
+        os.killpg(survey.pid, signal.SIGINT)
+        try:
+            survey.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(survey.pid, signal.SIGKILL)
+            survey.wait()
+        if kill_module:
+            # Worst case: the module dies without its teardown (its lctl workers live on in their groups).
+            os.kill(holder['pid'], signal.SIGKILL)
+            wait_for(lambda: live_runs(node.workdir).get('mds') is None, 'the killed module to drop its lock')
+        if fault:
+            assert mdt_files(node) > 0  # interrupted with files on the MDT
+    finally:
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        if survey.poll() is None:
+            os.killpg(survey.pid, signal.SIGKILL)
+            survey.wait()
+    cleanup = node.playbook('cleanup.yml', cleanup_run_id=run_id)
+    assert cleanup.returncode == 0, cleanup.stdout[-6000:]
+    assert node.mdt_entries() == 0, (node.mdt_tree(), cleanup.stdout[-6000:])
+    assert node.echo_clients() == [] and live_runs(node.workdir) == {}
+    state_file = os.path.join(node.workdir, 'node-state.json')
+    if os.path.exists(state_file):  # removed once nothing is left in it
+        with open(state_file, encoding='utf-8') as handle:
+            state = json.load(handle)
+        assert state['echo_clients'] == [] and state['processes'] == [], state

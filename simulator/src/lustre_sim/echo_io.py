@@ -647,6 +647,10 @@ def md_common(session, argv, op):
         child_base_id += step
         count += step
         try:
+            if count > step and session.node.hang_matches("lctl", ["md_batch", op]):
+                # a hang fault "md_batch <op>" stops every thread after its first batch, with part of its
+                # work done, until the fault is cleared (a test's "mid-create" or "mid-destroy")
+                session.node.hang_while_faulted("lctl", ["md_batch", op])
             md_batch(session, op, dirname, child_name, first_id, step, mode)
         except LctlError as error:
             session.err.write("error: %s: %s\n" % (name, strerror(error.errno)))
