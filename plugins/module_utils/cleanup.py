@@ -531,9 +531,9 @@ class Cleanup:
         roots = [self.node_state.workdir]
         if entry.get('survey') == 'ost' and entry.get('mount_point'):
             roots.append(entry['mount_point'])
-        if entry.get('survey') == 'mdtest' and entry.get('mount_point') and (
+        if entry.get('survey') in ('mdtest', 'ior') and entry.get('mount_point') and (
                 _carries_marker(absolute, entry) or not os.path.lexists(absolute)):
-            # mdtest's tree is removed from the Lustre mount only while its marker file names the recorded run
+            # mdtest's and IOR's trees are removed from the Lustre mount only while their marker names the recorded run
             # (a tree already gone is only crossed off)
             roots.append(entry['mount_point'])
         real_parent = os.path.realpath(os.path.dirname(absolute))

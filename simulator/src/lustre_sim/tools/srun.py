@@ -114,12 +114,13 @@ def main(argv=None):
     if ntasks < nodes:
         sys.stderr.write("srun: error: Invalid node count specification: %d tasks on %d nodes\n" % (ntasks, nodes))
         return 1
-    shell = os.getppid()
+    # The shell that loaded the modules is our parent, or ourselves when it ran "exec srun ...".
+    modules = loaded_modules(node, os.getpid()) or loaded_modules(node, os.getppid())
     with node.state("slurm") as state:
         job_id = job_id or int(state.get("next_job_id", 1001))
         state["next_job_id"] = max(int(state.get("next_job_id", 1001)), job_id + 1)
         record = {"job_id": job_id, "argv": argv, "program": options["program"], "nodes": nodes, "ntasks": ntasks,
-                  "partition": partition, "account": account, "modules": loaded_modules(node, shell),
+                  "partition": partition, "account": account, "modules": modules,
                   "uid": os.geteuid(), "started": time.time()}
         state.setdefault("jobs", []).append(record)
     if options["chdir"]:

@@ -1,0 +1,169 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The IOR engine against the simulated client (real ior, mpirun, srun and module shims): argument lists,
+the sweep, the cache rule, both launchers with environment modules, the marked tree removed afterwards and by
+the cleanup after a kill."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import ior
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+
+RUN = 'ior-run-1'
+SHELL = ('/bin/sh', '-c')
+
+
+@pytest.fixture
+def sim_init_args(tmp_path):
+    config = tmp_path / 'sim.yaml'
+    config.write_text('osts: 2\nmdts: 1\nost_size_mib: 64\nclient_mount: %s\n'
+                      'slurm: {partitions: [batch], accounts: [acct1], nodes: 2}\n'
+                      'modules: {available: [gcc, openmpi, ior]}\n' % (tmp_path / 'mnt'))
+    return ['--config', str(config)]
+
+
+@pytest.fixture
+def mount(sim, tmp_path):
+    return str(tmp_path / 'mnt')
+
+
+def survey_for(mount, tmp_path, hosts=('c1', 'c2'), **options):
+    options.setdefault('block_size_mib', 1)
+    options.setdefault('transfer_sizes_kib', [256])
+    options.setdefault('memory_factor', 0)
+    node_state = NodeState(str(tmp_path / 'work'))
+    runner = Runner()
+    survey = ior.IorSurvey(runner, runner, node_state, RUN, mount, list(hosts), options,
+                           workdir=str(tmp_path / 'work'), allow_run_as_root=True,
+                           launcher_extra_args=(), shell=SHELL)
+    return survey, node_state
+
+
+def test_ior_argv_and_launchers():
+    opts = ior.with_defaults({'block_size_mib': 64, 'iterations': 3, 'stonewall_s': 30})
+    point = {'access': 'fpp', 'nodes': 2, 'tasks_per_node': 4, 'tasks': 8, 'transfer_kib': 1024, 'segments': 5}
+    assert ior.ior_argv(opts, point, '/mnt/l/ior_x/p/ior.dat') == [
+        'ior', '-a', 'POSIX', '-w', '-r', '-C', '-e', '-F', '-t', '1024k', '-b', '64m', '-s', '5', '-i', '3',
+        '-D', '30', '-O', 'stoneWallingWearOut=1', '-o', '/mnt/l/ior_x/p/ior.dat']
+    assert ior.srun_argv('srun', 2, 4, ['ior'], partition='batch', account='a1') == [
+        'srun', '-N', '2', '-n', '8', '--ntasks-per-node', '4', '-p', 'batch', '-A', 'a1', 'ior']
+    assert ior.with_modules(['srun', 'ior', '-o', "it's"], ['gcc', 'openmpi']) == [
+        '/bin/bash', '-l', '-c', "module load gcc openmpi && exec srun ior -o 'it'\"'\"'s'"]
+    assert ior.with_modules(['mpirun', 'ior'], []) == ['mpirun', 'ior']
+
+
+def test_cache_rule_raises_the_segment_count():
+    opts = ior.with_defaults({'block_size_mib': 1024, 'memory_factor': 1.5, 'client_memory_mib': 65536})
+    # 2 nodes x 64 GiB x 1.5 = 192 GiB over 8 tasks of 1 GiB blocks: 24 segments
+    assert ior.segments_for(opts, 2, 8) == 24
+    assert ior.segments_for(ior.with_defaults({'memory_factor': 0}), 2, 8) == 1
+
+
+@pytest.mark.parametrize('options,hosts,message', [
+    ({'access': ['fpp', 'both']}, 2, 'access: give one or both of fpp'),
+    ({'block_size_mib': 1, 'transfer_sizes_kib': [256, 384]}, 2, 'transfer_sizes_kib: IOR needs the block'),
+    ({'nodes': [1, 4]}, 2, 'nodes: 4 nodes asked but hosts lists only 2'),
+    ({'memory_factor': 2}, 2, 'client_memory_mib: the cache rule'),
+    ({'launcher': 'pbs'}, 2, 'launcher: must be mpirun or srun'),
+    ({'partition': 'batch'}, 2, 'partition, account: Slurm settings need launcher srun'),
+    ({'environment_modules': ['gcc; rm -rf /']}, 2, 'environment_modules: module names are single words'),
+    ({'stripe_size_kib': 100}, 2, 'stripe_size_kib: must be a multiple of 64 KiB'),
+    ({'tasks_per_node': [2, 1]}, 2, 'tasks_per_node: give the counts in increasing order'),
+])
+def test_bad_options_are_named(options, hosts, message):
+    problems = ior.option_problems(options, hosts)
+    assert any(problem.startswith(message) for problem in problems), problems
+
+
+def _sweep(survey):
+    survey.inspect()
+    survey.setup()
+    try:
+        survey.run()
+    finally:
+        problems = survey.teardown()
+    return problems
+
+
+@pytest.mark.parametrize('launcher', ['mpirun', 'srun'])
+def test_sweep_on_the_simulated_client_with_both_access_patterns(sim, mount, tmp_path, launcher):
+    options = {'access': ['fpp', 'ssf'], 'nodes': [1, 2], 'tasks_per_node': [1, 2], 'launcher': launcher,
+               'environment_modules': ['gcc', 'openmpi', 'ior'], 'stripe_count': 2, 'stripe_size_kib': 128}
+    if launcher == 'srun':
+        options.update(partition='batch', account='acct1')
+    survey, node_state = survey_for(mount, tmp_path, **options)
+    plan = survey.plan()
+    assert len(plan['points']) == 2 * 2 * 2
+    problems = _sweep(survey)
+    assert problems == [] and survey.errors == []
+    assert [(r['access'], r['nodes'], r['tasks_per_node']) for r in survey.records] == [
+        (access, nodes, ppn) for access in ('fpp', 'ssf') for nodes in (1, 2) for ppn in (1, 2)]
+    for record in survey.records:
+        run = record['ior']
+        assert (run['tasks'], run['nodes'], run['tasks_per_node']) == (
+            record['tasks'], record['nodes'], record['tasks_per_node'])
+        assert run['access'] == ('file-per-process' if record['access'] == 'fpp' else 'single-shared-file')
+        assert record['ior_write_mib_s'] > 0 and record['ior_read_mib_s'] > 0
+        assert record['read_from_own_cache'] == (record['nodes'] == 1)
+    # the marked tree is gone and crossed off
+    assert not os.path.exists(survey.tree)
+    assert node_state.entries('paths') == []
+    if launcher == 'srun':
+        with open(os.path.join(sim.root, 'state', 'slurm.json')) as handle:
+            jobs = json.load(handle)['jobs']
+        assert [(job['nodes'], job['ntasks'], job['partition'], job['account'], job['modules']) for job in jobs][:2] == [
+            (1, 1, 'batch', 'acct1', ['gcc', 'openmpi', 'ior']), (1, 2, 'batch', 'acct1', ['gcc', 'openmpi', 'ior'])]
+
+
+def test_a_failing_launch_is_an_error_naming_the_point_and_the_tree_is_removed(sim, mount, tmp_path):
+    survey, node_state = survey_for(mount, tmp_path, launcher='srun', partition='nosuch', nodes=[1])
+    _sweep(survey)
+    assert survey.records == []
+    assert survey.errors[0]['point'] == 'fpp-nodes1-ppn1-xfer256k'
+    assert 'Invalid partition name specified' in survey.errors[0]['message']
+    assert not os.path.exists(survey.tree)
+
+
+def test_unknown_module_fails_the_point(sim, mount, tmp_path):
+    survey, _node_state = survey_for(mount, tmp_path, nodes=[1], access=['ssf'], environment_modules=['nosuch'])
+    _sweep(survey)
+    assert 'The following module(s) are unknown: "nosuch"' in survey.errors[0]['message']
+
+
+def test_not_lustre_is_refused(sim, tmp_path):
+    other = tmp_path / 'plain'
+    other.mkdir()
+    survey, _node_state = survey_for(str(other), tmp_path)
+    with pytest.raises(ior.EngineError, match='mount_point: .* is not a Lustre client mount'):
+        survey.inspect()
+
+
+def test_cleanup_removes_a_tree_left_by_a_killed_run_only_with_its_marker(sim, mount, tmp_path):
+    survey, node_state = survey_for(mount, tmp_path)
+    survey.inspect()
+    survey.setup()
+    os.mkdir(os.path.join(survey.tree, 'fpp-nodes1-ppn1-xfer256k'))
+    # the run is killed here: nothing tears down; the standalone cleanup finds the record
+    assert node_state.entries('paths')[0]['survey'] == 'ior'
+    report = Cleanup(Runner(), node_state, include_iokit_leftovers=False, unload_modules=False).run()
+    assert [item['path'] for item in report['removed']['paths']] == [survey.tree]
+    assert not os.path.exists(survey.tree)
+    # a tree whose marker names another run is kept
+    other = os.path.join(mount, 'ior_other')
+    os.mkdir(other)
+    with open(os.path.join(other, ior.MARKER), 'w') as handle:
+        handle.write('someone-else\n')
+    node_state.record('paths', RUN, path=other, mount_point=mount, survey='ior', marker=ior.MARKER)
+    again = Cleanup(Runner(), node_state, include_iokit_leftovers=False, unload_modules=False).run()
+    assert [item['id'] for item in again['kept']] == [other] and os.path.exists(other)
