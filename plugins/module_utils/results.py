@@ -56,7 +56,7 @@ STATUS_SKIPPED = 'skipped'
 STATUSES = (STATUS_OK, STATUS_PARTIAL, STATUS_FAILED, STATUS_SKIPPED)
 
 # The one list of surveys: modules, roles and the store accept exactly these.
-SURVEYS = ('sgpdd', 'obdfilter', 'ost', 'mds', 'lnet', 'mdtest', 'stats_collect')
+SURVEYS = ('sgpdd', 'obdfilter', 'ost', 'mds', 'lnet', 'mdtest', 'ior', 'stats_collect')
 
 ENGINES = ('native', 'iokit')
 

@@ -49,7 +49,7 @@ def test_t0_is_the_documented_example_time():
 
 
 def test_surveys_are_exactly_the_documented_ones():
-    assert results.SURVEYS == ('sgpdd', 'obdfilter', 'ost', 'mds', 'lnet', 'mdtest', 'stats_collect')
+    assert results.SURVEYS == ('sgpdd', 'obdfilter', 'ost', 'mds', 'lnet', 'mdtest', 'ior', 'stats_collect')
 
 
 def test_statuses_and_engines():
