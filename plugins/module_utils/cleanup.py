@@ -208,10 +208,10 @@ class Cleanup:
             if self.adopted:
                 self._read_state()
         for holder in self.live:
-            self._keep('runs', holder.get('run_id'), 'a live %s survey (host %s, pid %s, started %s): what it recorded '
-                       'is left alone; stop it with run_id %s' % (holder.get('survey'), holder.get('host'),
-                                                                 holder.get('pid'), holder.get('started'),
-                                                                 holder.get('run_id')))
+            reason = ('a live %s survey (host %s, pid %s, started %s): what it recorded is left alone; stop it with '
+                      'run_id %s' % (holder.get('survey'), holder.get('host'), holder.get('pid'),
+                                     holder.get('started'), holder.get('run_id')))
+            self._keep('runs', holder.get('run_id'), reason)
         self.stop_recorded_commands()
         if self.removed['processes'] and state_readable:
             # A survey module stopped by SIGTERM tears down and crosses off what it made: read what is left.
