@@ -26,7 +26,7 @@ from conftest import ROOT
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import live_runs
 from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
 
-from test_survey_playbooks import ANSIBLE_PLAYBOOK, INVENTORY, LUSTRE_SIM, VENV_BIN
+from test_survey_playbooks import ANSIBLE_PLAYBOOK, INVENTORY, LUSTRE_SIM, VENV_BIN, Cluster
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')
@@ -41,41 +41,23 @@ SLOW_VARS = {
 DEADLINE_S = 240
 
 
-class Node:
-    def __init__(self, base):
-        self.base = base
-        self.root = os.path.join(base, 'node')
-        self.results = os.path.join(base, 'results')
-        self.workdir = os.path.join(base, 'work')
-        self.inventory = os.path.join(base, 'inventory.yml')
-        self.extra_vars = os.path.join(base, 'vars.json')
-
-    def sim(self, *args):
-        return subprocess.run([LUSTRE_SIM] + list(args), check=True, stdout=subprocess.PIPE,
-                              universal_newlines=True).stdout
-
-    def status(self):
-        return json.loads(self.sim('status', '--root', self.root))
-
-    def argv_env(self, playbook, extra):
-        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
-                   ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
-                   PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
-        argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars]
-        for key, value in (extra or {}).items():
-            argv += ['-e', '%s=%s' % (key, value)]
-        return argv + [os.path.join(ROOT, 'playbooks', playbook)], env
+class Node(Cluster):
+    """The survey playbooks' simulated node, and a playbook started in the background."""
 
     def start(self, playbook, **extra):
-        argv, env = self.argv_env(playbook, extra)
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
+                   ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', LUSTRE_SIM_ROOT=self.root,
+                   PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
+        argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars]
+        for key, value in extra.items():
+            argv += ['-e', '%s=%s' % (key, value)]
         # Its own session: the test can interrupt the whole ansible-playbook process group, as Ctrl-C would.
-        return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                universal_newlines=True, start_new_session=True)
+        return subprocess.Popen(argv + [os.path.join(ROOT, 'playbooks', playbook)], cwd=ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                                start_new_session=True)
 
-    def playbook(self, playbook, **extra):
-        argv, env = self.argv_env(playbook, extra)
-        return subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True, check=False)
+    def run(self, playbook, **extra):
+        return self.playbook(playbook, extra=extra)
 
     def echo_clients(self):
         return [device['name'] for device in self.status()['devices'] if device['type'] == 'echo_client']
@@ -141,7 +123,7 @@ def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_
         holder = wait_for(lambda: holder_of(node, 'obdfilter', first_id), 'the first run to take the lock', first)
         echo_clients = wait_for(lambda: len(node.echo_clients()) == 2 and node.echo_clients(),
                                 'the first run to attach its two echo clients', first)
-        second = node.playbook('survey-obdfilter.yml', iokit_run_id=second_id)
+        second = node.run('survey-obdfilter.yml', iokit_run_id=second_id)
         assert second.returncode != 0
         refusal = 'run %s on host %s, pid %s, started %s' % (first_id, holder['host'], holder['pid'],
                                                              holder['started'])
@@ -167,7 +149,7 @@ def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_
 
 
 def test_obdfilter_refuses_a_size_beyond_the_free_space_before_writing(node):
-    run = node.playbook('survey-obdfilter.yml', iokit_run_id='conc-too-big', obdfilter_size_mib=1048576)
+    run = node.run('survey-obdfilter.yml', iokit_run_id='conc-too-big', obdfilter_size_mib=1048576)
     assert run.returncode != 0
     assert 'size_mib: 1048576 MiB per OST does not fit testfs-OST0000, which has' in run.stdout, run.stdout[-4000:]
     assert 'obdfilter_size_mib' in run.stdout
@@ -175,7 +157,7 @@ def test_obdfilter_refuses_a_size_beyond_the_free_space_before_writing(node):
 
 
 def test_mds_refuses_a_file_count_beyond_the_free_inodes(node):
-    run = node.playbook('survey-mds.yml', iokit_run_id='conc-inodes', mds_survey_file_count=100000000)
+    run = node.run('survey-mds.yml', iokit_run_id='conc-inodes', mds_survey_file_count=100000000)
     assert run.returncode != 0
     assert 'do not fit testfs-MDT0000, which has' in run.stdout and 'mds_survey_file_count' in run.stdout, \
         run.stdout[-4000:]
@@ -226,7 +208,7 @@ def test_cleanup_leaves_the_mdt_empty_after_an_interrupted_mds_survey(node, mome
         if survey.poll() is None:
             os.killpg(survey.pid, signal.SIGKILL)
             survey.wait()
-    cleanup = node.playbook('cleanup.yml', cleanup_run_id=run_id)
+    cleanup = node.run('cleanup.yml', cleanup_run_id=run_id)
     assert cleanup.returncode == 0, cleanup.stdout[-6000:]
     assert node.mdt_entries() == 0, (node.mdt_tree(), cleanup.stdout[-6000:])
     assert node.echo_clients() == [] and live_runs(node.workdir) == {}
