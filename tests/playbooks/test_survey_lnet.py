@@ -170,6 +170,15 @@ def test_the_report_has_the_lnet_samples(cluster):
     assert set(sample['metric'] for sample in lnet) == {'lnet_read_mib_s', 'lnet_write_mib_s'}
 
 
+def test_the_report_finds_the_slow_nid_among_the_servers(cluster):
+    with open(os.path.join(cluster.results, 'lnet-given', 'analysis.json'), encoding='utf-8') as handle:
+        findings = json.load(handle)['findings']
+    assert {(row['kind'], row['target']) for row in findings} == {('NID', SLOW_NID)}, findings
+    with open(os.path.join(cluster.results, 'lnet-given', 'summary.md'), encoding='utf-8') as handle:
+        summary = handle.read()
+    assert SLOW_NID in summary.split('## Findings', 1)[1].split('\n## ', 1)[0]
+
+
 def test_nothing_is_left_on_the_node(cluster):
     status = cluster.status()
     assert status['lst']['session'] is None
