@@ -57,17 +57,18 @@ class _Pending(object):
         return self.open_brackets > 0 and bool(_BRACKET_TAIL_RE.match(line))
 
 
-def assemble_survey_records(lines, prefix_re, header_re, continuation_re, build_record,
-                            header_context, pdsh_context, clean_line=None):
+def assemble_survey_records(lines, prefix_re, find_header, continuation_re, build_record,
+                            pdsh_context, clean_line=None):
     """Return the records found in ``lines``, in the order their lines started.
 
     ``prefix_re`` finds the start of a result line (``ost 8 sz ...``),
-    ``header_re`` the survey's header line; a line matching
+    ``find_header(text)`` returns the context (host, ...) that the survey's
+    header line sets, or None for any other line; a line matching
     ``continuation_re`` (or the rest of a "[min, max]" bracket left open)
     carries on the record above it.  Each finished record text is turned
     into a record by ``build_record(text, context)``, where the context comes
-    from ``header_context(header_match)`` or, for pdsh-prefixed output
-    without a header, ``pdsh_context(host)``.  ``clean_line`` may rewrite a
+    from the header above it or, for pdsh-prefixed output without a header,
+    from ``pdsh_context(host)``.  ``clean_line`` may rewrite a
     line first; returning None drops it.
 
     Everything is tracked per pdsh source (None = unprefixed), so that the
@@ -95,14 +96,14 @@ def assemble_survey_records(lines, prefix_re, header_re, continuation_re, build_
         prefixed = PDSH_RE.match(line)
         if prefixed:
             rest, host = prefixed.group('rest'), prefixed.group('host')
-            if prefix_re.match(rest) or header_re.search(rest) or \
+            if prefix_re.match(rest) or find_header(rest) is not None or \
                     (host in pending and pending[host].continued_by(rest, continuation_re)):
                 source, body = host, rest
-        header = header_re.search(body)
+        header = find_header(body)
         start = prefix_re.search(body)
-        if header and not start:
+        if header is not None and not start:
             flush(source)
-            contexts[source] = header_context(header)
+            contexts[source] = header
         elif start:
             flush(source)
             pending[source] = _Pending(len(records), body[start.start():])

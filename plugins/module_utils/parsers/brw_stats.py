@@ -42,7 +42,9 @@ from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import 
 
 # `lctl get_param` names the parameter on its own line; any other parameter
 # line (`obdfilter.X.stats=`, `osd-ldiskfs.X.kbytesfree=123`) ends the section.
-_PARAM_RE = re.compile(r'^(?P<name>[A-Za-z0-9_-]+(?:\.[^\s=]+)+)=(?P<value>.*)$')
+# (one dot then any non-blank run: the same names as dot-separated parts, without
+# the nested repeat that backtracks exponentially on a long dotted word with no '=')
+_PARAM_RE = re.compile(r'^(?P<name>[A-Za-z0-9_-]+\.[^\s=]+)=(?P<value>.*)$')
 _BRW_PARAM_RE = re.compile(r'^[A-Za-z0-9_-]+\.(?P<target>[^\s=]+)\.brw_stats$')
 # `tail`/`head` banners and `grep -H` style file names carry the target in the path.
 _PATH_RE = re.compile(r'(?:^|[\s/])(?P<target>[^\s/]+)/brw_stats\b')

@@ -40,7 +40,10 @@ from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import 
     to_number,
 )
 
-_HEADER_RE = re.compile(r'^\[LNet\s+(?P<metric>Rates|Bandwidth)\s+of\s+(?P<group>.+?)\s*\]', re.IGNORECASE)
+# The group starts and ends with a non-blank (so no blank run is tried from every
+# position of it), and stops at the first ']'.
+_HEADER_RE = re.compile(
+    r'^\[LNet\s+(?P<metric>Rates|Bandwidth)\s+of\s+(?P<group>[^\]\s](?:[^\]]*[^\]\s])?)\s*\]', re.IGNORECASE)
 _DIRECTION_RE = re.compile(r'^\[(?P<direction>R|W)\]\s*(?P<rest>.*)$', re.IGNORECASE)
 _VALUE_RE = re.compile(r'\b(?P<kind>Avg|Min|Max)\s*:\s*(?P<value>' + NUMBER + r')\s*(?P<unit>RPC/s|MiB/s|MB/s)?', re.IGNORECASE)
 _CONTINUATION_RE = re.compile(r'^(?:Avg|Min|Max)\s*:', re.IGNORECASE)

@@ -128,20 +128,16 @@ def _split_glued_header(line, separator):
 
 def _parse_csv(lines, separator, allow_partial):
     records = []
-    pending = list(lines)
-    while pending:
-        line = pending.pop(0)
-        if not line:
+    for whole in lines:
+        if not whole:
             continue
-        head, rest = _split_glued_header(line, separator)
-        if rest is not None:
-            pending.insert(0, rest)
-            line = head
-        if _CSV_HEADER_RE.search(line):
-            continue
-        record = _csv_record(line.split(separator), allow_partial)
-        if record is not None:
-            records.append(record)
+        head, rest = _split_glued_header(whole, separator)
+        for line in (head, rest):
+            if line is None or _CSV_HEADER_RE.search(line):
+                continue
+            record = _csv_record(line.split(separator), allow_partial)
+            if record is not None:
+                records.append(record)
     return records
 
 

@@ -92,6 +92,11 @@ def _record(text, context):
 
 
 
+def _header(text):
+    header = _HEADER_RE.search(text)
+    return {'host': header.group('host')} if header else None
+
+
 def parse_mds_survey(data):
     """Parse mds-survey summary text into a list of records.
 
@@ -101,6 +106,5 @@ def parse_mds_survey(data):
     text = ensure_text(data, 'parse_mds_survey')
     lines = join_backslash_continuations(clean_lines(text))
     return assemble_survey_records(
-        lines, _PREFIX_RE, _HEADER_RE, _CONTINUATION_RE, _record,
-        header_context=lambda header: {'host': header.group('host')},
+        lines, _PREFIX_RE, _header, _CONTINUATION_RE, _record,
         pdsh_context=lambda host: {'host': host})

@@ -56,7 +56,8 @@ _TEST_RE = re.compile(
     r'(?:\s*\[\s*(?P<min>' + NUMBER + r')\s*,\s*(?P<max>' + NUMBER + r')\s*\]'
     r'|\s+(?P<flag>ERROR|SHORT)(?=\s|$))?', re.IGNORECASE)
 _BUFFER_RE = re.compile(r'^\s*Too\s+much\s+buffer\s+space', re.IGNORECASE)
-_NOT_CONTIGUOUS_RE = re.compile(r'created\s+object\s+#s.*?not\s+contiguous', re.IGNORECASE)
+_CREATED_OBJECTS_RE = re.compile(r'created\s+object\s+#s', re.IGNORECASE)
+_NOT_CONTIGUOUS_RE = re.compile(r'not\s+contiguous', re.IGNORECASE)
 
 
 def _parse_tests(rest):
@@ -86,6 +87,20 @@ def _parse_tests(rest):
     return tests
 
 
+def _not_contiguous(rest):
+    """The "created object #s ... not contiguous" message in ``rest``, or None.
+
+    Found in two steps, from the first "created object #s" to the first "not
+    contiguous" after it: one pattern spanning both would scan to the end of
+    the line again from every "created object #s" when the second is missing.
+    """
+    created = _CREATED_OBJECTS_RE.search(rest)
+    if not created:
+        return None
+    end = _NOT_CONTIGUOUS_RE.search(rest, created.end())
+    return rest[created.start():end.end()] if end else None
+
+
 def _record(text, context):
     match = _PREFIX_RE.search(text)
     rest = text[match.end():]
@@ -101,15 +116,20 @@ def _record(text, context):
         'error': None,
         'tests': {},
     }
-    not_contiguous = _NOT_CONTIGUOUS_RE.search(rest)
+    not_contiguous = _not_contiguous(rest)
     if _BUFFER_RE.match(rest):
         record['skipped'] = True
     elif not_contiguous:
-        record['error'] = not_contiguous.group(0)
+        record['error'] = not_contiguous
     else:
         record['tests'] = _parse_tests(rest)
     return record
 
+
+
+def _header(text):
+    header = _HEADER_RE.search(text)
+    return {'case': header.group('case'), 'host': header.group('host')} if header else None
 
 
 def parse_obdfilter_survey(data):
@@ -121,6 +141,5 @@ def parse_obdfilter_survey(data):
     text = ensure_text(data, 'parse_obdfilter_survey')
     lines = join_backslash_continuations(clean_lines(text))
     return assemble_survey_records(
-        lines, _PREFIX_RE, _HEADER_RE, _CONTINUATION_RE, _record,
-        header_context=lambda header: {'case': header.group('case'), 'host': header.group('host')},
+        lines, _PREFIX_RE, _header, _CONTINUATION_RE, _record,
         pdsh_context=lambda host: {'case': None, 'host': host})

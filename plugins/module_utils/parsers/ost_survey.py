@@ -99,12 +99,12 @@ def _join_wrapped(lines):
 
 
 def _ost_entry(osts, index):
-    for entry in osts:
-        if entry['ost'] == index:
-            return entry
-    entry = {'ost': index, 'read_mib_s': None, 'write_mib_s': None,
-             'read_time_s': None, 'write_time_s': None, 'active': True}
-    osts.append(entry)
+    """The entry of OST ``index`` in ``osts`` (a dict by index), made on first use."""
+    entry = osts.get(index)
+    if entry is None:
+        entry = {'ost': index, 'read_mib_s': None, 'write_mib_s': None,
+                 'read_time_s': None, 'write_time_s': None, 'active': True}
+        osts[index] = entry
     return entry
 
 
@@ -114,7 +114,7 @@ def parse_ost_survey(text):
     result = empty_result()
     seen = False
     active_line_seen = False
-    osts = []
+    osts = {}
     for line in _join_wrapped(clean_lines(text)):
         if not line:
             continue
@@ -197,5 +197,5 @@ def parse_ost_survey(text):
     # ost-survey prints the non-active count only when it is not zero.
     if active_line_seen and result['inactive_osts'] is None:
         result['inactive_osts'] = 0
-    result['osts'] = sorted(osts, key=lambda entry: entry['ost'])
+    result['osts'] = [osts[index] for index in sorted(osts)]
     return result

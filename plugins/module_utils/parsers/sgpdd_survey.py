@@ -48,7 +48,8 @@ _TOTAL_PREFIX = (r'\btotal_size\s+(?P<tsize>\d+)K?\s+rsz\s+(?P<trsz>\d+)K?'
                  r'\s+(?:crg\s+(?P<crg_first>\d+)\s+thr\s+(?P<thr_second>\d+)'
                  r'|thr\s+(?P<thr_first>\d+)\s+crg\s+(?P<crg_second>\d+))')
 _PREFIX_RE = re.compile(r'(?:' + _DEV_PREFIX + r'|' + _TOTAL_PREFIX + r')(?=\s|$)')
-_HEADER_RE = re.compile(r'\bsgpdd-survey\s+on\s+(?P<devices>.*?)\s*\bfrom\s+(?P<host>\S+)\s*$')
+_HEADER_START_RE = re.compile(r'\bsgpdd-survey\s+on\s+')
+_HEADER_END_RE = re.compile(r'\bfrom\s+(?P<host>\S+)\s*$')
 _NAME = r'(?<![^\s\]])(?!(?:dev|sz|rsz|crg|thr|total_size)\s|failed\b|ENOMEM\b|MB\b)[A-Za-z_]\w*'
 _CONTINUATION_RE = re.compile(
     r'^(?:' + _NAME + r'\s+(?:' + RATE + r'(?=\s|\[|$)|\d+\s+failed\b)'
@@ -70,7 +71,8 @@ _TEST_RE = re.compile(
 _ENOMEM_RE = re.compile(r'^\s*ENOMEM\b')
 # The script echoes this to stdout (only) while the result line is still
 # open, so it lands in the middle of a record: "write Error found in <file>".
-_ERROR_FOUND_RE = re.compile(r'\s*Error found in \S+')
+# (starting only where a blank run starts: \s* tried from inside a long run would rescan it)
+_ERROR_FOUND_RE = re.compile(r'(?<!\s)\s*Error found in \S+')
 
 # The oldest script printed one figure without naming the action.
 UNNAMED_TEST = 'total'
@@ -141,9 +143,25 @@ def _record(text, context):
 
 
 
+def _header(text):
+    """The context of a ``<date> sgpdd-survey on <devices> from <host>`` line, or None.
+
+    The end is found first and the start once before it: one pattern with
+    the devices in between would scan to the end of the line again from
+    every "sgpdd-survey on" of a line that has no "from <host>".
+    """
+    end = _HEADER_END_RE.search(text)
+    if not end:
+        return None
+    start = _HEADER_START_RE.search(text, 0, end.start())
+    if not start:
+        return None
+    return {'host': end.group('host'), 'devices': text[start.end():end.start()].split() or None}
+
+
 def _without_error_found(line):
     """Drop the "Error found in <file>" messages the script prints in the middle of a result line."""
-    if not _ERROR_FOUND_RE.search(line):
+    if 'Error found in' not in line or not _ERROR_FOUND_RE.search(line):
         return line
     line = _ERROR_FOUND_RE.sub('', line).strip()
     if not line or PDSH_RE.match(line + ' x') and line.endswith(':'):
@@ -160,7 +178,6 @@ def parse_sgpdd_survey(data):
     text = ensure_text(data, 'parse_sgpdd_survey')
     lines = join_backslash_continuations(clean_lines(text))
     return assemble_survey_records(
-        lines, _PREFIX_RE, _HEADER_RE, _CONTINUATION_RE, _record,
-        header_context=lambda header: {'host': header.group('host'), 'devices': header.group('devices').split() or None},
+        lines, _PREFIX_RE, _header, _CONTINUATION_RE, _record,
         pdsh_context=lambda host: {'host': host, 'devices': None},
         clean_line=_without_error_found)
