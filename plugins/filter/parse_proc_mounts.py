@@ -12,7 +12,7 @@ version_added: 1.0.0
 short_description: Parse the mount table (/proc/mounts) and mark the Lustre client mounts
 description:
   - Reads C(/proc/mounts) (or C(/proc/self/mounts), C(/etc/mtab)), one mount per line with its device, mount
-    point, type and options. Octal escapes (a space is C(\\040)) in the device and the mount point are decoded.
+    point, type and options. Octal escapes (a space is C(\040)) in the device and the mount point are decoded.
   - A mount of type C(lustre) is a Lustre client mount; its file-system name is the part of the device after
     C(:/). The simulator's client mount (type C(fuse.lustre-sim), device C(lustre-sim:/<fsname>)) is one too.
   - Input that is not text raises an error naming the filter.
