@@ -1,0 +1,88 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Finding and removing what an interrupted mds survey left of its files, from the record alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
+
+
+class Result:
+    def __init__(self, rc, stdout='', stderr=''):
+        self.rc, self.stdout, self.stderr, self.timed_out = rc, stdout, stderr, False
+
+
+class Tree:
+    """The MDT's echo children as a set of (directory, id), answering lctl's md commands as the kernel does."""
+
+    def __init__(self, children):
+        self.children = set(children)
+        self.calls = []
+
+    def run(self, argv):
+        self.calls.append(argv[3:])
+        command = argv[3]
+        if command == 'test_lookup':
+            child = (argv[5], int(argv[7]))
+            return Result(0) if child in self.children else Result(2, '', 'error: test_lookup: No such file\n')
+        if command == 'test_destroy':
+            directory, first, count = argv[5], int(argv[7]), int(argv[9])
+            for child in range(first, first + count):
+                if (directory, child) not in self.children:
+                    return Result(2, '', 'error: test_destroy: No such file or directory\n')
+                self.children.discard((directory, child))
+            return Result(0)
+        raise AssertionError(argv)
+
+
+FILES = {'threads': 2, 'files_per_thread': 100, 'start_number': 2, 'dir_count': 2, 'basedir': '/MDT0000-ab12cd-tests'}
+STEP = mds.MAX_CHILD_BASE // 2
+
+
+def children(directory, first, end):
+    return [(directory, child) for child in range(first, end)]
+
+
+def test_thread_ranges_follow_lctl_layout():
+    assert mds.thread_ranges(FILES) == [['/MDT0000-ab12cd-tests', 2, 102],
+                                        ['/MDT0000-ab12cd-tests1', 2 + STEP, 102 + STEP]]
+
+
+@pytest.mark.parametrize('record, left', [
+    # killed mid-create: each thread made a prefix of its range
+    (FILES, children('/MDT0000-ab12cd-tests', 2, 39) + children('/MDT0000-ab12cd-tests1', 2 + STEP, 90 + STEP)),
+    # killed mid-create before any file
+    (FILES, []),
+    # killed mid-destroy after a whole create: each thread removed a prefix, a suffix is left
+    (dict(FILES, ranges=mds.thread_ranges(FILES), destroying=True),
+     children('/MDT0000-ab12cd-tests', 70, 102) + children('/MDT0000-ab12cd-tests1', 101 + STEP, 102 + STEP)),
+    # killed mid-destroy after a partial create whose end had been found: what is left ends there
+    (dict(FILES, ranges=[['/MDT0000-ab12cd-tests', 2, 50], ['/MDT0000-ab12cd-tests1', 2 + STEP, 2 + STEP]],
+          destroying=True), children('/MDT0000-ab12cd-tests', 20, 50)),
+], ids=['mid-create', 'before-any-file', 'mid-destroy', 'mid-destroy-after-partial-create'])
+def test_what_is_left_is_found_and_removed(record, left):
+    tree = Tree(left)
+    written = []
+    problems = mds.destroy_files(tree.run, 'lctl', 'dev', record, written.append)
+    assert problems == [] and tree.children == set()
+    # Before any destroy, the ranges found are recorded as being destroyed; once all is gone, nothing.
+    assert written[0]['destroying'] is True and written[-1] is None
+    # Probing costs a logarithm of the range per thread, not a call per file.
+    assert len([call for call in tree.calls if call[0] == 'test_lookup']) <= 2 * 8
+
+
+def test_a_failed_destroy_keeps_the_record():
+    tree = Tree(children('/MDT0000-ab12cd-tests', 2, 10))
+    written = []
+
+    def failing(argv):
+        if argv[3] == 'test_destroy':
+            return Result(5, '', 'error: test_destroy: Input/output error\n')
+        return tree.run(argv)
+    problems = mds.destroy_files(failing, 'lctl', 'dev', FILES, written.append)
+    assert problems and 'Input/output error' in problems[0]
+    assert written[-1] is not None and written[-1]['ranges'][0] == ['/MDT0000-ab12cd-tests', 2, 10]
