@@ -24,6 +24,10 @@ description:
   - Echo clients we attached are removed by name; objects we created through them are destroyed first while the
     device is still there; then C(lctl --device NAME cleanup) and C(lctl --device NAME detach). A device left
     half-made (status C(AT)) is only detached.
+  - Recorded objects, and the test directories and files of an mds survey, outlive their echo client. When the
+    device is gone (or half made), the echo client is attached again on its recorded target to destroy them, then
+    removed; the files of an interrupted mds survey are found from its record with C(test_lookup) probes. When it
+    cannot be attached, RV(kept) names what is left and the C(lctl) commands that remove it.
   - With O(include_iokit_leftovers=true), devices in C(lctl dl) whose names match the I/O kit's (C(*_ecc),
     C(echotmp*), C(ECHO_*)) and whose type is C(echo_client), C(osc) or C(obdecho) are removed too, echo
     clients first.
