@@ -257,6 +257,9 @@ class EnvelopeBuilder:
         self.environment = {}
         # Optional v1 fields a survey adds (``sweep``, ``skipped_points`` of an adaptive sweep).
         self.extra_fields = {}
+        # Told of each record as it is added and of the end (``point_done(record)``, ``finish(status)``): the
+        # run directory's progress log, so that every engine's finished points pass through one place.
+        self.observers = []
         self._records = []
         self._errors = []
         self._aborted = False
@@ -286,6 +289,8 @@ class EnvelopeBuilder:
         if not isinstance(record, dict):
             raise TypeError('a record must be a dict, got %r' % (record,))
         self._records.append(record)
+        for observer in self.observers:
+            observer.point_done(record)
 
     def add_error(self, message, point=None):
         """Record an error; ``point`` is the sweep point it belongs to (e.g. ``{"obj": 4, "thr": 32}``) or None."""
@@ -352,6 +357,8 @@ class EnvelopeBuilder:
             'raw_output': self.raw_output,
         }
         envelope.update(self.extra_fields)
+        for observer in self.observers:
+            observer.finish(status)
         return envelope
 
 

@@ -17,6 +17,7 @@ import socket
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, record_entries
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
@@ -98,6 +99,7 @@ class SurveyStart:
         self.module = module
         self.survey = survey
         self._recorded = False
+        self.progress = None
         # One survey of this kind per node at a time (taken in make_run_dir, before anything is made).
         self.lock = SurveyLock(node_state.workdir, survey) if exclusive and node_state is not None else None
         self.run_id = run_id
@@ -108,11 +110,13 @@ class SurveyStart:
         self.control_runner = control_runner
         self.lctl = lctl_utils.Lctl(control_runner) if control_runner is not None else None
 
-    def make_run_dir(self):
+    def make_run_dir(self, planned=None, planned_duration_s=None):
         """``<workdir>/<run_id>``, created if needed; the module fails naming ``workdir`` when it cannot be.
 
         Called once every check has passed, right before the survey makes anything: with a node state, the
         module first records itself and the directory there for the cleanup (``record_for_cleanup``).
+        Outside check mode the run's progress log starts there (``planned``: progress.planned_points of the
+        engine's plan), told of every record the envelope builder receives.
         """
         run_dir = os.path.join(self.module.params['workdir'], self.run_id)
         if self.node_state is not None and not self.module.check_mode and not self._recorded:
@@ -128,6 +132,10 @@ class SurveyStart:
             os.makedirs(run_dir, exist_ok=True)
         except OSError as exc:
             self.module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
+        if self.survey is not None and not self.module.check_mode and self.progress is None:
+            self.progress = progress_utils.ProgressLog(run_dir, self.survey, self.run_id, self.host, planned=planned,
+                                                       planned_duration_s=planned_duration_s)
+            self.builder.observers.append(self.progress)
         return run_dir
 
     def take_lock(self):

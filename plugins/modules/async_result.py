@@ -101,6 +101,13 @@ options:
       - Remove the job file once the job has ended and its result has been read.
     type: bool
     default: true
+  progress_file:
+    description:
+      - The survey's progress file in its run directory on the node (C(<workdir>/<run_id>/<survey>.progress.json)),
+        rewritten by the survey module after every finished sweep point.
+      - When given, each poll returns its contents in RV(progress), with the elapsed time and the ETA brought up to
+        the moment of the poll. A file not written yet (the survey is still setting up) gives RV(progress=null).
+    type: path
 notes:
   - The raw output is held in memory on the controller until it is stored; at the I/O kit's output sizes (text,
     compressed here) that is small.
@@ -190,6 +197,19 @@ removed:
   returned: when O(purge=false)
   type: bool
   sample: true
+progress:
+  description:
+    - The survey's progress when O(progress_file) is given and readable, else null.
+    - C(done) and C(total) points (C(total) is the engine's plan; an adaptive sweep may end below it), C(current)
+      (the point now running), C(elapsed_s), C(last) (the last finished point, its C(figure) and C(duration_s)),
+      C(eta_s) (seconds left: the work left at the rate measured so far), C(state) (C(running) or the envelope's
+      status once it ended).
+  returned: when O(purge=false)
+  type: dict
+  sample: {"survey": "obdfilter", "host": "oss1", "state": "running", "done": 12, "total": 30, "elapsed_s": 421.5,
+           "eta_s": 730.2, "current": {"rsz_kib": 1024, "nobj": 2, "thr": 16},
+           "last": {"point": {"rsz_kib": 1024, "obj": 2, "thr": 8}, "figure": "write 812.3 MiB/s",
+                    "duration_s": 33.1}}
 purged:
   description: The job files removed by O(purge=true).
   returned: when O(purge=true)
@@ -207,6 +227,7 @@ import stat
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.lustre.iokit.plugins.module_utils.progress import read_progress
 from ansible_collections.lustre.iokit.plugins.module_utils.results import SCHEMA
 
 # The async wrapper writes the job file by rename, so a read sees a whole file; a file that is there but not
@@ -337,6 +358,7 @@ def main():
             min_age_s=dict(type='int', default=600),
             job_ids=dict(type='list', elements='str', default=[]),
             async_dir=dict(type='path', default='~/.ansible_async'),
+            progress_file=dict(type='path'),
         ),
         required_if=[('purge', False, ['results_file'])],
         supports_check_mode=True,
@@ -364,6 +386,7 @@ def main():
         module.fail_json(msg='results_file: %s is not an async job file (not JSON: %s)' % (path, exc))
     result = dict(changed=False, finished=finished, waited_s=round(waited_s, 3), job=job, raw_contents=[],
                   raw_problems=[], removed=False)
+    result['progress'] = read_progress(params['progress_file']) if params['progress_file'] else None
     if not finished:
         result['msg'] = 'the job is still running after %d s' % params['wait_s']
         module.exit_json(**result)

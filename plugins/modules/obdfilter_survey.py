@@ -306,6 +306,7 @@ import socket
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
@@ -494,7 +495,7 @@ def main():
     if module.check_mode:
         survey_module.exit_with_envelope(module, builder, 'obdfilter survey', True, plan=plan)
 
-    run_dir = start.make_run_dir()
+    run_dir = start.make_run_dir(progress_utils.planned_points(points, ('rsz_kib', 'nobj', 'thr'), 'size_kib'))
     if params['engine'] == 'iokit':
         changed, raw_files = run_iokit(start, script, run_dir, targets)
     else:

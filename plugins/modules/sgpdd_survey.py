@@ -253,6 +253,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.safety import DeviceRefused, DeviceSafety
@@ -352,7 +353,7 @@ def main():
             builder.mark_nothing_to_do()
         survey_module.exit_with_envelope(module, builder, 'sgpdd survey', destructive, plan=plan)
 
-    run_dir = start.make_run_dir()
+    run_dir = start.make_run_dir(progress_utils.planned_points(points, ('rsz_kib', 'crg', 'thr'), 'size_kib'))
     wrote = False
     if params['engine'] == 'iokit':
         script = survey_module.iokit_script_path(module)

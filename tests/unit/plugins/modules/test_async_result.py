@@ -207,3 +207,19 @@ def test_purge_of_a_missing_directory_and_in_check_mode_removes_nothing(tmp_path
 def test_results_file_is_required_without_purge(run_module):
     result = run_module(wait_s=0)
     assert result['failed'] and 'results_file' in result['msg']
+
+
+def test_each_poll_returns_the_surveys_progress_and_null_before_the_first_summary(tmp_path, run_module):
+    from ansible_collections.lustre.iokit.plugins.module_utils import progress
+    job = str(tmp_path / 'j1.42')
+    write_job(job, RUNNING)
+    summary_file = progress.progress_path(str(tmp_path), 'obdfilter')
+    assert run_module(results_file=job, wait_s=0, progress_file=summary_file)['progress'] is None
+    log = progress.ProgressLog(str(tmp_path), 'obdfilter', 'run1', 'oss1', planned=[{'thr': 1}, {'thr': 2}])
+    log.point_done({'thr': 1, 'tests': {'write': {'mib_s': 42.0}}})
+    result = run_module(results_file=job, wait_s=0, progress_file=summary_file)
+    assert result['finished'] is False
+    assert (result['progress']['done'], result['progress']['total']) == (1, 2)
+    assert result['progress']['current'] == {'thr': 2}
+    assert result['progress']['last']['figure'] == 'write 42.0 MiB/s'
+    assert result['progress']['eta_s'] is not None

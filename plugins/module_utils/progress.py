@@ -1,0 +1,209 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A running survey's progress, kept in its run directory on the node.
+
+Two files in ``<workdir>/<run_id>/``, named after the survey:
+
+``<survey>.points.jsonl``
+    one JSON line per finished sweep point (its record, when it ended, how long it took), appended and fsync'd
+    before the next point starts: a survey killed at any moment leaves every point it finished here.
+``<survey>.progress.json``
+    the latest summary (points done and planned, the point now running, elapsed, the last point's figure, an
+    ETA), replaced atomically after each point, for ``async_result`` to return on every poll.
+
+Target-side code: pure standard library, Python 3.6+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import time
+
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+
+PROGRESS_SCHEMA = 'lustre.iokit/progress/v1'
+
+# Keys that place a record in its sweep (the first of these a record has, in this order).
+POINT_KEYS = ('rsz_kib', 'obj', 'thr', 'crg', 'region_count', 'threads', 'thread_count', 'file_count', 'dir_count',
+              'concurrency', 'size', 'nodes', 'tasks_per_node', 'transfer_size', 'api', 'mode', 'test', 'ost', 'target')
+
+
+def points_path(run_dir, survey):
+    return os.path.join(run_dir, '%s.points.jsonl' % survey)
+
+
+def progress_path(run_dir, survey):
+    return os.path.join(run_dir, '%s.progress.json' % survey)
+
+
+def point_of(record):
+    """The sweep coordinates of ``record``: its scalar values under the usual sweep keys."""
+    return dict((key, record[key]) for key in POINT_KEYS
+                if key in record and isinstance(record[key], (int, float, str)) and not isinstance(record[key], bool))
+
+
+def figure_of(record):
+    """A short text of the point's result: each test's aggregate rate (``write 812.3 MiB/s``), else None."""
+    tests = record.get('tests')
+    parts = []
+    if isinstance(tests, dict):
+        for name, result in tests.items():
+            if isinstance(result, dict) and isinstance(result.get('mib_s'), (int, float)):
+                parts.append('%s %.1f MiB/s' % (name, result['mib_s']))
+    for key, unit in (('mib_s', 'MiB/s'), ('ops_s', 'ops/s'), ('rate', '/s')):
+        if not parts and isinstance(record.get(key), (int, float)) and not isinstance(record.get(key), bool):
+            parts.append('%.1f %s' % (record[key], unit))
+    return ', '.join(parts) or None
+
+
+def estimate_remaining_s(elapsed_s, done_weight, total_weight, planned_remaining_s=None):
+    """Seconds left: the rate measured so far applied to the work left; the plan's figure before any point ended.
+
+    Weights are the points' planned costs (bytes, or 1 each): a sweep whose later points move more data is not
+    promised to end early because its first points were small.
+    """
+    if done_weight > 0 and elapsed_s > 0:
+        return max(0.0, (total_weight - done_weight) * elapsed_s / done_weight)
+    return planned_remaining_s
+
+
+def planned_points(points, keys, weight_key=None):
+    """The runnable points of an engine's plan (``skip`` None) as ``ProgressLog`` wants them: ``keys`` and a weight."""
+    planned = []
+    for point in points:
+        if point.get('skip') is None:
+            entry = dict((key, point[key]) for key in keys if key in point)
+            if weight_key is not None:
+                entry['weight'] = point.get(weight_key)
+            planned.append(entry)
+    return planned
+
+
+class ProgressLog:
+    """Writes the progress files of one survey run; ``point_done`` is called once per finished point.
+
+    ``planned`` is the list of points the engine plans to run (dicts; an optional ``weight`` each, e.g. its bytes),
+    ``planned_duration_s`` the plan's estimate of the whole sweep (None when unknown).
+    """
+
+    def __init__(self, run_dir, survey, run_id, host, planned=None, planned_duration_s=None, attempt=1,
+                 clock=time.time):
+        self.run_dir = run_dir
+        self.survey = survey
+        self.run_id = run_id
+        self.host = host
+        self.planned = list(planned or [])
+        self.planned_duration_s = planned_duration_s
+        self.attempt = attempt
+        self._clock = clock
+        self.started = clock()
+        self._point_started = self.started
+        self.done = 0
+        self.done_weight = 0.0
+        self.last = None
+        self.state = 'running'
+        self.problems = []
+        self._write_summary()
+
+    @property
+    def total(self):
+        return max(len(self.planned), self.done)
+
+    def _weight(self, index):
+        if index < len(self.planned):
+            weight = self.planned[index].get('weight')
+            if isinstance(weight, (int, float)) and weight > 0:
+                return float(weight)
+        return 1.0
+
+    def _total_weight(self):
+        planned = sum(self._weight(index) for index in range(len(self.planned)))
+        return max(planned, self.done_weight)
+
+    def point_done(self, record):
+        """Append the finished point durably, then refresh the summary."""
+        now = self._clock()
+        line = {'n': self.done + 1, 'attempt': self.attempt, 'point': point_of(record),
+                'started': results.utc_timestamp(self._point_started), 'finished': results.utc_timestamp(now),
+                'duration_s': round(now - self._point_started, 3), 'record': record}
+        try:
+            with open(points_path(self.run_dir, self.survey), 'a') as stream:
+                stream.write(json.dumps(line, sort_keys=True) + '\n')
+                stream.flush()
+                os.fsync(stream.fileno())
+        except (IOError, OSError, TypeError, ValueError) as exc:
+            self._problem('cannot append the point to %s: %s' % (points_path(self.run_dir, self.survey), exc))
+        self.done_weight += self._weight(self.done)
+        self.done += 1
+        self.last = {'point': line['point'], 'figure': figure_of(record), 'duration_s': line['duration_s']}
+        self._point_started = now
+        self._write_summary(now)
+
+    def finish(self, status):
+        """The survey ended (``status`` from its envelope)."""
+        self.state = status
+        self._write_summary()
+
+    def summary(self, now=None):
+        now = self._clock() if now is None else now
+        elapsed = max(0.0, now - self.started)
+        planned_left = None
+        if self.planned_duration_s is not None:
+            planned_left = max(0.0, self.planned_duration_s - elapsed)
+        remaining = estimate_remaining_s(elapsed, self.done_weight, self._total_weight(), planned_left)
+        if self.state != 'running':
+            remaining = 0.0
+        current = None
+        if self.state == 'running' and self.done < len(self.planned):
+            current = dict((key, value) for key, value in self.planned[self.done].items() if key != 'weight')
+        return {'schema': PROGRESS_SCHEMA, 'survey': self.survey, 'run_id': self.run_id, 'host': self.host,
+                'attempt': self.attempt, 'state': self.state, 'done': self.done, 'total': self.total,
+                'current': current, 'started': results.utc_timestamp(self.started),
+                'elapsed_s': round(elapsed, 1), 'last': self.last,
+                'eta_s': None if remaining is None else round(remaining, 1),
+                'updated': results.utc_timestamp(now), 'updated_epoch': round(now, 3)}
+
+    def _problem(self, message):
+        # The measurement matters more than its progress report: a full disk here is noted, not fatal.
+        if message not in self.problems:
+            self.problems.append(message)
+
+    def _write_summary(self, now=None):
+        path = progress_path(self.run_dir, self.survey)
+        temporary = path + '.tmp'
+        try:
+            with open(temporary, 'w') as stream:
+                json.dump(self.summary(now), stream, sort_keys=True)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.rename(temporary, path)
+        except (IOError, OSError) as exc:
+            self._problem('cannot write %s: %s' % (path, exc))
+
+
+def read_progress(path, now=None):
+    """The progress summary at ``path`` with its elapsed time and ETA brought up to ``now``; None if absent.
+
+    The file is written only when a point ends: between points the elapsed time still moves, and the ETA
+    counts down from what the last point measured.
+    """
+    try:
+        with open(path) as stream:
+            summary = json.load(stream)
+    except (IOError, OSError, ValueError):
+        return None
+    if not isinstance(summary, dict) or summary.get('schema') != PROGRESS_SCHEMA:
+        return None
+    if summary.get('state') == 'running':
+        now = time.time() if now is None else now
+        updated = summary.get('updated_epoch')
+        since = max(0.0, now - updated) if isinstance(updated, (int, float)) else 0.0
+        summary['elapsed_s'] = round(summary.get('elapsed_s', 0) + since, 1)
+        if isinstance(summary.get('eta_s'), (int, float)):
+            summary['eta_s'] = round(max(0.0, summary['eta_s'] - since), 1)
+    return summary

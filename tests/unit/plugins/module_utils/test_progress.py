@@ -1,0 +1,102 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A survey's progress files: every finished point on disk, the summary with its ETA, the builder's one hook."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+
+from ansible_collections.lustre.iokit.plugins.module_utils import progress, results
+
+
+class FakeClock:
+    def __init__(self, now=1000.0):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+
+def record(thr, write):
+    return {'ost': 1, 'rsz_kib': 1024, 'obj': 1, 'thr': thr, 'tests': {'write': {'mib_s': write, 'status': 'ok'}},
+            'per_ost': {}}
+
+
+PLAN = [{'rsz_kib': 1024, 'nobj': 1, 'thr': thr, 'weight': 100} for thr in (1, 2, 4, 8)]
+
+
+def read_lines(path):
+    with open(path) as stream:
+        return [json.loads(line) for line in stream]
+
+
+def test_each_point_is_on_disk_before_the_next_and_the_summary_counts_them(tmp_path):
+    clock = FakeClock()
+    log = progress.ProgressLog(str(tmp_path), 'obdfilter', 'run1', 'oss1', planned=PLAN, clock=clock)
+    summary_file = progress.progress_path(str(tmp_path), 'obdfilter')
+    first = progress.read_progress(summary_file, now=clock.now)
+    assert (first['done'], first['total'], first['eta_s'], first['state']) == (0, 4, None, 'running')
+    assert first['current'] == {'rsz_kib': 1024, 'nobj': 1, 'thr': 1}
+
+    clock.now += 10
+    log.point_done(record(1, 100.0))
+    clock.now += 30
+    log.point_done(record(2, 150.0))
+    lines = read_lines(progress.points_path(str(tmp_path), 'obdfilter'))
+    assert [line['n'] for line in lines] == [1, 2]
+    assert [line['duration_s'] for line in lines] == [10, 30]
+    assert lines[1]['point'] == {'rsz_kib': 1024, 'obj': 1, 'thr': 2, 'ost': 1}
+    assert lines[1]['record']['tests']['write']['mib_s'] == 150.0 and lines[1]['attempt'] == 1
+
+    summary = progress.read_progress(summary_file, now=clock.now)
+    assert (summary['done'], summary['total']) == (2, 4)
+    assert summary['current'] == {'rsz_kib': 1024, 'nobj': 1, 'thr': 4}
+    assert summary['last']['figure'] == 'write 150.0 MiB/s'
+    # half of the planned work in 40 s: 40 s left
+    assert summary['elapsed_s'] == 40 and summary['eta_s'] == 40
+
+
+def test_between_points_elapsed_moves_on_and_the_eta_counts_down(tmp_path):
+    clock = FakeClock()
+    log = progress.ProgressLog(str(tmp_path), 'obdfilter', 'run1', 'oss1', planned=PLAN, clock=clock)
+    clock.now += 20
+    log.point_done(record(1, 100.0))
+    later = progress.read_progress(progress.progress_path(str(tmp_path), 'obdfilter'), now=clock.now + 15)
+    assert later['elapsed_s'] == 35 and later['eta_s'] == 45
+
+
+def test_heavier_points_left_make_a_longer_eta():
+    assert progress.estimate_remaining_s(10.0, 1.0, 4.0) == 30.0
+    assert progress.estimate_remaining_s(10.0, 1.0, 10.0) == 90.0
+    assert progress.estimate_remaining_s(0.0, 0.0, 4.0, planned_remaining_s=120.0) == 120.0
+
+
+def test_the_builder_tells_its_observers_of_every_record_and_of_the_end(tmp_path):
+    builder = results.EnvelopeBuilder('run1', 'oss1', 'obdfilter', 'native')
+    log = progress.ProgressLog(str(tmp_path), 'obdfilter', 'run1', 'oss1', planned=PLAN[:2])
+    builder.observers.append(log)
+    builder.add_record(record(1, 90.0))
+    builder.add_record(record(2, 95.0))
+    envelope = builder.finish()
+    summary = progress.read_progress(progress.progress_path(str(tmp_path), 'obdfilter'))
+    assert summary['state'] == envelope['status'] == 'ok'
+    assert (summary['done'], summary['total'], summary['eta_s'], summary['current']) == (2, 2, 0.0, None)
+    assert len(read_lines(progress.points_path(str(tmp_path), 'obdfilter'))) == 2
+
+
+def test_a_progress_file_that_cannot_be_written_costs_the_survey_nothing(tmp_path):
+    log = progress.ProgressLog(str(tmp_path / 'gone'), 'obdfilter', 'run1', 'oss1', planned=PLAN)
+    log.point_done(record(1, 90.0))
+    assert log.done == 1 and len(log.problems) == 2
+    assert progress.read_progress(str(tmp_path / 'gone' / 'x.json')) is None
+
+
+def test_planned_points_keeps_the_runnable_ones_with_their_weight():
+    points = [{'rsz_kib': 1024, 'nobj': 1, 'thr': 1, 'size_kib': 4, 'skip': None, 'pages': 3},
+              {'rsz_kib': 1024, 'nobj': 1, 'thr': 512, 'size_kib': 4, 'skip': 'too many threads'}]
+    assert progress.planned_points(points, ('rsz_kib', 'nobj', 'thr'), 'size_kib') == [
+        {'rsz_kib': 1024, 'nobj': 1, 'thr': 1, 'weight': 4}]
