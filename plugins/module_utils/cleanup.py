@@ -42,6 +42,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_u
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds as mds_engine
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     KINDS,
+    LOCK_DIR,
     STATE_FILE,
     NodeStateError,
     command_id,
@@ -51,6 +52,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     is_same_process,
     live_runs,
     parent_pid,
+    remove_free_locks,
     process_start_time,
 )
 
@@ -61,7 +63,7 @@ _POLL_INTERVAL_S = 0.05
 # How often Ansible's async watchdog looks at its job (async_wrapper's ``step``).
 ASYNC_WATCHDOG_POLL_S = 5.0
 # What the workdir holds of ours when nothing else is left in it.
-_STATE_NAMES = set([STATE_FILE, STATE_FILE + '.lock'])
+_STATE_NAMES = set([STATE_FILE, STATE_FILE + '.lock', LOCK_DIR])
 # osc and obdecho leftovers of the network case are set up under their echo client: remove them last.
 _LEFTOVER_TYPE_ORDER = {'echo_client': 0, 'osc': 1, 'obdecho': 2}
 
@@ -703,6 +705,7 @@ class Cleanup:
         # The lock file goes too: a survey starting this very moment would re-create both.
         if not self.node_state.remove_if_empty():
             return
+        remove_free_locks(self.node_state.workdir)
         for path in directories:
             try:
                 os.rmdir(path)

@@ -342,14 +342,19 @@ class SurveyLock:
         Returns the dead holder's record found in the file (None when it was empty): its run was killed
         without releasing, and what it left is the caller's to remove.
         """
-        fd = self._open()
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except (IOError, OSError) as exc:
+        while True:
+            fd = self._open()
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except (IOError, OSError) as exc:
+                os.close(fd)
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise
+                raise SurveyLockHeld(self.name, self.read())
+            if _is_current(fd, self.path):
+                break
+            # remove_free_locks unlinked this file between our open and our lock: take the new one
             os.close(fd)
-            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise
-            raise SurveyLockHeld(self.name, self.read())
         previous = _read_lock_record(fd)
         own = dict(record)
         own.setdefault('pid', os.getpid())
@@ -402,6 +407,45 @@ class SurveyLock:
             return None
         finally:
             os.close(fd)
+
+
+def _is_current(fd, path):
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path))
+    except OSError:
+        return False
+
+
+def remove_free_locks(workdir):
+    """Remove the lock files nobody holds, then their directory if empty: for a cleanup that found nothing
+    left to undo (a killed holder's record then names nothing), so that a workdir the collection made can go.
+
+    A survey that opened a lock file just before it is unlinked sees that under its lock and opens the new one
+    (SurveyLock.acquire).
+    """
+    directory = os.path.join(workdir, LOCK_DIR)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for filename in names:
+        path = os.path.join(directory, filename)
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if _is_current(fd, path):
+                os.unlink(path)
+        except (IOError, OSError):
+            pass
+        finally:
+            os.close(fd)
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass
 
 
 def live_runs(workdir):

@@ -116,3 +116,18 @@ def test_run_tags_are_short_and_names_fit_the_uuid_limit():
     name = lctl_utils.echo_client_name('longfsnm-OST00ff', run_tag('x' * 64))
     assert name.endswith('_ecc') and lctl_utils.name_problem(name) is None
     assert 'under 40 bytes' in lctl_utils.name_problem(lctl_utils.echo_client_name('a' * 40))
+
+
+def test_a_cleanup_with_nothing_left_removes_the_free_locks_and_the_workdir_it_made(tmp_path, holder):
+    workdir = str(tmp_path / 'work')
+    state = NodeState(workdir)
+    state.record('paths', None, path=workdir, remove='empty_dir')
+    lock = SurveyLock(workdir, 'mds')
+    lock.acquire({'run_id': 'run-a'})
+    lock.release()
+    report = Cleanup(None, NodeState(workdir), include_iokit_leftovers=False, unload_modules=False).run()
+    assert report['errors'] == [] and not os.path.exists(workdir)
+    # A lock file unlinked under a survey about to take it: the survey takes the new file instead.
+    again = SurveyLock(workdir, 'mds')
+    assert again.acquire({'run_id': 'run-b'}) is None and again.holder()['run_id'] == 'run-b'
+    again.release()
