@@ -14,6 +14,15 @@ description:
   - Reads mdtest output (mdtest 1.8/1.9 C(SUMMARY:), 3.x and 4.x C(SUMMARY rate:) / C(SUMMARY time:) tables,
     the launch banner) and returns the rate of every metadata operation.
   - MPI launcher noise, shell prompts, warnings and verbose per-iteration lines are skipped.
+  - Output as people paste it is read too. A rate table whose C(SUMMARY rate:) title is missing or damaged is
+    recognised by its C(Operation  Max  Min  Mean  Std Dev) titles followed by their rule (then
+    RV(_value.iterations) is null). Tabs, blanks collapsed to one, banners with single dashes and an indented
+    or prefixed launch line are accepted; C(N tasks, M files) gives the task count when there is no launch banner.
+  - Figures with a decimal comma (C(22,523) is 22.523) are read when every figure of the row has exactly three
+    digits after its comma, as mdtest prints them; other commas make the line no row.
+  - A row a mail client wrapped (its last figures alone on the next line) is joined; a row cut short by a
+    truncated paste is dropped, never half-read; free-text notes between rows are skipped; of two rows of
+    one operation the first is kept. A table ends at a banner, a C(SUMMARY) title, a task count or the next run.
   - Text in another format gives the empty object (null fields, empty RV(_value.summary)).
   - When the text holds several runs (a task sweep with C(-f)/C(-l)/C(-s), or several invocations in one log),
     the result describes the first and lists all of them in RV(_value.runs).
@@ -54,7 +63,7 @@ _value:
       description: Number of nodes from the launch banner, or null.
       type: int
     iterations:
-      description: Number of iterations the summary covers (C(of N iterations)), or null.
+      description: Number of iterations the summary covers (C(of N iterations)), or null (also when the title is lost).
       type: int
     unit:
       description: Unit of every figure in RV(_value.summary); always C(ops/sec).

@@ -35,26 +35,34 @@ from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import 
     to_number,
 )
 
+# "mdtest-<version> was launched with N total task(s)": the tail is found first and
+# the version in the few characters before it, so a line full of "mdtest-" is
+# not rescanned from each of them.
 _LAUNCH_RE = re.compile(
-    r'mdtest-(?P<version>\S+)\s+was\s+launched\s+with\s+(?P<tasks>\d+)\s+total\s+task\(s\)'
-    r'(?:\s+on\s+(?P<nodes>\d+)\s+node\(s\))?')
+    r'was\s+launched\s+with\s+(?P<tasks>\d+)\s+total\s+task\(s\)(?:\s+on\s+(?P<nodes>\d+)\s+node\(s\))?')
+_VERSION_BEFORE_RE = re.compile(r'mdtest-(?P<version>\S+)\s+$')
+_VERSION_WINDOW = 200
+# A pasted title may be decorated (`**SUMMARY rate:**`, `> SUMMARY`) or cut short.
 _SUMMARY_RE = re.compile(
-    r'^SUMMARY(?:\s+(?P<kind>rate|time))?(?:\s*\((?P<label>[^)]*)\))?\s*:\s*'
-    r'(?:\(\s*of\s+(?P<iterations>\d+)\s+iterations?\s*\))?', re.IGNORECASE)
+    r'^\W*SUMMARY(?:\s+(?P<kind>rate|time))?(?:\s*\((?P<label>[^)]*)\))?\s*:?\s*'
+    r'(?:\(\s*of\s+(?P<iterations>\d+)\s+iterations?\b)?', re.IGNORECASE)
 _HEADER_RE = re.compile(r'^Operation\b(?P<rest>.*)$')
-_DASHES_RE = re.compile(r'^-{3,}(?:\s+-{3,})*$')
-_VALUE = r'(?:' + NUMBER + r'|NA|-?nan|-?inf)'
-_ROW_RE = re.compile(
-    r'^(?P<name>[A-Za-z][A-Za-z ()]*?)\s*:?\s+(?P<values>' + _VALUE + r'(?:\s+' + _VALUE + r')*)\s*$',
-    re.IGNORECASE)
-_NAME_ONLY_RE = re.compile(r'^(?P<name>[A-Za-z][A-Za-z ()]*?)\s*:\s*$')
+# The column titles of a rate or time table, which identify it when its title is lost.
+_STAT_HEADER_RE = re.compile(r'^Operation\s+(?:per\s+Rank:\s+)?Max\s+Min\s+Mean\b', re.IGNORECASE)
+# The rule under the column titles; pasted copies may shrink it to single dashes.
+_DASHES_RE = re.compile(r'^-+(?:\s+-+)*$')
+# "-- started at ... --" / "-- finished at ... --", also with single dashes or none.
+_BANNER_RE = re.compile(r'^-*\s*(?:started|finished)\s+at\b', re.IGNORECASE)
+_VALUE_RE = re.compile(r'^(?:' + NUMBER + r'|NA|[-+]?nan|[-+]?inf)$', re.IGNORECASE)
+# mdtest prints every figure with three decimals: "22,523" is a decimal comma.
+_DECIMAL_COMMA_RE = re.compile(r'^[-+]?\d+,\d{3}$')
+_NAME_RE = re.compile(r'^[A-Za-z][A-Za-z ()]*$')
 _TASKS_RE = re.compile(r'^(?P<tasks>\d+)\s+tasks,\s+(?P<items>\d+)\s+(?:files|directories|files/directories)\b')
 _KNOWN_OPS = (
     'directory creation', 'directory stat', 'directory read', 'directory rename', 'directory removal',
     'file creation', 'file create (stonewall)', 'file stat', 'file read', 'file removal',
     'tree creation', 'tree removal',
 )
-_MPI_NOISE_RE = re.compile(r'^(?:\[[^\]]*:\d+\]|-{5,}$|\*\*\*)')
 
 
 def _empty_run():
@@ -105,35 +113,156 @@ def _normal_name(name):
     return ' '.join(name.replace(':', ' ').split()).lower()
 
 
+def _launch(line):
+    """(version, tasks, nodes) from a launch banner anywhere in ``line``, or None."""
+    if 'launched' not in line:
+        return None
+    for match in _LAUNCH_RE.finditer(line):
+        version = _VERSION_BEFORE_RE.search(line, max(0, match.start() - _VERSION_WINDOW), match.start())
+        if version:
+            nodes = match.group('nodes')
+            return version.group('version'), int(match.group('tasks')), int(nodes) if nodes else None
+    return None
+
+
+def _expected_figures(header_rest):
+    """How many figures a complete row has under this header (None: unknown)."""
+    words = header_rest.lower().split()
+    count = words.count('max') + words.count('min') + words.count('mean')
+    return count + (1 if 'std' in words or 'stddev' in words else 0) or None
+
+
+def _split_row(line):
+    """(name, figures) of a table row, or None.
+
+    The name is everything before the trailing run of figures (and the
+    colon after it); a row is split by tokens rather than by one pattern,
+    whose lazy name would retry the rest of a long line at every word.
+    """
+    tokens = line.split()
+    cut = len(tokens)
+    while cut and (_VALUE_RE.match(tokens[cut - 1]) or _DECIMAL_COMMA_RE.match(tokens[cut - 1])):
+        cut -= 1
+    figures = tokens[cut:]
+    name = tokens[:cut]
+    if name and name[-1].endswith(':'):
+        name[-1] = name[-1][:-1]
+    name = ' '.join(name).strip()
+    if not figures or not _NAME_RE.match(name):
+        return None
+    return name, figures
+
+
+def _decimal_points(figures):
+    """Figures with a decimal comma read with a point, when every figure has one."""
+    numbers = [figure for figure in figures if not _VALUE_RE.match(figure) or any(c.isdigit() for c in figure)]
+    if numbers and all(_DECIMAL_COMMA_RE.match(figure) for figure in numbers):
+        return [figure.replace(',', '.') for figure in figures]
+    return figures
+
+
+def _all_figures(line):
+    tokens = line.split()
+    return tokens if tokens and all(_VALUE_RE.match(token) or _DECIMAL_COMMA_RE.match(token) for token in tokens) else None
+
+
+class _Table(object):
+    """The summary table being read: where its rows go and what a complete row is."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        self.layout = 'plain'
+        self.expected = None
+        # a row whose name ended the line (1.9), or whose last figures a mail
+        # client moved to the next line: (name, figures so far)
+        self.open_row = None
+
+    def set_header(self, rest):
+        self.layout = _layout(rest)
+        self.expected = _expected_figures(rest)
+
+    def store(self, name, figures):
+        # Two rows of one operation (a paste joined twice): the first is kept.
+        if name not in self.rows:
+            self.rows[name] = _row_values(_decimal_points(figures), self.layout)
+
+    def add_row(self, name, figures):
+        if self.expected is not None and len(figures) < self.expected:
+            self.open_row = (name, figures)
+        else:
+            self.store(name, figures)
+
+    def continue_row(self, line):
+        """Complete the open row with ``line``; False when ``line`` does not continue it."""
+        name, figures = self.open_row
+        more = _all_figures(line)
+        if more is None:
+            return False
+        figures = figures + more
+        if self.expected is not None and len(figures) < self.expected:
+            self.open_row = (name, figures)
+            return True
+        self.open_row = None
+        self.store(name, figures)
+        return True
+
+    def close_row(self):
+        """Drop a row still short of figures (a truncated paste is not half-read)."""
+        if self.open_row is not None:
+            name, figures = self.open_row
+            self.open_row = None
+            if not figures:
+                # 1.9 prints `File read :` alone when -E/-e was not used.
+                self.store(name, [])
+
+
 def parse_mdtest(text):
     """Parse mdtest output into one object (see parsed-results.md)."""
     text = ensure_text(text, 'parse_mdtest')
     runs = []
     run = _empty_run()
     table = None
-    table_kind = None
-    layout = 'plain'
-    pending_name = None
+    # column titles of a table whose SUMMARY title is missing, until its rule confirms it
+    untitled_header = None
 
     def finish(current):
         if current['summary'] or current.get('summary_time'):
             runs.append(current)
 
+    def close_table():
+        if table is not None:
+            table.close_row()
+
+    def open_table(kind, iterations):
+        previous = run
+        key = 'summary' if kind == 'rate' else 'summary_time'
+        current = run
+        if current.get(key):
+            finish(current)
+            current = _empty_run()
+            for copy in ('version', 'tasks', 'nodes'):
+                current[copy] = previous[copy]
+        if iterations:
+            current['iterations'] = int(iterations)
+        if kind == 'time':
+            current['summary_time_unit'] = 'sec'
+        return current, _Table(current.setdefault(key, {}))
+
     for line in clean_lines(text):
         if not line:
             continue
-        launch = _LAUNCH_RE.search(line)
+        launch = _launch(line)
         if launch:
+            close_table()
             if run['summary'] or run.get('summary_time'):
                 finish(run)
                 run = _empty_run()
-            run['version'] = launch.group('version')
-            run['tasks'] = int(launch.group('tasks'))
-            run['nodes'] = int(launch.group('nodes')) if launch.group('nodes') else None
-            table = None
+            run['version'], run['tasks'], run['nodes'] = launch
+            table = untitled_header = None
             continue
         tasks = _TASKS_RE.match(line)
         if tasks:
+            close_table()
             if run['summary'] or run.get('summary_time'):
                 # A task sweep (-f/-l/-s) prints one summary per task count.
                 previous = run
@@ -141,65 +270,58 @@ def parse_mdtest(text):
                 run = _empty_run()
                 for key in ('version', 'nodes'):
                     run[key] = previous[key]
+            # Without a launch banner this line is the only task count.
             run['tasks'] = int(tasks.group('tasks'))
-            table = None
+            table = untitled_header = None
             continue
         summary = _SUMMARY_RE.match(line)
         if summary:
-            kind = (summary.group('kind') or 'rate').lower()
-            key = 'summary' if kind == 'rate' else 'summary_time'
-            if run.get(key):
-                finish(run)
-                previous = run
-                run = _empty_run()
-                for copy in ('version', 'tasks', 'nodes'):
-                    run[copy] = previous[copy]
-            if summary.group('iterations'):
-                run['iterations'] = int(summary.group('iterations'))
-            table = run.setdefault(key, {})
-            table_kind = kind
-            if kind == 'time':
-                run['summary_time_unit'] = 'sec'
-            layout = 'plain'
-            pending_name = None
+            close_table()
+            run, table = open_table((summary.group('kind') or 'rate').lower(), summary.group('iterations'))
+            untitled_header = None
+            continue
+        if _BANNER_RE.match(line):
+            close_table()
+            table = untitled_header = None
+            continue
+        header = _HEADER_RE.match(line)
+        if header and table is None and _STAT_HEADER_RE.match(line):
+            untitled_header = header.group('rest')
+            continue
+        if untitled_header is not None:
+            if _DASHES_RE.match(line):
+                # A rate table whose SUMMARY line was lost or damaged.
+                run, table = open_table('rate', None)
+                table.set_header(untitled_header)
+            untitled_header = None
             continue
         if table is None:
             continue
-        header = _HEADER_RE.match(line)
         if header:
-            layout = _layout(header.group('rest'))
+            table.set_header(header.group('rest'))
             continue
         if _DASHES_RE.match(line):
             continue
-        if pending_name is not None:
-            # A row wrapped after its name: the figures follow on the next line.
-            values = line.split()
-            if values and all(re.match('^' + _VALUE + '$', value, re.IGNORECASE) for value in values):
-                table[pending_name] = _row_values(values, layout)
-                pending_name = None
+        if table.open_row is not None:
+            if table.continue_row(line):
                 continue
-            pending_name = None
-        row = _ROW_RE.match(line)
-        if row:
-            name = _normal_name(row.group('name'))
-            if name in _KNOWN_OPS or name.startswith(('directory ', 'file ', 'tree ')):
-                table[name] = _row_values(row.group('values').split(), layout)
-                continue
-        only_name = _NAME_ONLY_RE.match(line)
-        if only_name:
-            name = _normal_name(only_name.group('name'))
+            table.close_row()
+        if line.endswith(':') and _NAME_RE.match(line[:-1].strip()):
+            name = _normal_name(line)
             if name in _KNOWN_OPS:
-                # 1.9 prints `File read :` with nothing after it when -E/-e was not used.
-                pending_name = name
-                table[name] = {'max': None, 'min': None, 'mean': None, 'stddev': None}
+                table.open_row = (name, [])
                 continue
-        if _MPI_NOISE_RE.match(line) or table_kind is None:
-            continue
-        # The table ends at the first line that is neither a row nor noise
-        # (`-- finished at ...`, the next run's header, a prompt).
-        table = None
-        table_kind = None
+        row = _split_row(line)
+        if row:
+            name = _normal_name(row[0])
+            if name in _KNOWN_OPS or name.startswith(('directory ', 'file ', 'tree ')):
+                table.add_row(name, row[1])
+                continue
+        # Anything else inside a table (MPI chatter, a shell prompt, a note
+        # the sender typed between the rows) is skipped; the table ends at a
+        # banner, a title or the next run.
 
+    close_table()
     finish(run)
     if not runs:
         return _empty_run()

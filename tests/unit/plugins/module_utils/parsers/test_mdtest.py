@@ -171,3 +171,40 @@ def test_bytes_are_decoded():
 def test_non_text_raises_parser_error(data):
     with pytest.raises(ParserError):
         parse_mdtest(data)
+
+
+def test_decimal_commas_only_when_every_figure_has_three_decimals():
+    text = 'SUMMARY rate: (of 1 iterations)\n' + TABLE_HEAD
+    assert parse_mdtest(text + '   File stat : 22,523 21,100 21,800 0,500\n')['summary']['file stat'] == _row(
+        22.523, 21.1, 21.8, 0.5)
+    # "22,52" is no mdtest figure: the row is not read as one
+    assert parse_mdtest(text + '   File stat : 22,523 21,10 21,800 0,500\n')['summary'] == {}
+
+
+def test_wrapped_std_dev_joins_and_truncated_row_is_dropped():
+    text = ('SUMMARY rate: (of 1 iterations)\n' + TABLE_HEAD + '   File stat : 4.0 3.0 3.5\n0.5\n'
+            '   File removal : 2.0 1.0\nnot a figure\n   Tree removal : 9.0 8.0\n')
+    assert parse_mdtest(text)['summary'] == {'file stat': _row(4.0, 3.0, 3.5, 0.5)}
+
+
+def test_annotations_between_rows_and_repeated_rows():
+    text = ('SUMMARY rate: (of 1 iterations)\n' + TABLE_HEAD + '   File stat : 4.0 3.0 3.5 0.5\n'
+            '<-- this one is slow, see below\n   File stat : 1.0 1.0 1.0 0.0\n   File removal : 2.0 2.0 2.0 0.0\n'
+            '- finished at 11/01/2019 19:14:57 -\n   File read : 7.0 7.0 7.0 0.0\n')
+    assert parse_mdtest(text)['summary'] == {'file stat': _row(4.0, 3.0, 3.5, 0.5), 'file removal': _row(2.0, 2.0, 2.0, 0.0)}
+
+
+@pytest.mark.parametrize('rule', ['   ---------   ---   ---   ----   -------', '- - - - -'])
+def test_table_without_title_needs_its_rule(rule):
+    head = '   Operation   Max   Min   Mean   Std Dev\n'
+    row = '   File stat   4.0   3.0   3.5   0.5\n'
+    assert parse_mdtest('64 tasks, 640 files\n' + head + rule + '\n' + row)['summary'] == {'file stat': _row(4.0, 3.0, 3.5, 0.5)}
+    assert parse_mdtest('64 tasks, 640 files\n' + head + row)['summary'] == {}
+    # IOR's summary has the same first title but its own columns
+    assert parse_mdtest('Operation   Max(MiB)   Min(MiB)  Mean(MiB)\n' + rule + '\n' + row)['summary'] == {}
+
+
+def test_version_from_an_indented_or_prefixed_launch_line():
+    for prefix in ('        ', '\t', '[1,0]<stdout>:'):
+        result = parse_mdtest(prefix + BANNER + 'SUMMARY rate: (of 1 iterations)\n' + TABLE_HEAD + '   File stat : 1.0 1.0 1.0 0.0\n')
+        assert (result['version'], result['tasks'], result['nodes']) == ('3.3.0', 4, 1)
