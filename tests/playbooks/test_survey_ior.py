@@ -1,0 +1,241 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""playbooks/survey-ior.yml, run for real on this machine against a simulated Lustre client.
+
+    .venv/bin/python -m pytest tests/playbooks/test_survey_ior.py -q -p no:cacheprovider
+
+localhost launches; the clients group also holds a second client (never contacted: the simulator's mpirun and srun
+run every rank here, counting nodes from the hostfile or -N). Both access patterns, both launchers, environment
+modules; the tree is gone afterwards, and after a SIGKILLed ansible-playbook plus cleanup.yml.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+
+VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
+LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
+ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
+DEADLINE_S = 180
+
+pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
+                                reason='needs the checkout venv (make setup) with lustre-sim')
+
+INVENTORY = '''
+all:
+  hosts:
+    localhost:
+      ansible_connection: local
+      ansible_python_interpreter: {python}
+  children:
+    clients:
+      hosts:
+        localhost:
+        client2:
+          ansible_connection: local
+          ansible_python_interpreter: {python}
+'''
+
+SIM_CONFIG = '''osts: 2
+mdts: 1
+ost_size_mib: 64
+client_mount: {mount}
+slurm: {{partitions: [batch, debug], accounts: [proj1], nodes: 2}}
+modules: {{available: [gcc/12.2, openmpi, ior]}}
+'''
+
+SURVEY_VARS = {
+    'iokit_timeout_s': 120, 'ior_block_size_mib': 1, 'ior_transfer_sizes_kib': [256, 512], 'ior_memory_factor': 0,
+    'ior_tasks_per_node': [1, 2], 'ior_access': ['fpp', 'ssf'], 'ior_allow_run_as_root': True,
+    'ior_poll_interval_s': 1, 'ior_async_margin_s': 30, 'ior_environment_modules': ['gcc', 'openmpi', 'ior'],
+    # a login shell would reset PATH and lose the simulator's shims
+    'ior_module_shell': ['/bin/sh', '-c'], 'ior_stripe_count': 2,
+}
+
+
+def wait_for(what, condition, deadline_s=DEADLINE_S):
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError('timed out after %d s waiting for %s' % (deadline_s, what))
+
+
+def processes_naming(word):
+    """Processes whose command line holds ``word`` (the launcher and IOR name the test tree in theirs)."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/cmdline' % entry, 'rb') as handle:
+                command = handle.read().replace(b'\0', b' ').decode('utf-8', 'replace')
+        except OSError:
+            continue
+        if word in command and 'ansible' not in command:
+            found.append(int(entry))
+    return found
+
+
+class Client:
+    def __init__(self, base):
+        self.base = base
+        self.root = os.path.join(base, 'node')
+        self.mount = os.path.join(base, 'mnt')
+        self.results = os.path.join(base, 'results')
+        self.workdir = os.path.join(base, 'work')
+        self.inventory = os.path.join(base, 'inventory.yml')
+        self.extra_vars = os.path.join(base, 'vars.json')
+
+    def sim(self, *args):
+        return subprocess.run([LUSTRE_SIM] + list(args), check=True, stdout=subprocess.PIPE,
+                              universal_newlines=True).stdout
+
+    def status(self):
+        return json.loads(self.sim('status', '--root', self.root))
+
+    def env(self):
+        return dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
+                    ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
+                    PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
+
+    def argv(self, name, *options, extra=None):
+        argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars] + list(options)
+        if extra:
+            argv += ['-e', json.dumps(extra)]
+        return argv + [os.path.join(ROOT, 'playbooks', name)]
+
+    def playbook(self, name, *options, extra=None):
+        return subprocess.run(self.argv(name, *options, extra=extra), cwd=ROOT, env=self.env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+
+    def envelope(self, run_id):
+        return read_envelope(envelope_path(self.results, run_id, 'localhost', 'ior'))
+
+    def trees(self):
+        return sorted(name for name in os.listdir(self.mount) if name.startswith('ior_'))
+
+    def slurm_jobs(self):
+        path = os.path.join(self.root, 'state', 'slurm.json')
+        if not os.path.exists(path):
+            return []
+        with open(path, encoding='utf-8') as handle:
+            return json.load(handle).get('jobs', [])
+
+
+@pytest.fixture(scope='module')
+def client(tmp_path_factory):
+    made = Client(str(tmp_path_factory.mktemp('survey-ior')))
+    config = os.path.join(made.base, 'sim.yaml')
+    with open(config, 'w', encoding='utf-8') as handle:
+        handle.write(SIM_CONFIG.format(mount=made.mount))
+    made.sim('init', '--root', made.root, '--config', config, '--force')
+    try:
+        with open(made.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(INVENTORY.format(python=sys.executable))
+        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
+                           ior_mount_point=made.mount), handle)
+        yield made
+    finally:
+        subprocess.run([LUSTRE_SIM, 'fault', '--root', made.root, 'clear', '--all'], check=False,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize('launcher', ['mpirun', 'srun'])
+def test_the_sweep_runs_with_both_access_patterns_and_leaves_nothing(client, launcher):
+    run_id = 'pbtest-ior-%s' % launcher
+    extra = {'iokit_run_id': run_id, 'ior_launcher': launcher}
+    if launcher == 'srun':
+        extra.update(ior_partition='batch', ior_account='proj1')
+    jobs_before = len(client.slurm_jobs())
+    result = client.playbook('survey-ior.yml', extra=extra)
+    assert result.returncode == 0, result.stdout[-6000:]
+    envelope = client.envelope(run_id)
+    assert (envelope['survey'], envelope['status'], envelope['errors']) == ('ior', 'ok', [])
+    records = envelope['records']
+    assert [(r['access'], r['nodes'], r['tasks_per_node'], r['transfer_kib']) for r in records] == [
+        (access, nodes, ppn, xfer) for access in ('fpp', 'ssf') for nodes in (1, 2) for ppn in (1, 2)
+        for xfer in (256, 512)]
+    for record in records:
+        assert (record['ior']['tasks'], record['ior']['nodes']) == (record['tasks'], record['nodes'])
+        assert record['ior_write_mib_s'] > 0 and record['ior_read_mib_s'] > 0
+    assert envelope['parameters']['hosts'] == ['localhost', 'client2']
+    jobs = client.slurm_jobs()[jobs_before:]
+    if launcher == 'srun':
+        assert len(jobs) == len(records)
+        assert {(job['partition'], job['account'], tuple(job['modules'])) for job in jobs} == {
+            ('batch', 'proj1', ('gcc', 'openmpi', 'ior'))}
+    else:
+        assert jobs == []
+    with open(os.path.join(client.results, run_id, 'summary-ior.md'), encoding='utf-8') as handle:
+        summary = handle.read()
+    assert '## localhost — ok' in summary and summary.count('| fpp |') == 8 and summary.count('| ssf |') == 8
+    # nothing left: no tree on the mount, no recorded path, no hostfile
+    assert client.trees() == []
+    state = NodeState(client.workdir).read()
+    assert state['paths'] == [] and state['processes'] == []
+
+
+def test_check_mode_plans_points_and_bytes(client):
+    checked = client.playbook('survey-ior.yml', '--check', extra={'iokit_run_id': 'pbtest-ior-check'})
+    assert checked.returncode == 0, checked.stdout[-6000:]
+    # 16 points; per phase 1 MiB per task: (1+2+2+4) tasks x 2 transfer sizes x 2 access patterns = 36 MiB
+    assert '16 points; 0.04 GiB written and read' in checked.stdout
+    assert client.trees() == []
+
+
+def test_bad_variables_are_all_named_before_anything_runs(client):
+    bad = client.playbook('survey-ior.yml', extra={'iokit_run_id': 'pbtest-ior-bad', 'ior_access': ['fpp', 'both'],
+                                                   'ior_nodes': [1, 3], 'ior_partition': 'batch'})
+    assert bad.returncode != 0
+    for message in ('ior_access', 'ior_nodes ([1, 3]): must be empty or increasing counts >= 1, at most the 2',
+                    'ior_partition (batch): and ior_account need ior_launcher srun'):
+        assert message in bad.stdout, bad.stdout[-4000:]
+    assert not os.path.exists(os.path.join(client.results, 'pbtest-ior-bad', 'localhost'))
+
+
+def test_after_a_sigkill_cleanup_removes_the_tree_and_stops_ior(client):
+    run_id = 'pbtest-ior-killed'
+    client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'ior')
+    log = os.path.join(client.base, 'killed.log')
+    try:
+        with open(log, 'w', encoding='utf-8') as handle:
+            controller = subprocess.Popen(client.argv('survey-ior.yml', extra={'iokit_run_id': run_id}), cwd=ROOT,
+                                          env=client.env(), stdout=handle, stderr=subprocess.STDOUT,
+                                          start_new_session=True)
+        try:
+            wait_for('ior hanging in its marked tree', lambda: client.trees() == ['ior_' + run_id] and processes_naming(
+                'ior_' + run_id))
+            os.killpg(controller.pid, signal.SIGKILL)
+            controller.wait(timeout=30)
+        finally:
+            if controller.poll() is None:
+                os.killpg(controller.pid, signal.SIGKILL)
+                controller.wait(timeout=30)
+        # the async module still runs on the node: the tree stays until the cleanup
+        assert client.trees() == ['ior_' + run_id]
+        cleanup = client.playbook('cleanup.yml', '--limit', 'localhost', extra={'cleanup_run_id': run_id})
+        assert cleanup.returncode == 0, cleanup.stdout[-6000:]
+    finally:
+        client.sim('fault', '--root', client.root, 'clear', '--all')
+    assert client.trees() == []
+    wait_for('the launcher and ior to be gone', lambda: not processes_naming('ior_' + run_id))
