@@ -118,7 +118,9 @@ def test_every_stage_ran_and_the_verdict_passes(cluster):
         verdict = json.load(handle)
     assert verdict['verdict'] == 'passed' and verdict['counts']['failed'] == 0, verdict['failures']
     floors = [case for case in verdict['cases'] if case['kind'] == 'floors']
-    assert set(case['subject'] for case in floors if case['metric'] == 'obdfilter_write_mib_s') == {'localhost'}
+    # the host's aggregate and each of its OSTs (the native engine's per-OST figures)
+    assert set(case['subject'] for case in floors if case['metric'] == 'obdfilter_write_mib_s') == {
+        'localhost', 'localhost/testfs-OST0000', 'localhost/testfs-OST0001', 'localhost/testfs-OST0002'}
     assert all(case['status'] == 'passed' and case['value'] >= 0.5 for case in floors), floors
 
 
