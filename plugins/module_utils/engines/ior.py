@@ -198,8 +198,8 @@ def with_modules(argv, modules, shell=DEFAULT_SHELL):
     """
     if not modules:
         return list(argv)
-    script = 'module load %s && exec %s' % (' '.join(shell_quote(str(name)) for name in modules),
-                                           ' '.join(shell_quote(word) for word in argv))
+    names = ' '.join(shell_quote(str(name)) for name in modules)
+    script = 'module load %s && exec %s' % (names, ' '.join(shell_quote(word) for word in argv))
     return list(shell) + [script]
 
 
