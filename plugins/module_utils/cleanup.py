@@ -38,6 +38,7 @@ import shutil
 import signal
 import time
 
+from ansible_collections.lustre.iokit.plugins.module_utils.progress import remove_tree_keeping_points
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds as mds_engine
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
@@ -396,6 +397,9 @@ class Cleanup:
         try:
             if device is not None:
                 self.lctl.teardown(name)
+            if lctl_utils.load_module(self.runner, self.node_state, lctl_utils.ECHO_MODULE, entry.get('run_id')):
+                # loaded for this: unloaded again with the modules we loaded, at the end of this pass
+                self._state['modules'].append({'name': lctl_utils.ECHO_MODULE, 'run_id': entry.get('run_id')})
             attached = self.lctl.attach_echo_client(name, entry['target'], layer=entry.get('layer'))
         except lctl_utils.LctlError as exc:
             setup = ' '.join([entry['target']] + ([entry['layer']] if entry.get('layer') else []))
@@ -571,7 +575,8 @@ class Cleanup:
             if not self.check_mode:
                 try:
                     if os.path.isdir(absolute) and not os.path.islink(absolute):
-                        shutil.rmtree(absolute)
+                        # A survey's finished points stay, so that a rerun of the run measures only the others.
+                        remove_tree_keeping_points(absolute)
                     else:
                         os.unlink(absolute)
                 except OSError as exc:

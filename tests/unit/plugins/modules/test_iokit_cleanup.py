@@ -625,3 +625,17 @@ def test_a_run_scoped_cleanup_stops_only_the_module_that_uses_the_runs_directory
         for process in (ours, theirs):
             process.kill()
             process.wait()
+
+
+def test_objects_are_destroyed_through_obdecho_loaded_for_it_then_unloaded(sim, state):
+    subprocess.run(['modprobe', 'obdecho'], check=True)
+    name = 'testfs-OST0001_abc123_ecc'
+    lctl = lctl_utils.Lctl(Runner())
+    lctl.attach_echo_client(name, 'testfs-OST0001')
+    ids = lctl.create_objects(name, 2)
+    state.record('echo_clients', RUN, name=name, target='testfs-OST0001', objects=[{'first': ids[0], 'count': 2}])
+    lctl.teardown(name)
+    subprocess.run(['rmmod', 'obdecho'], check=True)
+    report = cleanup(state)
+    assert report['errors'] == [] and names(report) == [name]
+    assert sim.echo_objects('testfs-OST0001') == [] and 'obdecho' not in sim.modules()
