@@ -7,9 +7,24 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLLECTIONS = os.path.join(ROOT, '.venv', 'collections')
 if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
+
+VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
+ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
+LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
+
+
+def localhost_inventory(python, groups=()):
+    """An inventory of localhost alone (local connection, run by ``python``), a member of each of ``groups``."""
+    lines = ['all:', '  hosts:', '    localhost:', '      ansible_connection: local',
+             '      ansible_python_interpreter: %s' % python]
+    if groups:
+        lines.append('  children:')
+        lines.extend('    %s: {hosts: {localhost: }}' % group for group in groups)
+    return '\n'.join(lines) + '\n'

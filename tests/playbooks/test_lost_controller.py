@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,11 +22,8 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, ROOT, VENV_BIN, localhost_inventory
 
-VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
-LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
-ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
 RUN_ID = 'lost-controller-1'
 # Far beyond the test's deadlines: without the check, the worker would poll for this long.
 SURVEY_TIMEOUT_S = 1800
@@ -35,16 +31,6 @@ DEADLINE_S = 180
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')
-
-INVENTORY = '''
-all:
-  hosts:
-    localhost:
-      ansible_connection: local
-      ansible_python_interpreter: {python}
-  children:
-    oss: {{hosts: {{localhost: }}}}
-'''
 
 
 def wait_for(what, condition, deadline_s=DEADLINE_S):
@@ -88,7 +74,7 @@ def node(tmp_path):
     subprocess.run([LUSTRE_SIM, 'init', '--root', made['root'], '--osts', '1', '--mdts', '1', '--ost-size-mib', '64',
                     '--force'], check=True, stdout=subprocess.DEVNULL)
     with open(made['inventory'], 'w', encoding='utf-8') as handle:
-        handle.write(INVENTORY.format(python=sys.executable))
+        handle.write(localhost_inventory(sys.executable, ['oss']))
     made['env'] = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
                        ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'), ANSIBLE_NOCOLOR='1',
                        ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=made['root'], ANSIBLE_ASYNC_DIR=made['async'],

@@ -19,22 +19,9 @@ import sys
 import pytest
 import yaml
 
-from conftest import ROOT
-
-ANSIBLE_PLAYBOOK = os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook')
+from conftest import ANSIBLE_PLAYBOOK, ROOT, localhost_inventory
 
 pytestmark = pytest.mark.skipif(not os.access(ANSIBLE_PLAYBOOK, os.X_OK), reason='needs the checkout venv (make setup)')
-
-INVENTORY = '''
-all:
-  hosts:
-    localhost:
-      ansible_connection: local
-      ansible_python_interpreter: {python}
-  children:
-    oss: {{hosts: {{localhost: }}}}
-    clients: {{hosts: {{localhost: }}}}
-'''
 
 # role: (its bad variables, the problem lines expected, each a whole line of the message)
 CASES = {
@@ -73,7 +60,7 @@ def output(tmp_path_factory):
     base = str(tmp_path_factory.mktemp('preflight-messages'))
     inventory = os.path.join(base, 'inventory.yml')
     with open(inventory, 'w', encoding='utf-8') as handle:
-        handle.write(INVENTORY.format(python=sys.executable))
+        handle.write(localhost_inventory(sys.executable, ['oss', 'clients']))
     plays = []
     for role, (variables, unused) in sorted(CASES.items()):
         plays.append({'name': 'Preflight of %s' % role, 'hosts': 'localhost', 'gather_facts': False,

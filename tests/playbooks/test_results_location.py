@@ -14,32 +14,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, ROOT, VENV_BIN, localhost_inventory
 
 from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
 
-VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
-LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
-ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
-
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')
-
-INVENTORY = '''
-all:
-  hosts:
-    localhost:
-      ansible_connection: local
-      ansible_python_interpreter: {python}
-  children:
-    oss: {{hosts: {{localhost: }}}}
-'''
 
 SPY = '''#!/bin/sh
 echo "$$ $*" >> {log}
@@ -94,7 +79,7 @@ def node(tmp_path_factory):
             handle.write(SPY.format(log=made.spy_log, python=sys.executable))
         os.chmod(spy, 0o755)
         with open(made.inventory, 'w', encoding='utf-8') as handle:
-            handle.write(INVENTORY.format(python=spy))
+            handle.write(localhost_inventory(spy, ['oss']))
         with open(made.vars, 'w', encoding='utf-8') as handle:
             json.dump(dict(VARS, iokit_workdir=made.workdir), handle)
         yield made
