@@ -22,6 +22,7 @@ __metaclass__ = type
 
 import json
 import os
+import shutil
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
@@ -31,6 +32,26 @@ PROGRESS_SCHEMA = 'lustre.iokit/progress/v1'
 # Keys that place a record in its sweep (the first of these a record has, in this order).
 POINT_KEYS = ('rsz_kib', 'obj', 'thr', 'crg', 'region_count', 'threads', 'thread_count', 'file_count', 'dir_count',
               'concurrency', 'size', 'nodes', 'tasks_per_node', 'transfer_size', 'api', 'mode', 'test', 'ost', 'target')
+
+
+# What a cleanup leaves of a run directory: the finished points (for a rerun to resume from) and their summary.
+KEPT_SUFFIXES = ('.points.jsonl', '.progress.json')
+
+
+def remove_tree_keeping_points(path):
+    """Remove the tree at ``path`` except the progress files directly in it; True when nothing was kept."""
+    kept = False
+    for name in os.listdir(path):
+        child = os.path.join(path, name)
+        if name.endswith(KEPT_SUFFIXES) and os.path.isfile(child) and not os.path.islink(child):
+            kept = True
+        elif os.path.isdir(child) and not os.path.islink(child):
+            shutil.rmtree(child)
+        else:
+            os.unlink(child)
+    if not kept:
+        os.rmdir(path)
+    return not kept
 
 
 def points_path(run_dir, survey):

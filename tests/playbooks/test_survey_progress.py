@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Live fleet progress of survey-obdfilter.yml on two simulated hosts, one throttled to a crawl.
+
+    .venv/bin/python -m pytest tests/playbooks/test_survey_progress.py -q -p no:cacheprovider
+
+Each host is its own simulated node: its Python runs through a wrapper that puts that node's lustre-sim on
+PATH. The slow node's OST moves 2 MiB/s, the other's 64 MiB/s: the slow one is slowest by construction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+from test_survey_playbooks import ANSIBLE_PLAYBOOK, LUSTRE_SIM, VENV_BIN
+
+pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
+                                reason='needs the checkout venv (make setup) with lustre-sim')
+
+RUN_ID = 'progress-1'
+HOSTS = {'fastoss': 64, 'slowoss': 2}
+# Four points (thr 1, 2, 4, 8), each a write and a read of 8 MiB per OST: 8 s a point on the slow node.
+SURVEY_VARS = {'iokit_timeout_s': 600, 'obdfilter_size_mib': 8, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 8,
+               'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 60,
+               'iokit_run_id': RUN_ID}
+FLEET_LINE = re.compile(r'^obdfilter: 2 hosts, (\d+)/(\d+) points \((\d+) %\), slowest (\S+) \d+ %, ETA (\d\d:\d\d) \(([^)]*)\)$')
+
+
+@pytest.fixture(scope='module')
+def fleet(tmp_path_factory):
+    base = str(tmp_path_factory.mktemp('survey-progress'))
+    hosts = {}
+    for name, mib_s in HOSTS.items():
+        root = os.path.join(base, name)
+        subprocess.run([LUSTRE_SIM, 'init', '--root', root, '--osts', '1', '--mdts', '1', '--ost-size-mib', '64',
+                        '--ost-mib-s', str(mib_s), '--no-mount', '--force'], check=True, stdout=subprocess.DEVNULL)
+        python = os.path.join(base, name + '-python')
+        with open(python, 'w', encoding='utf-8') as handle:
+            handle.write('#!/bin/sh\nPATH="%s/bin:$PATH" LUSTRE_SIM_ROOT="%s" exec "%s" "$@"\n'
+                         % (root, root, sys.executable))
+        os.chmod(python, stat.S_IRWXU)
+        hosts[name] = {'ansible_connection': 'local', 'ansible_python_interpreter': python,
+                       'iokit_workdir': os.path.join(base, name + '-work')}
+    inventory = os.path.join(base, 'inventory.json')
+    with open(inventory, 'w', encoding='utf-8') as handle:
+        json.dump({'all': {'children': {'oss': {'hosts': hosts}}}}, handle)
+    extra = os.path.join(base, 'vars.json')
+    with open(extra, 'w', encoding='utf-8') as handle:
+        json.dump(dict(SURVEY_VARS, iokit_results_dir=os.path.join(base, 'results')), handle)
+    yield {'base': base, 'inventory': inventory, 'extra': extra, 'hosts': hosts}
+    for name in HOSTS:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', os.path.join(base, name)], check=False,
+                       stdout=subprocess.DEVNULL)
+
+
+def test_the_callback_prints_fleet_lines_with_a_share_an_eta_and_the_slow_host_as_slowest(fleet):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
+               ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0',
+               ANSIBLE_STDOUT_CALLBACK='lustre.iokit.survey_progress',
+               PATH=VENV_BIN + os.pathsep + os.environ['PATH'])
+    done = subprocess.run([ANSIBLE_PLAYBOOK, '-i', fleet['inventory'], '-e', '@' + fleet['extra'],
+                           os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    assert done.returncode == 0, done.stdout[-6000:]
+    lines = [FLEET_LINE.match(line) for line in done.stdout.splitlines()]
+    lines = [match for match in lines if match]
+    assert lines, done.stdout[-6000:]
+    # The throttled node is the one left behind.
+    assert set(match.group(4) for match in lines) == {'slowoss'}, done.stdout[-6000:]
+    # The count moves between polls and the retry noise is gone for this task.
+    assert len(set(match.group(1) for match in lines)) >= 2, done.stdout[-6000:]
+    assert 'FAILED - RETRYING' not in done.stdout
+    # Each host's run directory kept every finished point.
+    for name, host in fleet['hosts'].items():
+        with open(os.path.join(host['iokit_workdir'], RUN_ID, 'obdfilter.points.jsonl'), encoding='utf-8') as handle:
+            assert len(handle.readlines()) == 4, name
