@@ -12,6 +12,10 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLLECTIONS = os.path.join(ROOT, '.venv', 'collections')
+# The ansible-core matrix (tests/tools/core_matrix.py) runs these tests with an older line's ansible-playbook
+# and the oldest node Python that line supports; by default the checkout's own.
+ANSIBLE_BIN = os.environ.get('IOKIT_ANSIBLE_BIN') or os.path.join(ROOT, '.venv', 'bin')
+NODE_PYTHON = os.environ.get('IOKIT_NODE_PYTHON') or sys.executable
 if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
 

@@ -16,17 +16,16 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ANSIBLE_BIN, NODE_PYTHON, ROOT
 
 from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
 
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
 LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
-ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
+ANSIBLE_PLAYBOOK = os.path.join(ANSIBLE_BIN, 'ansible-playbook')
 RUN_ID = 'pbtest-1'
 SLOW_OST = 'testfs-OST0001'
 SURVEYS = ('obdfilter', 'mds', 'ost')
@@ -102,7 +101,7 @@ def cluster(tmp_path_factory):
              '--client-mount', made.mount, '--force')
     try:
         with open(made.inventory, 'w', encoding='utf-8') as handle:
-            handle.write(INVENTORY.format(python=sys.executable))
+            handle.write(INVENTORY.format(python=NODE_PYTHON))
         with open(made.extra_vars, 'w', encoding='utf-8') as handle:
             json.dump(dict(SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
                            iokit_run_id=RUN_ID, ost_survey_mount_point=made.mount), handle)

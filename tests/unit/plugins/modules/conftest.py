@@ -7,6 +7,7 @@ runners on a fake node. The simulated node (the ``sim`` fixture) is in tests/uni
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -14,9 +15,21 @@ import sys
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core before 2.19 has no helper: a module reads its arguments from basic._ANSIBLE_ARGS
+    @contextlib.contextmanager
+    def patch_module_args(args):
+        from ansible.module_utils import basic  # pylint: disable=import-outside-toplevel
+        saved = basic._ANSIBLE_ARGS  # pylint: disable=protected-access
+        basic._ANSIBLE_ARGS = json.dumps({'ANSIBLE_MODULE_ARGS': args}).encode('utf-8')  # pylint: disable=protected-access
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = saved  # pylint: disable=protected-access
+
 
 # The folder that holds ansible_collections/, for a module run as a child process.
 COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(lctl_utils.__file__), *(['..'] * 5)))
