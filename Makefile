@@ -26,7 +26,11 @@ endif
 help:
 	@sed -n '2,6p' Makefile | sed 's/^# //'
 
-setup: $(STAMPS)/python $(STAMPS)/collections $(STAMPS)/awx-collection $(STAMPS)/ansible-test-offline $(STAMPS)/apt $(STAMPS)/simulator
+# The older ansible-core lines of the test matrix (stage core-matrix), one venv each in .venv/core/<line>.
+CORE_MATRIX_LINES := $(patsubst tests/tools/core_matrix/requirements-%.txt,%,$(wildcard tests/tools/core_matrix/requirements-*.txt))
+
+setup: $(STAMPS)/python $(STAMPS)/collections $(STAMPS)/awx-collection $(STAMPS)/ansible-test-offline $(STAMPS)/apt $(STAMPS)/simulator \
+       $(CORE_MATRIX_LINES:%=$(STAMPS)/core-%)
 
 $(STAMPS)/python: requirements-dev.txt
 	@test -n "$(CONTROLLER_PYTHON)" || { echo "make: no Python 3.12 found (pyenv install 3.12, or set CONTROLLER_PYTHON=/path/to/python3.12)"; exit 1; }
@@ -46,6 +50,10 @@ $(STAMPS)/awx-collection: $(STAMPS)/collections
 
 $(STAMPS)/ansible-test-offline: $(STAMPS)/python
 	$(VENV)/bin/python tests/tools/ansible_test_offline.py
+	@touch $@
+
+$(STAMPS)/core-%: tests/tools/core_matrix/requirements-%.txt $(STAMPS)/python
+	$(VENV)/bin/python tests/tools/core_matrix.py setup $*
 	@touch $@
 
 $(STAMPS)/apt: requirements-apt.txt

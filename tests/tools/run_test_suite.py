@@ -161,6 +161,12 @@ def stage_faults() -> int:
     return run([tool('molecule'), 'test', '-s', 'faults'], env=env)
 
 
+def stage_core_matrix() -> int:
+    """The older ansible-core lines (.venv/core/<line>, made by `make setup`): a compatibility subset of sanity
+    and every unit test on each, the survey playbooks end to end on the oldest (tests/tools/core_matrix.py)."""
+    return run([sys.executable, os.path.join(ROOT, 'tests', 'tools', 'core_matrix.py'), 'test'])
+
+
 def stage_changelog() -> int:
     return run([tool('antsibull-changelog'), 'lint'])
 
@@ -336,6 +342,7 @@ STAGES = {
     'playbooks': stage_playbooks,
     'fleet': stage_fleet,
     'faults': stage_faults,
+    'core-matrix': stage_core_matrix,
     'changelog': stage_changelog,
     'docs': stage_docs,
     'docsite': stage_docsite,
