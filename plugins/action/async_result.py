@@ -14,11 +14,24 @@ is still there and stops when it is not.  The module itself is documented in
 
 from __future__ import annotations
 
+import fcntl
+import json
 import multiprocessing
 import os
+import tempfile
+import time
 
+from ansible import constants as C
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.lustre.iokit.plugins.plugin_utils.fleet_progress import fleet_line, survey_of
+
+display = Display()
+
+# The stdout callback that prints the fleet line itself; with any other (AWX's is fixed) this action prints it.
+PROGRESS_CALLBACKS = ('lustre.iokit.survey_progress', 'survey_progress')
 
 
 def controller_gone(parent=None, getppid=os.getppid):
@@ -32,6 +45,41 @@ def controller_gone(parent=None, getppid=os.getppid):
     if parent is None or parent.pid is None:
         return None
     return parent.pid if getppid() != parent.pid else None
+
+
+def share_progress(directory, host, progress, every_s, now=None):
+    """Note ``host``'s progress for the others, and return the fleet line when none was shown for ``every_s``.
+
+    Each host's wait runs in a worker of its own: the hosts meet in ``directory`` (one file per host), and a lock
+    lets only one of them print a line per interval.
+    """
+    now = time.time() if now is None else now
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    temporary = os.path.join(directory, '.%s.tmp' % host)
+    with open(temporary, 'w') as stream:
+        json.dump(progress, stream)
+    os.rename(temporary, os.path.join(directory, '%s.json' % host))
+    with open(os.path.join(directory, '.shown'), 'a+') as marker:
+        fcntl.flock(marker, fcntl.LOCK_EX)
+        marker.seek(0)
+        try:
+            shown = float(marker.read().strip() or 0)
+        except ValueError:
+            shown = 0.0
+        if now - shown < every_s:
+            return None
+        marker.seek(0)
+        marker.truncate()
+        marker.write('%f' % now)
+    progresses = {}
+    for name in os.listdir(directory):
+        if name.endswith('.json') and not name.startswith('.'):
+            try:
+                with open(os.path.join(directory, name)) as stream:
+                    progresses[name[:-len('.json')]] = json.load(stream)
+            except (IOError, OSError, ValueError):
+                continue
+    return fleet_line(survey_of(progresses), progresses, now=now)
 
 
 class ActionModule(ActionBase):
@@ -54,4 +102,15 @@ class ActionModule(ActionBase):
                                                                                       default='~/.ansible_async'))
         result.update(self._execute_module(module_name='lustre.iokit.async_result', module_args=module_args,
                                            task_vars=task_vars))
+        if result.get('progress') and C.config.get_config_value('DEFAULT_STDOUT_CALLBACK') not in PROGRESS_CALLBACKS:
+            # Per controller and task: the hosts of this wait, not those of another run or play.
+            directory = os.path.join(tempfile.gettempdir(), 'lustre-iokit-fleet-%d-%s' % (os.getppid(), self._task._uuid))
+            try:
+                line = share_progress(directory, task_vars.get('inventory_hostname', 'host'), result['progress'],
+                                      max(1, int(module_args.get('wait_s', 60))))
+            except (IOError, OSError) as exc:
+                line = None
+                display.vvv('fleet progress: cannot share this host\'s progress in %s: %s' % (directory, exc))
+            if line:
+                display.display(line)
         return result

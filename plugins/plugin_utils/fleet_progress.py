@@ -68,7 +68,9 @@ def fleet_line(survey, progresses, now=None):
     else:
         parts.append('%d points' % done)
     running = [host for host in hosts if not progresses[host] or progresses[host].get('state') == 'running']
-    if len(hosts) > 1 and running:
+    shares = set(_fraction(progresses[host]) for host in hosts)
+    if running and len(shares) > 1:
+        # Named only when one lags: hosts level with each other have no slowest.
         slowest = min(running, key=lambda host: (_fraction(progresses[host]), host))
         parts.append('slowest %s %d %%' % (slowest, int(100 * _fraction(progresses[slowest]))))
     eta = fleet_eta_s(progresses)

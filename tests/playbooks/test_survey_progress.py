@@ -85,3 +85,19 @@ def test_the_callback_prints_fleet_lines_with_a_share_an_eta_and_the_slow_host_a
     for name, host in fleet['hosts'].items():
         with open(os.path.join(host['iokit_workdir'], RUN_ID, 'obdfilter.points.jsonl'), encoding='utf-8') as handle:
             assert len(handle.readlines()) == 4, name
+
+
+def test_under_ansible_runner_the_wait_itself_prints_the_fleet_line(fleet, tmp_path):
+    ansible_runner = pytest.importorskip('ansible_runner')
+    env = {'ANSIBLE_COLLECTIONS_PATH': os.path.join(ROOT, '.venv', 'collections'), 'ANSIBLE_PIPELINING': '1',
+           'ANSIBLE_NOCOLOR': '1', 'PATH': VENV_BIN + os.pathsep + os.environ['PATH']}
+    # AWX's way: its own private directory and its own (fixed) stdout callback, no ansible.cfg of the project.
+    run = ansible_runner.run(private_data_dir=str(tmp_path), playbook=os.path.join(ROOT, 'playbooks',
+                                                                                  'survey-obdfilter.yml'),
+                             inventory=fleet['inventory'], cmdline='-e @%s -e iokit_run_id=progress-awx' % fleet['extra'],
+                             envvars=env, quiet=True)
+    output = run.stdout.read()
+    assert run.rc == 0, output[-6000:]
+    lines = [match for match in (FLEET_LINE.match(line.strip()) for line in output.splitlines()) if match]
+    assert lines, output[-6000:]
+    assert set(match.group(4) for match in lines) == {'slowoss'}, output[-6000:]

@@ -27,6 +27,8 @@ def test_the_line_sums_the_points_names_the_slowest_and_the_last_hosts_eta():
 def test_hosts_setting_up_count_as_nothing_done_and_an_ended_fleet_says_done():
     assert fleet_line('sgpdd', {'a': None, 'b': running(1, 4, None)}) == \
         'sgpdd: 2 hosts, 1/4 points (25 %), slowest a 0 %, ETA unknown'
+    assert fleet_line('sgpdd', {'a': running(1, 4, 60), 'b': running(1, 4, 60)}, now=0).startswith(
+        'sgpdd: 2 hosts, 2/8 points (25 %), ETA ')
     ended = dict(running(3, 5, 0), state='ok')
     assert fleet_line('obdfilter', {'a': ended, 'b': ended}) == 'obdfilter: 2 hosts, 6/6 points (100 %), done'
 
