@@ -40,6 +40,7 @@ options:
 
 import time
 
+from ansible.errors import AnsibleError
 from ansible.plugins.callback.default import CallbackModule as DefaultCallbackModule
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.fleet_progress import (
@@ -80,7 +81,8 @@ class CallbackModule(DefaultCallbackModule):
         try:
             inventory = play.get_variable_manager()._inventory
             self._play_hosts = set(host.get_name() for host in inventory.get_hosts(play.hosts))
-        except Exception:  # the host list only times the line; without it a host reporting twice does
+        except (AttributeError, TypeError, AnsibleError):
+            # the host list only times the line; without it, a host reporting twice does
             self._play_hosts = None
 
     def _track(self, task):
