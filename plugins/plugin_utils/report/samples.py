@@ -36,8 +36,8 @@ UNIT_MIB_S = 'MiB/s'
 UNIT_OPS_S = 'ops/s'
 
 # Sweep-point keys in the order they are shown; "thr" last because it is the x axis.
-POINT_KEYS = ('case', 'mode', 'role', 'dev', 'ost', 'mdt', 'size_kib', 'rsz_kib', 'crg', 'obj', 'file', 'dir',
-              'stripe', 'nodes', 'tasks_per_node', 'tasks', 'thr')
+POINT_KEYS = ('case', 'mode', 'access', 'role', 'dev', 'ost', 'mdt', 'size_kib', 'rsz_kib', 'crg', 'obj', 'file', 'dir',
+              'stripe', 'nodes', 'tasks_per_node', 'tasks', 'transfer_kib', 'thr')
 _POINT_ORDER = {key: index for index, key in enumerate(POINT_KEYS)}
 
 
@@ -88,7 +88,7 @@ def make_point(values: dict) -> tuple:
 # the point itself, in report.json and results.csv, where it is not repeated on every line of a table.
 _LABEL_FORMATS = {'mode': 'mode %s', 'role': '%s', 'rsz_kib': 'rsz %sK', 'crg': 'crg %s', 'obj': 'obj %s', 'dir': 'dir %s',
                   'stripe': 'stripe %s', 'nodes': 'nodes %s', 'tasks_per_node': 'ppn %s', 'tasks': 'tasks %s',
-                  'thr': 'thr %s'}
+                  'thr': 'thr %s', 'access': '%s', 'transfer_kib': 'xfer %sK'}
 
 
 def point_label(point: tuple) -> str:
@@ -298,6 +298,20 @@ def _extract_mdtest(record: dict, ctx: dict) -> t.Iterator[tuple]:
             yield operation, UNIT_OPS_S, None, point, float(value), 'ok', record.get('iteration')
 
 
+def _extract_ior(record: dict, ctx: dict) -> t.Iterator[tuple]:
+    # one point of the ior module's sweep: access pattern x nodes x tasks per node x transfer size
+    point = make_point({'access': record.get('access'), 'nodes': record.get('nodes'),
+                        'tasks_per_node': record.get('tasks_per_node'), 'transfer_kib': record.get('transfer_kib')})
+    measured = False
+    for test in ('write', 'read'):
+        value = record.get('ior_%s_mib_s' % test)
+        if _is_number(value):
+            measured = True
+            yield test, UNIT_MIB_S, None, point, float(value), 'ok', record.get('iteration')
+    if not measured:
+        ctx['problems'].append('%s on %s node(s): no bandwidth' % (record.get('access'), record.get('nodes')))
+
+
 # One extractor per survey; a later survey plugs in here and every report section follows.
 EXTRACTORS: dict[str, t.Callable[[dict, dict], t.Iterator[tuple]]] = {
     'sgpdd': _extract_sgpdd,
@@ -306,6 +320,7 @@ EXTRACTORS: dict[str, t.Callable[[dict, dict], t.Iterator[tuple]]] = {
     'ost': _extract_ost,
     'lnet': _extract_lnet,
     'mdtest': _extract_mdtest,
+    'ior': _extract_ior,
 }
 
 

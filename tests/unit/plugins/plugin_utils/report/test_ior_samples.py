@@ -1,0 +1,50 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""ior envelopes (the ior module's sweep records) as report samples, and a floor on ior_write_mib_s."""
+
+from __future__ import annotations
+
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import criteria
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import envelope_samples
+
+RUN_ID = 'r-ior'
+
+
+def record(access, nodes, tasks_per_node, write, read, transfer_kib=1024):
+    return {'access': access, 'nodes': nodes, 'tasks_per_node': tasks_per_node, 'tasks': nodes * tasks_per_node,
+            'transfer_kib': transfer_kib, 'segments': 1, 'ior_write_mib_s': write, 'ior_read_mib_s': read,
+            'read_from_own_cache': nodes == 1}
+
+
+def envelope(*records):
+    return {'schema': 'lustre.iokit/result/v1', 'run_id': RUN_ID, 'host': 'client1', 'survey': 'ior',
+            'status': 'ok', 'parameters': {}, 'records': list(records), 'errors': []}
+
+
+def test_every_point_per_access_pattern_gives_write_and_read_samples():
+    samples, problems = envelope_samples(envelope(
+        record('fpp', 1, 4, 900.0, 1100.0), record('fpp', 2, 4, 1700.0, 2000.0), record('ssf', 2, 4, 800.0, None)))
+    assert {sample.metric for sample in samples} == {'ior_write_mib_s', 'ior_read_mib_s'}
+    writes = [(sample.point_dict(), sample.value) for sample in samples if sample.test == 'write']
+    assert writes == [({'access': 'fpp', 'nodes': 1, 'tasks_per_node': 4, 'transfer_kib': 1024}, 900.0),
+                      ({'access': 'fpp', 'nodes': 2, 'tasks_per_node': 4, 'transfer_kib': 1024}, 1700.0),
+                      ({'access': 'ssf', 'nodes': 2, 'tasks_per_node': 4, 'transfer_kib': 1024}, 800.0)]
+    assert problems == []
+
+
+def test_a_point_without_any_bandwidth_is_a_problem():
+    samples, problems = envelope_samples(envelope(record('ssf', 2, 1, None, None)))
+    assert samples == [] and problems == ['ssf on 2 node(s): no bandwidth']
+
+
+def test_a_floor_on_aggregate_write_names_metric_value_and_limit():
+    envelopes = [envelope(record('fpp', 1, 4, 900.0, 1100.0), record('fpp', 2, 4, 1700.0, 2000.0))]
+    verdict = criteria.evaluate(envelopes, {'floors': [{'metric': 'ior_write_mib_s', 'min': 2500}]})
+    assert verdict['verdict'] == 'failed'
+    message = verdict['failures'][0]
+    for part in ('ior_write_mib_s', 'client1', '1700.00 MiB/s', 'below the floor 2500', RUN_ID):
+        assert part in message, message
+    verdict = criteria.evaluate(envelopes, {'floors': [{'metric': 'ior_write_mib_s', 'min': 1500}]})
+    assert verdict['verdict'] == 'passed'
