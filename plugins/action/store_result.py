@@ -23,6 +23,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.lustre.iokit.plugins.module_utils.results import (
     ENVELOPE_KEYS,
+    OPTIONAL_ENVELOPE_KEYS,
     EnvelopeError,
     check_envelope,
     envelope_path,
@@ -123,7 +124,7 @@ class ActionModule(ActionBase):
                 given = json.loads(data.decode('utf-8'))
             except ValueError as exc:
                 raise AnsibleActionFail('the async job file %s is not JSON: %s' % (given['results_file'], exc))
-        return dict((key, given[key]) for key in ENVELOPE_KEYS if key in given)
+        return dict((key, given[key]) for key in ENVELOPE_KEYS + OPTIONAL_ENVELOPE_KEYS if key in given)
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)

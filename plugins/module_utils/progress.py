@@ -34,8 +34,93 @@ POINT_KEYS = ('rsz_kib', 'obj', 'thr', 'crg', 'region_count', 'threads', 'thread
               'concurrency', 'size', 'nodes', 'tasks_per_node', 'transfer_size', 'api', 'mode', 'test', 'ost', 'target')
 
 
-# What a cleanup leaves of a run directory: the finished points (for a rerun to resume from) and their summary.
-KEPT_SUFFIXES = ('.points.jsonl', '.progress.json')
+# What a cleanup leaves of a run directory: the finished points (for a rerun to resume from), their summary and
+# the attempts with the parameters they measured.
+KEPT_SUFFIXES = ('.points.jsonl', '.progress.json', '.attempts.json')
+
+
+class ResumeError(ValueError):
+    """The run directory holds points of other survey parameters."""
+
+
+def attempts_path(run_dir, survey):
+    return os.path.join(run_dir, '%s.attempts.json' % survey)
+
+
+def finished_record(record):
+    """True for a point measured whole: no error, no test cut short (such a point is measured again)."""
+    if not isinstance(record, dict) or record.get('error'):
+        return False
+    tests = record.get('tests')
+    if isinstance(tests, dict):
+        return all(isinstance(result, dict) and result.get('status') in (None, 'ok') for result in tests.values())
+    return True
+
+
+def start_attempt(run_dir, survey, parameters, force=False, clock=time.time):
+    """Begin an attempt of the run in ``run_dir``: ``(attempt, attempts, records)``.
+
+    ``records`` are the points earlier attempts finished whole, each with its ``attempt``; ``attempts`` lists
+    every attempt with its start and end (this one's end null). ``force`` forgets the earlier attempts.
+    Raises ResumeError when the earlier attempts measured other ``parameters``: their points are never mixed.
+    """
+    files = [points_path(run_dir, survey), attempts_path(run_dir, survey), progress_path(run_dir, survey)]
+    if force:
+        for path in files:
+            if os.path.lexists(path):
+                os.unlink(path)
+    attempts, earlier_parameters = [], None
+    try:
+        with open(files[1]) as stream:
+            saved = json.load(stream)
+        attempts, earlier_parameters = list(saved['attempts']), saved['parameters']
+    except (IOError, OSError, ValueError, KeyError, TypeError):
+        pass
+    if earlier_parameters is not None and earlier_parameters != json.loads(json.dumps(parameters)):
+        changed = sorted(key for key in set(earlier_parameters) | set(parameters)
+                         if earlier_parameters.get(key) != json.loads(json.dumps(parameters.get(key))))
+        raise ResumeError('this run id already measured %s points here with other parameters (%s changed: %s); '
+                          'a changed sweep is a new run: give a new iokit_run_id, or iokit_force_rerun=true to '
+                          'start this one over' % (survey, ', '.join(changed),
+                                                   '; '.join('%s was %r' % (key, earlier_parameters.get(key))
+                                                             for key in changed)))
+    records = []
+    try:
+        with open(files[0]) as stream:
+            for line in stream:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue  # the torn last line of a killed write: that point is measured again
+                if isinstance(entry, dict) and finished_record(entry.get('record')):
+                    records.append(dict(entry['record'], attempt=entry.get('attempt', 1)))
+    except (IOError, OSError):
+        pass
+    attempt = max([item.get('attempt', 0) for item in attempts] + [0]) + 1
+    attempts.append({'attempt': attempt, 'started': results.utc_timestamp(clock()), 'finished': None})
+    _write_json(files[1], {'parameters': parameters, 'attempts': attempts})
+    return attempt, attempts, records
+
+
+def end_attempt(run_dir, survey, attempt, clock=time.time):
+    """Note the end of ``attempt``; the attempts as the envelope lists them."""
+    path = attempts_path(run_dir, survey)
+    with open(path) as stream:
+        saved = json.load(stream)
+    for item in saved['attempts']:
+        if item.get('attempt') == attempt:
+            item['finished'] = results.utc_timestamp(clock())
+    _write_json(path, saved)
+    return saved['attempts']
+
+
+def _write_json(path, value):
+    temporary = path + '.tmp'
+    with open(temporary, 'w') as stream:
+        json.dump(value, stream, sort_keys=True)
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.rename(temporary, path)
 
 
 def remove_tree_keeping_points(path):
@@ -113,7 +198,7 @@ class ProgressLog:
     """
 
     def __init__(self, run_dir, survey, run_id, host, planned=None, planned_duration_s=None, attempt=1,
-                 clock=time.time):
+                 done_before=0, clock=time.time):
         self.run_dir = run_dir
         self.survey = survey
         self.run_id = run_id
@@ -124,16 +209,19 @@ class ProgressLog:
         self._clock = clock
         self.started = clock()
         self._point_started = self.started
+        # Points earlier attempts finished: counted as done, not in the rate this attempt measures.
+        self.done_before = done_before
         self.done = 0
         self.done_weight = 0.0
         self.last = None
         self.state = 'running'
         self.problems = []
+        self.envelope_fields = None
         self._write_summary()
 
     @property
     def total(self):
-        return max(len(self.planned), self.done)
+        return self.done_before + max(len(self.planned), self.done)
 
     def _weight(self, index):
         if index < len(self.planned):
@@ -149,7 +237,9 @@ class ProgressLog:
     def point_done(self, record):
         """Append the finished point durably, then refresh the summary."""
         now = self._clock()
-        line = {'n': self.done + 1, 'attempt': self.attempt, 'point': point_of(record),
+        # The record in the envelope says which attempt measured it (the builder holds the same dict).
+        record.setdefault('attempt', self.attempt)
+        line = {'n': self.done_before + self.done + 1, 'attempt': self.attempt, 'point': point_of(record),
                 'started': results.utc_timestamp(self._point_started), 'finished': results.utc_timestamp(now),
                 'duration_s': round(now - self._point_started, 3), 'record': record}
         try:
@@ -166,9 +256,17 @@ class ProgressLog:
         self._write_summary(now)
 
     def finish(self, status):
-        """The survey ended (``status`` from its envelope)."""
+        """The survey ended (``status`` from its envelope); a resumable run notes the attempt's end.
+
+        With ``envelope_fields`` (the builder's extra fields) set, the envelope lists the attempts.
+        """
         self.state = status
         self._write_summary()
+        if self.envelope_fields is not None:
+            try:
+                self.envelope_fields['attempts'] = end_attempt(self.run_dir, self.survey, self.attempt, self._clock)
+            except (IOError, OSError, ValueError, KeyError) as exc:
+                self._problem('cannot note the end of attempt %d: %s' % (self.attempt, exc))
 
     def summary(self, now=None):
         now = self._clock() if now is None else now
@@ -183,7 +281,8 @@ class ProgressLog:
         if self.state == 'running' and self.done < len(self.planned):
             current = dict((key, value) for key, value in self.planned[self.done].items() if key != 'weight')
         return {'schema': PROGRESS_SCHEMA, 'survey': self.survey, 'run_id': self.run_id, 'host': self.host,
-                'attempt': self.attempt, 'state': self.state, 'done': self.done, 'total': self.total,
+                'attempt': self.attempt, 'state': self.state, 'done': self.done_before + self.done,
+                'total': self.total,
                 'current': current, 'started': results.utc_timestamp(self.started),
                 'elapsed_s': round(elapsed, 1), 'last': self.last,
                 'eta_s': None if remaining is None else round(remaining, 1),

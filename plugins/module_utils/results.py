@@ -64,6 +64,10 @@ ENGINES = ('native', 'iokit')
 ENVELOPE_KEYS = ('schema', 'run_id', 'host', 'survey', 'engine', 'status', 'parameters',
                  'started', 'finished', 'duration_s', 'records', 'errors', 'environment', 'raw_output')
 
+# Optional v1 fields a survey may add (EnvelopeBuilder.extra_fields), kept by the store like the others:
+# an adaptive sweep's ``sweep`` and ``skipped_points``, a resumed run's ``attempts``.
+OPTIONAL_ENVELOPE_KEYS = ('sweep', 'skipped_points', 'attempts')
+
 RUN_ID_MAX_LENGTH = 64
 # A fully qualified host name may be 253 characters; a path component 255.
 HOST_MAX_LENGTH = 253
@@ -340,6 +344,8 @@ class EnvelopeBuilder:
         status = self.status()
         if status == STATUS_FAILED and not self._errors:
             self.add_error(NO_RECORD_MESSAGE)
+        for observer in self.observers:
+            observer.finish(status)
         envelope = {
             'schema': SCHEMA,
             'run_id': self.run_id,
@@ -357,8 +363,6 @@ class EnvelopeBuilder:
             'raw_output': self.raw_output,
         }
         envelope.update(self.extra_fields)
-        for observer in self.observers:
-            observer.finish(status)
         return envelope
 
 

@@ -100,6 +100,7 @@ class SurveyStart:
         self.survey = survey
         self._recorded = False
         self.progress = None
+        self.done_points = []
         # One survey of this kind per node at a time (taken in make_run_dir, before anything is made).
         self.lock = SurveyLock(node_state.workdir, survey) if exclusive and node_state is not None else None
         self.run_id = run_id
@@ -110,13 +111,16 @@ class SurveyStart:
         self.control_runner = control_runner
         self.lctl = lctl_utils.Lctl(control_runner) if control_runner is not None else None
 
-    def make_run_dir(self, planned=None, planned_duration_s=None):
+    def make_run_dir(self, planned=None, planned_duration_s=None, record_point=None):
         """``<workdir>/<run_id>``, created if needed; the module fails naming ``workdir`` when it cannot be.
 
         Called once every check has passed, right before the survey makes anything: with a node state, the
         module first records itself and the directory there for the cleanup (``record_for_cleanup``).
         Outside check mode the run's progress log starts there (``planned``: progress.planned_points of the
         engine's plan), told of every record the envelope builder receives.
+        With ``record_point`` (a record to its entry of ``planned``, without weight) the run resumes: the points
+        an earlier attempt of this run id finished here go into the envelope first, ``done_points`` lists them for
+        the engine to skip, and the envelope lists the attempts; the ``force_rerun`` option starts over.
         """
         run_dir = os.path.join(self.module.params['workdir'], self.run_id)
         if self.node_state is not None and not self.module.check_mode and not self._recorded:
@@ -133,10 +137,34 @@ class SurveyStart:
         except OSError as exc:
             self.module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
         if self.survey is not None and not self.module.check_mode and self.progress is None:
+            attempt, earlier = 1, []
+            if record_point is not None:
+                attempt, earlier = self._resume(run_dir, record_point)
+                planned = [point for point in planned or []
+                           if dict((key, value) for key, value in point.items() if key != 'weight')
+                           not in self.done_points]
             self.progress = progress_utils.ProgressLog(run_dir, self.survey, self.run_id, self.host, planned=planned,
-                                                       planned_duration_s=planned_duration_s)
+                                                       planned_duration_s=planned_duration_s, attempt=attempt,
+                                                       done_before=len(earlier))
+            if record_point is not None:
+                self.progress.envelope_fields = self.builder.extra_fields
             self.builder.observers.append(self.progress)
         return run_dir
+
+    def _resume(self, run_dir, record_point):
+        try:
+            attempt, attempts, earlier = progress_utils.start_attempt(
+                run_dir, self.survey, self.builder.parameters, force=bool(self.module.params.get('force_rerun')))
+        except progress_utils.ResumeError as exc:
+            self.module.fail_json(msg='%s: run %s not resumed: %s' % (self.survey, self.run_id, exc))
+        except (IOError, OSError) as exc:
+            self.module.fail_json(msg='workdir: cannot read or note the attempts of run %s in %s: %s'
+                                      % (self.run_id, run_dir, exc))
+        for record in earlier:
+            self.builder.add_record(record)
+        self.done_points = [record_point(record) for record in earlier]
+        self.builder.extra_fields['attempts'] = attempts
+        return attempt, earlier
 
     def take_lock(self):
         """Hold this survey's node lock until the module exits; fail naming the live run that holds it.

@@ -202,7 +202,7 @@ progress:
     - The survey's progress when O(progress_file) is given and readable, else null.
     - C(done) and C(total) points (C(total) is the engine's plan; an adaptive sweep may end below it), C(current)
       (the point now running), C(elapsed_s), C(last) (the last finished point, its C(figure) and C(duration_s)),
-      C(eta_s) (seconds left: the work left at the rate measured so far), C(state) (C(running) or the envelope's
+      C(eta_s) (seconds left, the work left at the rate measured so far), C(state) (C(running) or the envelope's
       status once it ended).
   returned: when O(purge=false)
   type: dict

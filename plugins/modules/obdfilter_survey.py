@@ -52,6 +52,15 @@ options:
         run id, host, pid and start time of the one running. A run that was killed is cleaned up before the next
         starts, unless one of its processes still runs.
     type: str
+  force_rerun:
+    description:
+      - With O(engine=native), a run id that ran here before resumes - the points its earlier attempts finished
+        (kept in O(workdir)/O(run_id)/obdfilter.points.jsonl) go into the envelope, each with its C(attempt), and
+        only the others are measured; the envelope lists the attempts with their start and end in C(attempts).
+        Earlier points of other parameters fail the module (a changed sweep is a new run).
+      - V(true) forgets the earlier attempts and measures every point again.
+    type: bool
+    default: false
   targets:
     description:
       - OSTs to measure (C(obdfilter) device names such as C(testfs-OST0000), optionally C(localhost:name)).
@@ -333,6 +342,7 @@ def argument_spec():
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
         launch_id=dict(type='str'),
+        force_rerun=dict(type='bool', default=False),
         case=dict(type='str', choices=list(obdfilter.CASES), default=obdfilter.CASE_DISK),
         size_mib=dict(type='int', default=16384),
         nobjlo=dict(type='int', default=1),
@@ -358,6 +368,11 @@ def option_problems(params):
     if not re.match(r'^[a-z0-9]+$', params['nettype'] or ''):
         problems.append('nettype: %r is not an LNet network type such as tcp, tcp1 or o2ib' % params['nettype'])
     return problems
+
+
+def record_point(record):
+    """A record's sweep point as the plan names it."""
+    return {'actual_rsz_kib': record['rsz_kib'], 'nobj': record['obj_per_ost'], 'thr': record['thr_per_ost']}
 
 
 def page_kib():
@@ -495,7 +510,11 @@ def main():
     if module.check_mode:
         survey_module.exit_with_envelope(module, builder, 'obdfilter survey', True, plan=plan)
 
-    run_dir = start.make_run_dir(progress_utils.planned_points(points, ('rsz_kib', 'nobj', 'thr'), 'size_kib'))
+    planned = progress_utils.planned_points(points, ('actual_rsz_kib', 'nobj', 'thr'), 'size_kib')
+    # The installed script cannot skip points: only the native engine resumes.
+    resumable = params['engine'] == 'native'
+    run_dir = start.make_run_dir(planned, record_point=record_point if resumable else None)
+    survey.done_points = set((point['actual_rsz_kib'], point['nobj'], point['thr']) for point in start.done_points)
     if params['engine'] == 'iokit':
         changed, raw_files = run_iokit(start, script, run_dir, targets)
     else:

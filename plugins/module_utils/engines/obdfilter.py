@@ -694,6 +694,8 @@ class ObdfilterSurvey:
             for entry in self.plan():
                 if entry['skip']:
                     continue
+                if (entry['actual_rsz_kib'], entry['nobj'], entry['thr']) in getattr(self, 'done_points', ()):
+                    continue  # an earlier attempt of the run measured it (the module resumes)
                 stopped = self.inner_sweeps.stopped(_outer_key(entry))
                 if stopped:
                     self.inner_sweeps.skip(_point_key(entry), stopped)

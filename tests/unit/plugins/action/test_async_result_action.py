@@ -71,3 +71,16 @@ def test_a_real_worker_sees_its_controller_killed():
         if controller.is_alive():
             controller.kill()
     assert line.strip() == str(controller.pid).encode()
+
+
+def test_the_hosts_workers_share_their_progress_and_one_line_is_printed_per_interval(tmp_path):
+    from ansible_collections.lustre.iokit.plugins.action.async_result import share_progress
+    directory = str(tmp_path / 'fleet')
+    slow = {'survey': 'obdfilter', 'state': 'running', 'done': 1, 'total': 4, 'eta_s': 60}
+    fast = {'survey': 'obdfilter', 'state': 'running', 'done': 3, 'total': 4, 'eta_s': 20}
+    first = share_progress(directory, 'oss2', slow, every_s=10, now=1000.0)
+    assert first.startswith('obdfilter: 1 host, 1/4 points (25 %), ETA ')
+    # Within the interval another host's poll only leaves its progress for the next line.
+    assert share_progress(directory, 'oss1', fast, every_s=10, now=1005.0) is None
+    later = share_progress(directory, 'oss2', dict(slow, done=2), every_s=10, now=1010.0)
+    assert later.startswith('obdfilter: 2 hosts, 5/8 points (62 %), slowest oss2 50 %, ETA ')

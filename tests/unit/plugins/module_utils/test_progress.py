@@ -9,6 +9,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import os
+
+import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import progress, results
 
@@ -100,3 +103,57 @@ def test_planned_points_keeps_the_runnable_ones_with_their_weight():
               {'rsz_kib': 1024, 'nobj': 1, 'thr': 512, 'size_kib': 4, 'skip': 'too many threads'}]
     assert progress.planned_points(points, ('rsz_kib', 'nobj', 'thr'), 'size_kib') == [
         {'rsz_kib': 1024, 'nobj': 1, 'thr': 1, 'weight': 4}]
+
+
+PARAMETERS = {'size_mib': 8, 'thrhi': 8, 'tests': ['write', 'read']}
+
+
+def test_a_rerun_gets_the_points_the_killed_attempt_finished_whole_and_a_torn_line_is_measured_again(tmp_path):
+    run_dir = str(tmp_path)
+    attempt, attempts, earlier = progress.start_attempt(run_dir, 'obdfilter', PARAMETERS, clock=FakeClock(100))
+    assert (attempt, earlier) == (1, [])
+    log = progress.ProgressLog(run_dir, 'obdfilter', 'run1', 'oss1', planned=PLAN, attempt=attempt)
+    log.point_done(record(1, 100.0))
+    cut = record(2, 0.0)
+    cut['tests']['read'] = {'mib_s': None, 'status': 'incomplete'}
+    log.point_done(cut)
+    with open(progress.points_path(run_dir, 'obdfilter'), 'a') as stream:
+        stream.write('{"n": 3, "record": {"thr"')  # SIGKILL in the middle of a write
+
+    attempt, attempts, earlier = progress.start_attempt(run_dir, 'obdfilter', PARAMETERS, clock=FakeClock(200))
+    assert attempt == 2
+    assert [(item['attempt'], item['finished']) for item in attempts] == [(1, None), (2, None)]
+    assert [(item['thr'], item['attempt']) for item in earlier] == [(1, 1)]
+
+    log = progress.ProgressLog(run_dir, 'obdfilter', 'run1', 'oss1', planned=PLAN[1:], attempt=2, done_before=1)
+    fields = {}
+    log.envelope_fields = fields
+    fresh = record(2, 120.0)
+    log.point_done(fresh)
+    assert fresh['attempt'] == 2
+    log.finish('partial')
+    assert [item['attempt'] for item in fields['attempts']] == [1, 2] and fields['attempts'][1]['finished']
+    summary = progress.read_progress(progress.progress_path(run_dir, 'obdfilter'))
+    assert (summary['done'], summary['total']) == (2, 4)
+
+
+def test_other_parameters_under_the_same_run_id_are_refused_unless_forced(tmp_path):
+    run_dir = str(tmp_path)
+    progress.start_attempt(run_dir, 'obdfilter', PARAMETERS)
+    with pytest.raises(progress.ResumeError, match=r'thrhi changed: thrhi was 8.*new iokit_run_id.*iokit_force_rerun'):
+        progress.start_attempt(run_dir, 'obdfilter', dict(PARAMETERS, thrhi=16))
+    attempt, attempts, earlier = progress.start_attempt(run_dir, 'obdfilter', dict(PARAMETERS, thrhi=16), force=True)
+    assert (attempt, len(attempts), earlier) == (1, 1, [])
+
+
+def test_the_cleanup_keeps_only_the_progress_files_of_a_run_directory(tmp_path):
+    run_dir = tmp_path / 'run1'
+    (run_dir / 'sub').mkdir(parents=True)
+    for name in ('obdfilter.points.jsonl', 'obdfilter.attempts.json', 'obdfilter.summary', 'sub/x'):
+        (run_dir / name).write_text('x')
+    assert progress.remove_tree_keeping_points(str(run_dir)) is False
+    assert sorted(os.listdir(str(run_dir))) == ['obdfilter.attempts.json', 'obdfilter.points.jsonl']
+    other = tmp_path / 'run2'
+    other.mkdir()
+    (other / 'mds.summary').write_text('x')
+    assert progress.remove_tree_keeping_points(str(other)) is True and not other.exists()
