@@ -1,0 +1,134 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Every parser's cost grows linearly with its input.
+
+A corrupt or hostile result file (one huge line, megabytes of backslash
+continuations, a token repeated a million times) must not hang a report.
+Each parser of the catalog, so also one added later, gets every shape below
+at SMALL and 4 x SMALL bytes; the larger must cost less than RATIO times the
+smaller.  Linear code costs about 4x, quadratic code 16x, so the generous
+ratio holds on a loaded machine: both sizes are measured in this process as
+CPU time (time.process_time), best of several runs.  Nothing is compared
+with a wall-clock limit.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.catalog import PARSERS
+
+# Bytes of the smaller input; LINEAR_TEST_SCALE shrinks it to try old code quickly.
+SMALL = int(1024 * 1024 * float(os.environ.get('LINEAR_TEST_SCALE', '1')))
+GROWTH = 4
+RATIO = 8.0
+RUNS = 2
+# CPU seconds per megabyte below which a cost is too small to compare.
+FLOOR = 0.002
+
+# How result lines of the formats start: a shape puts one of them in front of
+# a repeated unit, so each parser's own regular expressions see the long tail.
+HEADS = (
+    '',
+    'ost 1 sz 1024K rsz 1024K obj 1 thr 1 ',
+    'mdt 0 file 100000 dir 4 thr 4 ',
+    'dev 1 sz 8388608K rsz 1024K crg 1 thr 1 ',
+    'total_size 8388608K rsz 1024 crg 1 thr 1 ',
+    'oss01: ',
+    'File creation : ',
+    'mdtest-3.4.0 ',
+    '[LNet Rates of ',
+    '[R] Avg: 1 ',
+    'read 4k ',
+    '0 UP osd-ldiskfs testfs-OST0000-osd ',
+    'osd-ldiskfs.testfs-OST0000.brw_stats=',
+    '1: ',
+    'Worst Read OST indx: ',
+    '1 ',
+    'time to copy data: ',
+)
+# Units repeated after every head.
+HEAD_UNITS = ('a ', ' ')
+# Units repeated on their own to fill a whole line.
+LINE_UNITS = (
+    'a', '1', '.', '-', '[', ':', '# ', '\t', 'a.', '1,', '--- ', 'na ', 'write 1 ',
+    'created object #s ', 'sgpdd-survey on ', 'from a ', 'mdtest-', 'Error found in ',
+    'Servers,Clients,', 'a/', 'Avg: 1 ', 'was launched with 1 total task(s) ',
+)
+# Lines (with {i} for a running number) repeated to fill a multi-line input:
+# continuations of every kind, many records, many keys, many blocks.
+LINES = (
+    'a \\',
+    'write 1.00 [ 1.00,',
+    'oss01: dev {i} sz 1024K rsz 1024K crg 1 thr 1 write 1 [1, 1]',
+    '# # # # # # # # # # # # # # # # # # # # # # # # # # # # # # #',
+    '{i} UP osc testfs-OST{i}-osc-ffff uuid-{i} 5\n----\nnode{i}\n----\n- index: {i}',
+    'osd-ldiskfs.t{i}.brw_stats=\n{i}: 1 2 3 | 4 5 6\n[LNet Rates of g{i}]\n[R] Avg: 1 RPC/s',
+    '{i} 1.0 2.0 3.0 4.0\na{i},b,read_4k,1,2,3,4,0,0\nerror {i}',
+    'SUMMARY rate: (of 1 iterations)\nFile stat : 1 2 3\nFile creation : 1 2 3 4\n{i} tasks, 1 files',
+)
+
+
+def _fill(unit, size, head=''):
+    count = max(1, (size - len(head)) // len(unit))
+    return head + unit * count
+
+
+def _lines(template, size):
+    if '{i}' not in template:
+        return _fill(template + '\n', size)
+    out = []
+    total = 0
+    index = 0
+    while total < size:
+        line = template.replace('{i}', str(index)) + '\n'
+        out.append(line)
+        total += len(line)
+        index += 1
+    return ''.join(out)
+
+
+SHAPES = (
+    [('line %r+%r' % (head, unit), lambda size, h=head, u=unit: _fill(u, size, h))
+     for head in HEADS for unit in HEAD_UNITS]
+    + [('line %r' % unit, lambda size, u=unit: _fill(u, size)) for unit in LINE_UNITS]
+    + [('lines %r' % template, lambda size, t=template: _lines(t, size)) for template in LINES]
+)
+
+
+def _cost(parser, text, runs):
+    best = None
+    for _run in range(runs):
+        gc.collect()
+        start = time.process_time()
+        parser(text)
+        spent = time.process_time() - start
+        best = spent if best is None else min(best, spent)
+    return best
+
+
+@pytest.mark.parametrize('fmt', sorted(PARSERS))
+def test_parser_cost_grows_linearly(fmt):
+    parser = PARSERS[fmt]
+    slow = []
+    floor = FLOOR * SMALL / (1024.0 * 1024.0)
+    for name, build in SHAPES:
+        small, large = build(SMALL), build(SMALL * GROWTH)
+        # One run of each size; only a pair over the ratio is measured again
+        # (best of RUNS) before it counts, so a busy moment is not a failure.
+        small_cost, large_cost = _cost(parser, small, 1), _cost(parser, large, 1)
+        if large_cost >= RATIO * max(small_cost, floor):
+            small_cost = min(small_cost, _cost(parser, small, RUNS))
+            large_cost = min(large_cost, _cost(parser, large, RUNS))
+        # The ratio of two tiny figures is noise: a shape whose small input
+        # costs under FLOOR per megabyte cannot be quadratic at these sizes.
+        if large_cost >= RATIO * max(small_cost, floor):
+            slow.append('%s: %d bytes cost %.4f s, %d bytes %.4f s (x%.1f)' % (
+                name, len(small), small_cost, len(large), large_cost, large_cost / max(small_cost, floor)))
+    assert not slow, 'parse_%s is not linear in its input:\n%s' % (fmt, '\n'.join(slow))
