@@ -1,0 +1,150 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""acceptance.yml with the default criteria finds one weak component among its peers, beyond OSTs:
+
+* sgpdd: three loop devices, one throttled to 2 MiB/s each way by a block-I/O cgroup that the play's interpreter
+  joins (the others are not limited): the failure names that LUN;
+* mds: a simulated MDS with three MDTs, one booked at 30 operations/s (a per-MDT curve), the others not limited:
+  the failure names that MDT.
+
+The limits are far below what a busy machine gives, so the weak component is slow by construction.
+
+    .venv/bin/python -m pytest tests/playbooks/test_findings_components.py -q -p no:cacheprovider
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from xml.etree import ElementTree
+
+import pytest
+import yaml
+
+from test_acceptance import ONLY_OBDFILTER, AcceptanceCluster
+from test_survey_playbooks import INVENTORY, LUSTRE_SIM, ROOT, SURVEY_VARS, pytestmark as survey_mark
+
+pytestmark = [survey_mark, pytest.mark.skipif(os.geteuid() != 0 or not shutil.which('losetup')
+                                              or not shutil.which('sgp_dd'),
+                                              reason='needs root, losetup and sgp_dd (sg3-utils)')]
+
+SLOW_DEVICE = os.path.join(ROOT, 'tests', 'integration', 'targets', 'setup_slow_device', 'files', 'slow_device.py')
+ONLY = dict(ONLY_OBDFILTER, acceptance_run_obdfilter=False)
+SLOW_LUN_MIB_S = 2
+SLOW_MDT = 'testfs-MDT0002'
+
+
+def _acceptance(made, run_id, python, extra_vars):
+    """acceptance.yml on the node ``made`` (already initialised), no criteria given; ``made.result`` is the run."""
+    with open(made.inventory, 'w', encoding='utf-8') as handle:
+        handle.write(INVENTORY.format(python=python))
+    with open(made.extra_vars, 'w', encoding='utf-8') as handle:
+        json.dump(dict(SURVEY_VARS, **extra_vars, iokit_results_dir=made.results, iokit_workdir=made.workdir),
+                  handle)
+    made.run_id = run_id
+    made.result = made.playbook('acceptance.yml', extra={'iokit_run_id': run_id})
+    return made
+
+
+def _read(made, name):
+    with open(made.run_file(made.run_id, name), encoding='utf-8') as handle:
+        return handle.read()
+
+
+def _assert_failed_naming(made, survey, component):
+    """The verdict fails on outliers of ``component`` alone; JUnit, report.html and summary.md name it."""
+    output = made.result.stdout
+    assert made.result.returncode != 0, output[-8000:]
+    verdict = json.loads(_read(made, 'verdict.json'))
+    assert verdict['verdict'] == 'failed', verdict
+    failed = [case for case in verdict['cases'] if case['status'] == 'failed']
+    assert failed and all(case['kind'] == 'outliers' and case['subject'] == 'localhost/' + component
+                          for case in failed), failed
+    junit = ElementTree.parse(made.run_file(made.run_id, 'junit.xml')).getroot()
+    messages = [failure.get('message') for failure in junit.iter('failure')]
+    assert messages and all(m.startswith(survey + ' ') and component in m and 'peer median' in m
+                            and ' % of it' in m for m in messages), messages
+    html = _read(made, 'report.html')
+    first = html[html.index('<h2'):]
+    assert first.startswith('<h2 id="findings">Findings</h2>')
+    findings = first.split('<h2', 2)[1]
+    assert component in findings and survey in findings, findings
+    summary = _read(made, 'summary.md')
+    first = summary[summary.index('\n## '):]
+    assert first.startswith('\n## Findings')
+    rows = [line for line in first.split('\n## ', 2)[1].splitlines() if line.startswith('| %s |' % survey)]
+    assert rows and all('localhost/' + component in row for row in rows), first
+    return verdict
+
+
+@pytest.fixture(scope='module')
+def slow_lun(tmp_path_factory):
+    made = AcceptanceCluster(str(tmp_path_factory.mktemp('slow-lun')))
+    loops, images, group = [], [], None
+    wrapper = os.path.join(made.base, 'slow-python')
+    made.sim('init', '--root', made.root, '--osts', '1', '--mdts', '1', '--client-mount', made.mount, '--force')
+    try:
+        for number in range(3):
+            image = os.path.join(made.base, 'lun%d.img' % number)
+            images.append(image)
+            subprocess.run(['truncate', '--size', '16M', image], check=True)
+            loops.append(subprocess.run(['losetup', '--find', '--show', '--direct-io=on', image], check=True,
+                                        stdout=subprocess.PIPE, universal_newlines=True).stdout.strip())
+        made.loops = loops
+        # Every module of the play runs in the group, which limits only the last loop device.
+        group = subprocess.run([sys.executable, SLOW_DEVICE, 'throttle', str(SLOW_LUN_MIB_S), wrapper,
+                                sys.executable, loops[-1]], check=True, stdout=subprocess.PIPE,
+                               universal_newlines=True).stdout.strip()
+        yield _acceptance(made, 'pbtest-slow-lun', wrapper, dict(
+            ONLY, acceptance_run_sgpdd=True, sgpdd_devices=loops, sgpdd_destroy_data=True, sgpdd_size_mib=8,
+            sgpdd_crghi=1, sgpdd_thrhi=2, sgpdd_poll_interval_s=1))
+    finally:
+        if group:
+            # before losetup -d: a later loop device with the same numbers must not inherit the limit
+            subprocess.run([sys.executable, SLOW_DEVICE, 'release', group], check=False)
+        for loop in loops:
+            subprocess.run(['losetup', '--detach', loop], check=False)
+        for path in images + [wrapper]:
+            if os.path.exists(path):
+                os.unlink(path)
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope='module')
+def slow_mdt(tmp_path_factory):
+    made = AcceptanceCluster(str(tmp_path_factory.mktemp('slow-mdt')))
+    config = os.path.join(made.base, 'node.yml')
+    slow_index = int(SLOW_MDT[-4:], 16)
+    with open(config, 'w', encoding='utf-8') as handle:
+        yaml.safe_dump({'fsname': 'testfs', 'osts': 1, 'client_mount': made.mount, 'mdts': [
+            {'index': 0}, {'index': 1},
+            # flat at 30 operations/s from one thread on: a rate any machine exceeds without a limit
+            {'index': slow_index, 'curve': {'peak_ops_s': 30, 'knee_threads': 1}}]}, handle)
+    made.sim('init', '--root', made.root, '--config', config, '--force')
+    try:
+        yield _acceptance(made, 'pbtest-slow-mdt', sys.executable, dict(
+            ONLY, acceptance_run_mds=True, mds_survey_file_count=60))
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+
+
+def test_without_criteria_a_slow_lun_fails_the_verdict_by_name(slow_lun):
+    slow = os.path.basename(slow_lun.loops[-1])
+    verdict = _assert_failed_naming(slow_lun, 'sgpdd', slow)
+    # each LUN is a subject of its own (peers at the same sweep point), so the slow one had two peers
+    subjects = set(case['subject'] for case in verdict['cases'] if case['kind'] == 'outliers')
+    assert {'localhost/' + os.path.basename(loop) for loop in slow_lun.loops} <= subjects, subjects
+
+
+def test_without_criteria_a_slow_mdt_fails_the_verdict_by_name(slow_mdt):
+    envelope = slow_mdt.envelope('mds', slow_mdt.run_id)
+    assert envelope['status'] == 'ok', envelope['errors']
+    assert all(len(record['per_mdt']) == 3 for record in envelope['records']), envelope['records']
+    verdict = _assert_failed_naming(slow_mdt, 'mds', SLOW_MDT)
+    subjects = set(case['subject'] for case in verdict['cases'] if case['kind'] == 'outliers')
+    assert {'localhost/testfs-MDT000%d' % index for index in range(3)} <= subjects, subjects
