@@ -123,12 +123,27 @@ def _write_json(path, value):
     os.rename(temporary, path)
 
 
+def _complete(path, names):
+    """True when every survey of the run directory ended ``ok``: nothing left for a rerun to resume."""
+    summaries = [name for name in names if name.endswith('.progress.json')]
+    for name in summaries:
+        try:
+            with open(os.path.join(path, name)) as stream:
+                if json.load(stream).get('state') != results.STATUS_OK:
+                    return False
+        except (IOError, OSError, ValueError, AttributeError):
+            return False
+    return True
+
+
 def remove_tree_keeping_points(path):
-    """Remove the tree at ``path`` except the progress files directly in it; True when nothing was kept."""
+    """Remove the tree at ``path``, except the progress files of a run that did not complete; True when all went."""
+    names = os.listdir(path)
+    keep = not _complete(path, names)
     kept = False
-    for name in os.listdir(path):
+    for name in names:
         child = os.path.join(path, name)
-        if name.endswith(KEPT_SUFFIXES) and os.path.isfile(child) and not os.path.islink(child):
+        if keep and name.endswith(KEPT_SUFFIXES) and os.path.isfile(child) and not os.path.islink(child):
             kept = True
         elif os.path.isdir(child) and not os.path.islink(child):
             shutil.rmtree(child)

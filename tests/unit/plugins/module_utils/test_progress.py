@@ -151,9 +151,18 @@ def test_the_cleanup_keeps_only_the_progress_files_of_a_run_directory(tmp_path):
     (run_dir / 'sub').mkdir(parents=True)
     for name in ('obdfilter.points.jsonl', 'obdfilter.attempts.json', 'obdfilter.summary', 'sub/x'):
         (run_dir / name).write_text('x')
+    (run_dir / 'obdfilter.progress.json').write_text('{"state": "running"}')
     assert progress.remove_tree_keeping_points(str(run_dir)) is False
-    assert sorted(os.listdir(str(run_dir))) == ['obdfilter.attempts.json', 'obdfilter.points.jsonl']
+    assert sorted(os.listdir(str(run_dir))) == ['obdfilter.attempts.json', 'obdfilter.points.jsonl',
+                                                'obdfilter.progress.json']
     other = tmp_path / 'run2'
     other.mkdir()
     (other / 'mds.summary').write_text('x')
     assert progress.remove_tree_keeping_points(str(other)) is True and not other.exists()
+    # A run that ended ok leaves nothing to resume: all of it goes.
+    done = tmp_path / 'run3'
+    done.mkdir()
+    log = progress.ProgressLog(str(done), 'obdfilter', 'run3', 'oss1', planned=PLAN[:1])
+    log.point_done(record(1, 90.0))
+    log.finish('ok')
+    assert progress.remove_tree_keeping_points(str(done)) is True and not done.exists()
