@@ -379,8 +379,13 @@ class Cleanup:
                     continue
             if device['status'] == 'UP':
                 summary['objects_destroyed'] = self._destroy_objects(name, entry.get('objects'))
-                if entry.get('layer') == 'mdd' and not self._remove_md_tree(entry, summary):
-                    continue
+                if entry.get('layer') == 'mdd':
+                    removed = self._remove_md_tree(entry, summary)
+                    if removed is None:
+                        # The MDT fails: its client goes, the record stays for a cleanup after the repair.
+                        self._teardown(name, device, summary)
+                    if not removed:
+                        continue
             if self._teardown(name, device, summary):
                 self.removed['echo_clients'].append(summary)
                 if not self.check_mode:
@@ -402,18 +407,16 @@ class Cleanup:
                 self._state['modules'].append({'name': lctl_utils.ECHO_MODULE, 'run_id': entry.get('run_id')})
             attached = self.lctl.attach_echo_client(name, entry['target'], layer=entry.get('layer'))
         except lctl_utils.LctlError as exc:
-            setup = ' '.join([entry['target']] + ([entry['layer']] if entry.get('layer') else []))
             self._keep('echo_clients', name, '%s remain on %s, and its echo client cannot be attached again (%s); '
-                       'remove them by hand: lctl attach echo_client %s %s_UUID; lctl --device %s setup %s; then %s; '
-                       'then lctl --device %s cleanup; lctl --device %s detach'
-                       % (left, entry['target'], exc, name, name, name, setup, _removal_hint(entry), name, name))
+                       'remove them by hand: %s' % (left, entry['target'], exc, _by_hand(entry)))
             return None
         finally:
             self._devices = None
         return attached
 
     def _remove_md_tree(self, entry, summary):
-        """The files and test directories an mds survey left on its MDT; False (entry kept) when some remain."""
+        """The files and test directories an mds survey left on its MDT: True when removed, False (an error) when
+        some remain, None when the MDT fails every operation (kept with its record, to remove once repaired)."""
         name = entry['name']
         if self.check_mode:
             summary['directories_removed'] = list(entry.get('directories') or [])
@@ -429,6 +432,12 @@ class Cleanup:
         if not problems:
             problems = mds_engine.remove_directories(self.runner.run, self.lctl.lctl, name,
                                                      entry.get('directories') or [])
+        if problems and all(mds_engine.target_fails(problem) for problem in problems):
+            self._keep('echo_clients', name, '%s may remain on %s, which fails (%s); recorded for the next cleanup: '
+                       'once the MDT is repaired, run playbooks/cleanup.yml -e cleanup_run_id=%s, or remove them by '
+                       'hand: %s' % (_left_on_target(entry), entry['target'], '; '.join(problems),
+                                     entry.get('run_id'), _by_hand(entry)))
+            return None
         if problems:
             self._error('echo_clients', name, '; '.join(problems))
             return False
@@ -742,6 +751,14 @@ def _left_on_target(entry):
         return 'test directories %s%s' % (', '.join(entry.get('directories') or []),
                                           ' with files' if entry.get('files') else '')
     return ''
+
+
+def _by_hand(entry):
+    """The lctl commands that attach the echo client of ``entry``, remove what it left and detach it."""
+    name = entry['name']
+    setup = ' '.join([entry['target']] + ([entry['layer']] if entry.get('layer') else []))
+    return ('lctl attach echo_client %s %s_UUID; lctl --device %s setup %s; then %s; then lctl --device %s cleanup; '
+            'lctl --device %s detach' % (name, name, name, setup, _removal_hint(entry), name, name))
 
 
 def _removal_hint(entry):

@@ -309,9 +309,25 @@ def thread_ranges(files):
     return ranges
 
 
+# What lctl says when the MDT itself fails rather than a child being missing: until the device is repaired, what
+# is on it can be neither found nor removed.
+TARGET_FAILURES = ('Input/output error', 'Read-only file system')
+
+
+def target_fails(text):
+    return any(failure in text for failure in TARGET_FAILURES)
+
+
+class TargetFailure(Exception):
+    """A probe the failing MDT answered with an error (a missing child must not be concluded from it)."""
+
+
 def _exists(run, lctl, device, directory, child):
     result = run([lctl, '--device', str(device), 'test_lookup', '-d', directory, '-b', str(child), '-n', '1'])
-    return result.rc == 0 and 'error' not in result.stdout + result.stderr
+    output = result.stdout + result.stderr
+    if result.rc != 0 and target_fails(output):
+        raise TargetFailure('test_lookup of %s in %s failed: %s' % (child, directory, output.strip()))
+    return result.rc == 0 and 'error' not in output
 
 
 def _first_true(low, high, predicate):
@@ -348,7 +364,10 @@ def destroy_files(run, lctl, device, files, remember):
     ``remember(files_or_none)`` writes the entry's new ``files`` before each step: the ranges found and
     ``destroying`` before any destroy, None once every file is gone.
     """
-    ranges = remaining_ranges(run, lctl, device, files)
+    try:
+        ranges = remaining_ranges(run, lctl, device, files)
+    except TargetFailure as exc:
+        return [str(exc)]
     remember(dict(files, ranges=ranges, destroying=True))
     problems = []
     if files.get('created') and not files.get('destroying'):
@@ -600,7 +619,10 @@ class MdsSurvey:
             if files.get('created'):
                 ranges = thread_ranges(files)
             else:
-                ranges = remaining_ranges(self._logged_run, self.lctl.lctl, self.devnos[target.name], files)
+                try:
+                    ranges = remaining_ranges(self._logged_run, self.lctl.lctl, self.devnos[target.name], files)
+                except TargetFailure:
+                    continue  # the create's record stays: its files are probed again by the teardown or cleanup
             self._remember(target, files=dict(files, ranges=ranges, destroying=True))
 
     def _stop(self, point, what):

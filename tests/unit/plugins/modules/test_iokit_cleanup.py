@@ -639,3 +639,32 @@ def test_objects_are_destroyed_through_obdecho_loaded_for_it_then_unloaded(sim, 
     report = cleanup(state)
     assert report['errors'] == [] and names(report) == [name]
     assert sim.echo_objects('testfs-OST0001') == [] and 'obdecho' not in sim.modules()
+
+
+def test_an_mdt_tree_on_a_failing_mdt_is_kept_recorded_with_how_to_remove_it_then_removed_once_repaired(sim, state):
+    subprocess.run(['modprobe', 'obdecho'], check=True)
+    name, directory = 'testfs-MDT0000_abc123_ecc', '/MDT0000-abc123-tests'
+    lctl = lctl_utils.Lctl(Runner())
+    lctl.attach_echo_client(name, 'testfs-MDT0000', layer='mdd')
+    sim.lctl('--device', name, 'test_mkdir', directory)
+    state.record('echo_clients', RUN, name=name, target='testfs-MDT0000', layer='mdd', directories=[directory],
+                 files=None)
+    sim.fault('io_error', '--target', 'testfs-MDT0000')
+    report = cleanup(state)
+    # The MDT's failure is not the cleanup's: named under kept, with what may remain and how to remove it.
+    assert report['errors'] == []
+    kept = [item for item in report['kept'] if item['kind'] == 'echo_clients']
+    assert [item['id'] for item in kept] == [name]
+    reason = kept[0]['reason']
+    assert 'test directories %s may remain on testfs-MDT0000' % directory in reason
+    assert 'Input/output error' in reason and 'cleanup_run_id=%s' % RUN in reason
+    assert 'lctl --device %s setup testfs-MDT0000 mdd' % name in reason and 'test_rmdir <dir>' in reason
+    # Its echo client is gone; the record stays for the next cleanup.
+    assert name not in sim.device_names()
+    assert [entry['name'] for entry in state.entries('echo_clients')] == [name]
+    sim.cli('fault', '--root', sim.root, 'clear', '--all')
+    report = cleanup(state)
+    assert report['errors'] == [] and report['kept'] == [] and names(report) == [name]
+    assert report['removed']['echo_clients'][0]['directories_removed'] == [directory]
+    assert state.entries('echo_clients') == [] and name not in sim.device_names()
+    assert sim.lctl('--device', name, 'test_lookup', '-d', '/', '-b', '0', check=False).returncode != 0

@@ -86,3 +86,16 @@ def test_a_failed_destroy_keeps_the_record():
     problems = mds.destroy_files(failing, 'lctl', 'dev', FILES, written.append)
     assert problems and 'Input/output error' in problems[0]
     assert written[-1] is not None and written[-1]['ranges'][0] == ['/MDT0000-ab12cd-tests', 2, 10]
+
+
+def test_a_failing_mdt_is_not_taken_for_an_empty_one():
+    # Probes answered with EIO say nothing about which files exist: the record stays whole and the problem is named.
+    written = []
+
+    def failing(argv):
+        return Result(5, '', 'error: %s: Input/output error\n' % argv[3])
+    problems = mds.destroy_files(failing, 'lctl', 'dev', FILES, written.append)
+    assert written == [] and len(problems) == 1
+    assert 'test_lookup' in problems[0] and mds.target_fails(problems[0])
+    assert mds.remove_directories(failing, 'lctl', 'dev', ['/MDT0000-ab12cd-tests']) == [
+        'test_rmdir /MDT0000-ab12cd-tests failed: error: test_rmdir: Input/output error']
