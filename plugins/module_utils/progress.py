@@ -139,7 +139,9 @@ def _complete(path, names):
 def remove_tree_keeping_points(path):
     """Remove the tree at ``path``, except the progress files of a run that did not complete; True when all went."""
     names = os.listdir(path)
-    keep = not _complete(path, names)
+    # Something to resume: finished points of a run that did not end ok.
+    keep = any(name.endswith('.points.jsonl') and os.path.getsize(os.path.join(path, name)) > 0
+               for name in names) and not _complete(path, names)
     kept = False
     for name in names:
         child = os.path.join(path, name)

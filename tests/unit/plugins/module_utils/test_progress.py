@@ -166,3 +166,10 @@ def test_the_cleanup_keeps_only_the_progress_files_of_a_run_directory(tmp_path):
     log.point_done(record(1, 90.0))
     log.finish('ok')
     assert progress.remove_tree_keeping_points(str(done)) is True and not done.exists()
+
+
+def test_a_run_that_failed_before_its_first_point_leaves_nothing(tmp_path):
+    run_dir = tmp_path / 'run4'
+    run_dir.mkdir()
+    progress.ProgressLog(str(run_dir), 'mdtest', 'run4', 'client1')
+    assert progress.remove_tree_keeping_points(str(run_dir)) is True and not run_dir.exists()
