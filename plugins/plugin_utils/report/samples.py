@@ -236,7 +236,9 @@ def _ost_name(index: t.Any, fsname: str | None) -> str:
 def _extract_ost(record: dict, ctx: dict) -> t.Iterator[tuple]:
     # Either the whole parse_ost_survey object (one per client) or one record per OST.
     rows = record.get('osts') if isinstance(record.get('osts'), list) else [record]
-    fsname = ctx['parameters'].get('fsname') if isinstance(ctx['parameters'].get('fsname'), str) else None
+    # The ost_survey module puts the file system's name in its record; older envelopes had it in the parameters.
+    fsname = next((value for value in (record.get('fsname'), ctx['parameters'].get('fsname'))
+                   if isinstance(value, str) and value), None)
     for row in rows:
         if not isinstance(row, dict) or 'ost' not in row:
             continue

@@ -63,6 +63,14 @@ def test_ost_survey_gives_one_subject_per_ost_named_like_lustre():
     assert write['testfs-OST0003'] == 17.706
 
 
+def test_ost_survey_names_the_osts_by_the_file_system_the_module_recorded():
+    # The ost_survey module adds the fsname to its record; its parameters are the mount point and sizes.
+    result = dict(parsed('ost_survey', 'manual_current'), fsname='scratch')
+    samples = envelope_samples(envelope('client1', 'ost', [result], parameters={'mount_point': '/mnt/scratch'}))[0]
+    assert sorted({s.target for s in samples}) == ['scratch-OST0000', 'scratch-OST0001', 'scratch-OST0002',
+                                                   'scratch-OST0003']
+
+
 def test_inactive_osts_are_problems():
     result = parsed('ost_survey', 'constructed_inactive_ost')
     samples, problems = envelope_samples(envelope('client1', 'ost', [result]))
