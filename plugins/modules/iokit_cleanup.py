@@ -28,6 +28,10 @@ description:
     device is gone (or half made), the echo client is attached again on its recorded target to destroy them, then
     removed; the files of an interrupted mds survey are found from its record with C(test_lookup) probes. When it
     cannot be attached, RV(kept) names what is left and the C(lctl) commands that remove it.
+  - An mds test tree on an MDT that fails (C(Input/output error), C(Read-only file system)) cannot be removed or
+    even probed; that is the survey's finding, not the cleanup's failure. Its echo client is removed, its record
+    stays so that the next cleanup removes the tree once the MDT is repaired, and RV(kept) names what may remain,
+    the failing command and how to remove it.
   - With O(include_iokit_leftovers=true), devices in C(lctl dl) whose names match the I/O kit's (C(*_ecc),
     C(echotmp*), C(ECHO_*)) and whose type is C(echo_client), C(osc) or C(obdecho) are removed too, echo
     clients first.
@@ -289,8 +293,9 @@ kept:
   description:
     - Things deliberately left in place (C(kind), C(id), C(reason)), such as C(obdecho) still in use, or loaded
       by someone else after their leftover echo devices were removed, an echo client recorded by another run, a
-      path outside O(workdir), an object that could not be destroyed, or a live run (C(kind) V(runs)) whose
-      records were left alone.
+      path outside O(workdir), an object that could not be destroyed, an mds test tree on a failing MDT, or a
+      live run (C(kind) V(runs)) whose records were left alone. A kept item does not fail the module (an error
+      does).
   returned: when O(state=absent)
   type: list
   elements: dict

@@ -9,8 +9,9 @@ loop device as the sgpdd LUN.
 
 Run 1: prepare -> sgpdd (opted in, on the loop device) -> obdfilter -> mds -> ost -> mdtest -> report, with
 criteria that hold: the verdict passes.  Run 2: the MDT fails every metadata operation (a simulator fault), so
-the mds stage fails; the other stages' results remain, the report names the missing mds result and the verdict
-fails.  Needs root (losetup) and sgp_dd; writes only to the loop device it creates.
+the mds stage fails; what its cleanup cannot remove from the failing MDT is named with how to remove it, and the
+later stages still run; the other stages' results remain, the report names the missing mds result and the verdict
+fails; once the fault is cleared, cleanup.yml removes what the run left.  Needs root (losetup) and sgp_dd; writes only to the loop device it creates.
 
 Then the default criteria: a simulated OSS with three OSTs, one throttled to a fifth of the others' bandwidth
 (3 and 0.6 MiB/s, as 300 and 60 on a real OSS),
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -41,9 +43,10 @@ PASS_RUN = 'pbtest-accept-pass'
 FAIL_RUN = 'pbtest-accept-mds-fails'
 MDT = 'testfs-MDT0000'
 
+# Floors any machine passes, however loaded: what is tested is that each subject is judged, not its speed.
 CRITERIA = {
-    'floors': [{'metric': 'obdfilter_write_mib_s', 'subjects': 'localhost*', 'min': 0.5},
-               {'metric': 'ost_write_mib_s', 'min': 0.5}],
+    'floors': [{'metric': 'obdfilter_write_mib_s', 'subjects': 'localhost*', 'min': 0.05},
+               {'metric': 'ost_write_mib_s', 'min': 0.05}],
     'ratios': [],
 }
 
@@ -100,6 +103,8 @@ def cluster(tmp_path_factory):
         made.failing = made.playbook('acceptance.yml', extra={
             'iokit_run_id': FAIL_RUN, 'acceptance_run_prepare': 'false', 'acceptance_run_sgpdd': 'false'})
         made.sim('fault', '--root', made.root, 'clear', '--all')
+        # the MDT repaired, the cleanup the failed run's leftovers asked for
+        made.cleaned = made.playbook('cleanup.yml', extra={'cleanup_run_id': FAIL_RUN})
         yield made
     finally:
         os.environ.pop('ANSIBLE_SHOW_CUSTOM_STATS', None)
@@ -122,7 +127,7 @@ def test_every_stage_ran_and_the_verdict_passes(cluster):
     # the host's aggregate and each of its OSTs (the native engine's per-OST figures)
     assert set(case['subject'] for case in floors if case['metric'] == 'obdfilter_write_mib_s') == {
         'localhost', 'localhost/testfs-OST0000', 'localhost/testfs-OST0001', 'localhost/testfs-OST0002'}
-    assert all(case['status'] == 'passed' and case['value'] >= 0.5 for case in floors), floors
+    assert all(case['status'] == 'passed' and case['value'] >= 0.05 for case in floors), floors
 
 
 def test_the_skipped_stages_say_why(cluster):
@@ -156,6 +161,28 @@ def test_a_failed_stage_is_recorded_and_the_other_stages_results_remain(cluster)
     assert 'Acceptance failed for run %s' % FAIL_RUN in output
 
 
+def test_the_mds_errors_name_the_failing_mdt(cluster):
+    errors = ' '.join(error['message'] for error in cluster.envelope('mds', FAIL_RUN)['errors'])
+    assert MDT in errors and 'Input/output error' in errors, errors
+
+
+def test_what_the_failing_mdt_keeps_is_named_then_removed_once_it_is_repaired(cluster):
+    # Not a cleanup failure that would end the play: a warning naming what may remain and how to remove it.
+    output = cluster.failing.stdout
+    assert 'cleanup left things behind' not in output, output[-8000:]
+    kept = re.search(r'test directories /MDT0000-\S*-tests may remain on %s, which fails \(' % MDT, output)
+    assert kept, output[-8000:]
+    line = output[kept.start():output.index('\n', kept.start())]
+    assert 'Input/output error' in line and 'cleanup_run_id=%s' % FAIL_RUN in line and 'test_rmdir' in line, line
+    assert cluster.cleaned.returncode == 0, cluster.cleaned.stdout[-6000:]
+    echo_root = os.path.join(cluster.root, 'targets', MDT, 'ROOT_ECHO')
+    assert not os.path.isdir(echo_root) or not os.listdir(echo_root), os.listdir(echo_root)
+    state_file = os.path.join(cluster.workdir, 'node-state.json')
+    if os.path.exists(state_file):  # removed once nothing is left in it
+        with open(state_file, encoding='utf-8') as handle:
+            assert json.load(handle)['echo_clients'] == []
+
+
 def test_the_report_names_what_is_missing_and_the_junit_failure_names_the_host(cluster):
     with open(cluster.run_file(FAIL_RUN, 'verdict.json'), encoding='utf-8') as handle:
         verdict = json.load(handle)
@@ -163,7 +190,9 @@ def test_the_report_names_what_is_missing_and_the_junit_failure_names_the_host(c
     failed = [case for case in verdict['cases'] if case['status'] == 'failed']
     assert [(case['kind'], case['subject'], case['metric']) for case in failed] == [
         ('completeness', 'localhost', 'mds')], failed
-    assert FAIL_RUN in failed[0]['message']
+    # the verdict names the MDT's problem, not only the missing result
+    assert FAIL_RUN in failed[0]['message'] and MDT in failed[0]['message'], failed[0]['message']
+    assert 'Input/output error' in failed[0]['message'], failed[0]['message']
     junit = ElementTree.parse(cluster.run_file(FAIL_RUN, 'junit.xml')).getroot()
     messages = [failure.get('message') or failure.text or '' for failure in junit.iter('failure')]
     assert len(messages) == 1 and 'mds on localhost' in messages[0], messages
