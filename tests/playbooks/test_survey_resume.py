@@ -23,7 +23,7 @@ import pytest
 from conftest import ROOT
 
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import finished_record
-from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope, utc_timestamp
 
 from test_concurrent_runs import wait_for
 from test_survey_playbooks import ANSIBLE_PLAYBOOK, LUSTRE_SIM, VENV_BIN
@@ -71,6 +71,7 @@ def test_a_killed_run_keeps_its_points_and_the_rerun_measures_only_the_others(tm
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         assert cleanup.returncode == 0, cleanup.stdout[-4000:]
         kept = points(workdir)
+        cleaned_at = utc_timestamp()
         # The survey module outlives its controller until the cleanup stops it: at least the two points.
         assert len(kept) >= 2, kept
 
@@ -87,10 +88,12 @@ def test_a_killed_run_keeps_its_points_and_the_rerun_measures_only_the_others(tm
         assert [item['attempt'] for item in envelope['attempts']] == [1, 2]
         second = envelope['attempts'][1]
         assert second['finished'] is not None
-        # Only the missing points ran in the second attempt, all after it began.
-        measured = [line for line in points(workdir) if line['attempt'] == 2]
+        # Only the missing points ran in the second attempt, which began after the cleanup.
+        measured = [record for record in envelope['records'] if record['attempt'] == 2]
         assert len(measured) == 4 - len(first_attempt)
-        assert all(line['started'] >= second['started'] for line in measured)
+        assert second['started'] >= cleaned_at
+        # A run that ended ok leaves nothing to resume on the node.
+        assert points(workdir) == []
         assert os.path.exists(os.path.join(results, RUN_ID, 'report.html'))
     finally:
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', root], check=False, stdout=subprocess.DEVNULL)
