@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import select
 import signal
 import time
 
@@ -34,10 +35,15 @@ def test_outside_a_forked_worker_there_is_nothing_to_tell():
     assert controller_gone() is None
 
 
+# Every wait in the real-fork test ends by itself: a child that never reports (a lock inherited by the fork,
+# a worker that never starts) fails the test after this long instead of hanging the unit run.
+DEADLINE_S = 60
+
+
 def _worker(report):
     # What the action sees in a worker: looks until its parent is gone, then says which pid it lost.
     os.write(report, b'ready\n')
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + DEADLINE_S
     while time.monotonic() < deadline:
         gone = controller_gone()
         if gone is not None:
@@ -47,11 +53,28 @@ def _worker(report):
 
 
 def _controller(report):
-    # Stands for ansible-playbook: forks a worker the way its strategy does, then is SIGKILLed.
+    # Stands for ansible-playbook: forks a worker the way its strategy does, then is SIGKILLed.  Its own process
+    # group holds the worker too, so the test can kill both whatever state they are in.
+    os.setpgid(0, 0)
     worker = multiprocessing.get_context('fork').Process(target=_worker, args=(report,))
     worker.start()
-    while True:
-        time.sleep(1)
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def _read_line(fd, deadline):
+    """One line from the pipe, or what came before the writers closed it or the deadline passed."""
+    data = b''
+    while not data.endswith(b'\n'):
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(fd, 1)
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 @pytest.mark.skipif(not hasattr(os, 'fork'), reason='needs fork')
@@ -60,16 +83,20 @@ def test_a_real_worker_sees_its_controller_killed():
     controller = multiprocessing.get_context('fork').Process(target=_controller, args=(write_end,))
     controller.start()
     os.close(write_end)
+    deadline = time.monotonic() + DEADLINE_S
     try:
-        with os.fdopen(read_end, 'rb') as report:
-            # Each read blocks until the worker writes (or exits, closing the pipe: an empty line fails the test).
-            assert report.readline() == b'ready\n'
-            os.kill(controller.pid, signal.SIGKILL)
-            controller.join(30)
-            line = report.readline()
+        assert _read_line(read_end, deadline) == b'ready\n'
+        os.kill(controller.pid, signal.SIGKILL)
+        controller.join(DEADLINE_S)
+        line = _read_line(read_end, deadline)
     finally:
-        if controller.is_alive():
-            controller.kill()
+        os.close(read_end)
+        # The controller's group: the controller and the worker it forked, alive or not.
+        try:
+            os.killpg(controller.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        controller.join(DEADLINE_S)
     assert line.strip() == str(controller.pid).encode()
 
 
