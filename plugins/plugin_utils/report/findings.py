@@ -81,7 +81,8 @@ class Rule(t.NamedTuple):
     @classmethod
     def make(cls, threshold: float = DEFAULT_THRESHOLD, min_peers: int = DEFAULT_MIN_PEERS,
              min_deviation_pct: float = DEFAULT_MIN_DEVIATION_PCT, slow_share: float = DEFAULT_SLOW_SHARE) -> 'Rule':
-        if not threshold > 0:
+        # NaN compares false both ways: it is named, so that `<= 0` can say what is meant.
+        if math.isnan(threshold) or threshold <= 0:
             raise ValueError('outlier threshold must be positive, got %r' % (threshold,))
         if not 0 < slow_share < 1:
             raise ValueError('outlier slow share must be in (0, 1), got %r' % (slow_share,))
