@@ -7,7 +7,9 @@
     .venv/bin/python -m pytest tests/playbooks -q -p no:cacheprovider
 
 localhost is in every group; the simulator's shims come first on the PATH that ansible-playbook (local
-connection) hands to the modules.  OST0001 is throttled to a quarter of the others' bandwidth.
+connection) hands to the modules.  OST0001 is slow by construction: every MiB it moves waits 4 s on top of the
+real I/O (SLOW_MIB_S), whatever else the machine runs; the other OSTs are unthrottled, so it is the lowest however
+loaded the machine is.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.
 ANSIBLE_PLAYBOOK = os.path.join(ANSIBLE_BIN, 'ansible-playbook')
 RUN_ID = 'pbtest-1'
 SLOW_OST = 'testfs-OST0001'
+SLOW_MIB_S = '0.25'
+# The throttle is a floor on each transfer's time; the margin is for the rounding of the printed rates.
+SLOW_CEILING = float(SLOW_MIB_S) * 1.05
 SURVEYS = ('obdfilter', 'mds', 'ost')
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
@@ -97,14 +102,15 @@ class Cluster:
 def cluster(tmp_path_factory):
     made = Cluster(str(tmp_path_factory.mktemp('survey-playbooks')))
     made.sim('init', '--root', made.root, '--osts', '3', '--mdts', '1', '--ost-size-mib', '64',
-             '--ost-mib-s', '24', '--ost-mib-s-override', SLOW_OST.split('-')[1] + '=6',
+             '--ost-mib-s-override', SLOW_OST.split('-')[1] + '=' + SLOW_MIB_S,
              '--client-mount', made.mount, '--force')
     try:
         with open(made.inventory, 'w', encoding='utf-8') as handle:
             handle.write(INVENTORY.format(python=NODE_PYTHON))
         with open(made.extra_vars, 'w', encoding='utf-8') as handle:
-            json.dump(dict(SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
-                           iokit_run_id=RUN_ID, ost_survey_mount_point=made.mount), handle)
+            # 1 MiB per OST: 4 s per test on the slow OST.
+            json.dump(dict(SURVEY_VARS, obdfilter_size_mib=1, ost_survey_size_mib=1, iokit_results_dir=made.results,
+                           iokit_workdir=made.workdir, iokit_run_id=RUN_ID, ost_survey_mount_point=made.mount), handle)
         # One ansible-playbook run for the three surveys: the playbooks are what the fleet runs, unchanged.
         made.first_run = made.playbook('survey-obdfilter.yml', 'survey-mds.yml', 'survey-ost.yml')
         yield made
@@ -123,18 +129,21 @@ def test_the_surveys_ran_and_every_envelope_is_stored_and_valid(cluster):
         assert any(name.startswith(survey) and not name.endswith('.json') for name in raw), raw
 
 
-def test_the_throttled_ost_is_slower_in_the_per_ost_figures(cluster):
+def test_the_throttled_ost_is_the_slowest_in_the_per_ost_figures(cluster):
+    # Only the order is asserted: the unthrottled OSTs run at whatever the machine gives.
     obdfilter = cluster.envelope('obdfilter')
     for record in obdfilter['records']:
         for test in ('write', 'read'):
             rates = dict((ost, figures[test]['mib_s']) for ost, figures in record['per_ost'].items())
             others = [rate for ost, rate in rates.items() if ost != SLOW_OST]
-            assert len(others) == 2 and rates[SLOW_OST] < 0.7 * min(others), (test, rates)
+            assert len(others) == 2 and rates[SLOW_OST] < min(others), (test, rates)
+            assert rates[SLOW_OST] <= SLOW_CEILING, (test, rates)
 
     ost = cluster.envelope('ost')['records'][0]
     assert ost['write']['worst']['ost'] == 1 and ost['read']['worst']['ost'] == 1
-    rates = dict((row['ost'], row['write_mib_s']) for row in ost['osts'])
-    assert rates[1] < 0.7 * min(rates[0], rates[2]), rates
+    for test in ('write', 'read'):
+        rates = dict((row['ost'], row[test + '_mib_s']) for row in ost['osts'])
+        assert rates[1] < min(rates[0], rates[2]) and rates[1] <= SLOW_CEILING, (test, rates)
 
 
 def test_the_summaries_are_rendered(cluster):
