@@ -52,6 +52,12 @@ options:
         run id, host, pid and start time of the one running. A run that was killed is cleaned up before the next
         starts, unless one of its processes still runs.
     type: str
+  plan_ost_mib_s:
+    description:
+      - The rate, in MiB/s per OST, the plan's C(estimated_duration_s) assumes (the sizes of every point and test
+        divided by it); the survey's progress starts its ETA from it until the first point is measured.
+      - Omitted, the plan has no duration estimate.
+    type: float
   force_rerun:
     description:
       - With O(engine=native), a run id that ran here before resumes - the points its earlier attempts finished
@@ -299,8 +305,8 @@ plan:
       C(actual_rsz_kib), C(nobj), C(thr) (per OST), C(count), C(pages), C(size_kib_per_ost) and C(skip) (the
       reason, or null when it runs).
     - C(per_ost) maps each OST to C(bytes_written), C(bytes_read), C(objects_created), C(max_objects_at_once)
-      and C(max_bytes_at_once); C(skipped_points) lists the skipped points; C(estimated_duration_s) is null,
-      as the duration cannot be known before measuring.
+      and C(max_bytes_at_once); C(skipped_points) lists the skipped points; C(estimated_duration_s) is the
+      time the sweep takes if every OST moves O(plan_ost_mib_s) (null without it), and C(estimate_basis) says so.
     - With O(case=network), C(per_ost) is keyed by the server (C(stored_on_server) is false, obdecho keeps
       nothing), and C(setup) lists the commands run on the C(server) and on this C(client) before the sweep;
       with O(case=netdisk), C(setup) lists this C(client)'s commands.
@@ -343,6 +349,7 @@ def argument_spec():
         targets=dict(type='list', elements='str', default=[]),
         launch_id=dict(type='str'),
         force_rerun=dict(type='bool', default=False),
+        plan_ost_mib_s=dict(type='float'),
         case=dict(type='str', choices=list(obdfilter.CASES), default=obdfilter.CASE_DISK),
         size_mib=dict(type='int', default=16384),
         nobjlo=dict(type='int', default=1),
@@ -503,7 +510,8 @@ def main():
         'points': points,
         'skipped_points': [point for point in points if point['skip']],
         'per_ost': survey.totals_per_ost(),
-        'estimated_duration_s': None,
+        'estimated_duration_s': survey.estimated_duration_s(params['plan_ost_mib_s']),
+        'estimate_basis': ('assumed %s MiB/s per OST' % params['plan_ost_mib_s']) if params['plan_ost_mib_s'] else None,
     }
     if params['case'] in (obdfilter.CASE_NETWORK, obdfilter.CASE_NETDISK):
         plan['setup'] = survey.setup_commands()
@@ -513,7 +521,7 @@ def main():
     planned = progress_utils.planned_points(points, ('actual_rsz_kib', 'nobj', 'thr'), 'size_kib')
     # The installed script cannot skip points: only the native engine resumes.
     resumable = params['engine'] == 'native'
-    run_dir = start.make_run_dir(planned, record_point=record_point if resumable else None)
+    run_dir = start.make_run_dir(planned, plan['estimated_duration_s'], record_point=record_point if resumable else None)
     survey.done_points = set((point['actual_rsz_kib'], point['nobj'], point['thr']) for point in start.done_points)
     if params['engine'] == 'iokit':
         changed, raw_files = run_iokit(start, script, run_dir, targets)

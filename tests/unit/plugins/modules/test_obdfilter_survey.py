@@ -109,6 +109,15 @@ def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path):
     assert plan['per_ost'][OSTS[1]]['objects_created'] == 4
     assert results.validate_envelope(result['envelope']) == []
     assert result['environment']['lustre_version'] == '2.15.5' and result['environment']['targets'] == list(OSTS)
+    assert (plan['estimated_duration_s'], plan['estimate_basis']) == (None, None)
+
+
+def test_the_plan_estimates_the_duration_from_an_assumed_rate(run_module, tmp_path):
+    plan = run_module(base(tmp_path, plan_ost_mib_s=8.0), check_mode=True)['plan']
+    # three runnable points of 16 MiB per OST, each written and read, at 8 MiB/s
+    assert plan['per_ost'][OSTS[0]]['bytes_written'] == 3 * 16 * 1024 * 1024
+    assert plan['estimated_duration_s'] == 3 * 16 * 2 / 8.0
+    assert plan['estimate_basis'] == 'assumed 8.0 MiB/s per OST'
 
 
 def test_run_returns_a_valid_envelope_with_per_ost_figures(run_module, tmp_path):
