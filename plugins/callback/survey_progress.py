@@ -8,7 +8,8 @@ from __future__ import annotations
 DOCUMENTATION = r'''
 name: survey_progress
 type: stdout
-author: lustre.iokit contributors
+author:
+  - lustre.iokit contributors (@lustre)
 version_added: 1.0.0
 short_description: The default output, with one fleet progress line per poll of a running survey
 description:
