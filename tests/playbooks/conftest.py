@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLLECTIONS = os.path.join(ROOT, '.venv', 'collections')
@@ -32,3 +33,16 @@ def localhost_inventory(python, groups=()):
         lines.append('  children:')
         lines.extend('    %s: {hosts: {localhost: }}' % group for group in groups)
     return '\n'.join(lines) + '\n'
+
+
+def wait_for(what, condition, deadline_s=120.0):
+    """``condition()``'s first true value, polled until ``deadline_s``: a test waits for what it needs, never
+    for a fixed time, so a loaded machine only makes it slower."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError('timed out after %d s waiting for %s' % (deadline_s, what))
+        time.sleep(0.2)

@@ -18,13 +18,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, wait_for
 
-from ansible_collections.lustre.iokit.plugins.module_utils.engines.stats_collect import sampler_alive
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.stats_collect import parse_vmstat, sampler_alive
 from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
 
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
@@ -77,6 +76,14 @@ class Node:
         with open(path, encoding='utf-8') as handle:
             return json.load(handle)
 
+    def vmstat_reports(self):
+        """The reports the running vmstat sampler has written so far (a loaded machine delays them)."""
+        try:
+            with open(os.path.join(self.workdir, RUN_ID, 'stats', 'stats-vmstat.out'), encoding='utf-8') as handle:
+                return parse_vmstat(handle.read())
+        except FileNotFoundError:
+            return []
+
     def echo_writes(self, target, count):
         """``count`` writes of 1 MiB (256 pages) on ``target`` through an echo client, then remove it."""
         self.run('lctl', 'attach', 'echo_client', 'stats_ecc', 'stats_ecc_UUID')
@@ -104,7 +111,7 @@ def node(tmp_path_factory):
         made.samplers = [entry for entry in made.node_state()['processes'] if entry.get('sampler')]
         made.alive_after_start = [sampler_alive(entry) for entry in made.samplers]
         made.echo_writes('testfs-OST0000', WRITES)
-        time.sleep(2.5)  # a few vmstat reports
+        wait_for('two vmstat reports', lambda: len(made.vmstat_reports()) >= 2)
         made.collect = made.playbook('collect')
         made.first_envelope = envelope(made) if made.collect.returncode == 0 else None
         made.collect_again = made.playbook('collect')
