@@ -18,7 +18,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import 
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ior import parse_ior, parse_size
 
 from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.parsers.test_parsers_linear import (
-    GROWTH, RATIO, RUNS, SMALL, _cost, _fill, _lines,
+    GROWTH, RATIO, RUNS, FULL, _cost, _fill, _lines,
 )
 
 RESULTS_HEAD = ('access    bw(MiB/s)  IOPS       Latency(s)  block(KiB) xfer(KiB)  open(s)    wr/rd(s)   close(s)   '
@@ -281,7 +281,7 @@ _IOR_SHAPES = (
     ('Max Write digits', lambda size: _fill('1', size, 'Max Write: ')),
     ('dashes then x', lambda size: _fill('-', size) + 'x'),
 )
-_SIZE = SMALL // 4
+_SIZE = FULL // 4
 
 
 @pytest.mark.parametrize('name,build', _IOR_SHAPES, ids=[shape[0] for shape in _IOR_SHAPES])
