@@ -216,10 +216,10 @@ class Cleanup:
                                      holder.get('started'), holder.get('run_id')))
             self._keep('runs', holder.get('run_id'), reason)
         self.stop_recorded_commands()
-        if self.removed['processes'] and state_readable:
-            # A survey module stopped by SIGTERM tears down and crosses off what it made: read what is left.
-            self._read_state()
+        self._reread_after_stops(0, state_readable)
+        stopped_before = len(self.removed['processes'])
         self.stop_processes()
+        self._reread_after_stops(stopped_before, state_readable)
         handled = self.remove_recorded_echo_clients()
         if self.include_iokit_leftovers:
             self.remove_leftover_devices(handled)
@@ -272,6 +272,12 @@ class Cleanup:
             mine = [item for item in stopping if item[3] is entry]
             if mine and all(item in stopped for item in mine):
                 self.node_state.forget('commands', entry['id'])
+
+    def _reread_after_stops(self, stopped_before, state_readable):
+        # A survey module stopped by SIGTERM tears down and crosses off (or rewrites) what it made: what was read
+        # before it stopped is stale, and removing by it would find the files its teardown removed gone.
+        if len(self.removed['processes']) > stopped_before and state_readable:
+            self._read_state()
 
     def _stop(self, stopping):
         """SIGTERM, SIGKILL after the grace time, then report; ``stopping``: (entry, summary, group, ...)."""

@@ -358,6 +358,41 @@ def remaining_ranges(run, lctl, device, files):
     return found
 
 
+def _destroyed(result):
+    return result.rc == 0 and not result.timed_out and 'error' not in result.stdout + result.stderr
+
+
+def _only_missing(result):
+    """Whether a failed ``test_destroy`` stopped at children already gone, and at nothing else."""
+    output = result.stdout + result.stderr
+    errors = [line for line in output.splitlines() if 'error' in line]
+    return (not result.timed_out and bool(errors) and not target_fails(output)
+            and all('No such file' in line for line in errors))
+
+
+def _destroy_range(run, lctl, device, directory, first, end):
+    """Destroy what is left of ids [first, end) in ``directory``; returns a problem or None.
+
+    ``test_destroy`` stops at the first child already gone, having removed those before it: what is left
+    beyond it (a suffix of the range, as a destroy goes up) is found by probing and destroyed in turn, so a
+    file already removed is no error, while any other failure of the MDT still is.
+    """
+    while first < end:
+        result = run([lctl, '--device', str(device), 'test_destroy', '-d', directory, '-b', str(first),
+                      '-n', str(end - first)])
+        if _destroyed(result):
+            return None
+        if not _only_missing(result):
+            return 'test_destroy of %d files from %d in %s failed (rc %s): %s' % (
+                end - first, first, directory, result.rc, (result.stderr or result.stdout).strip())
+        try:
+            # every id up to the missing one is gone now, first among them: the search moves on
+            first = _first_true(first, end, lambda child: _exists(run, lctl, device, directory, child))
+        except TargetFailure as exc:
+            return str(exc)
+    return None
+
+
 def destroy_files(run, lctl, device, files, remember):
     """Remove what is left of ``files`` through echo client ``device``; returns the problems (none: all gone).
 
@@ -372,21 +407,20 @@ def destroy_files(run, lctl, device, files, remember):
     problems = []
     if files.get('created') and not files.get('destroying'):
         # whole ranges: one destroy with the create's own threads, as the I/O kit's destroy test runs
-        ranges = []
         result = run([lctl, '--threads', str(files['threads']), '-1', str(device), 'test_destroy', '-d',
                       files['basedir'], '-D', str(files['dir_count']), '-b', str(files['start_number']),
                       '-n', str(files['files_per_thread'])])
-        if result.rc != 0 or result.timed_out or 'error' in result.stdout + result.stderr:
+        if _destroyed(result):
+            ranges = []
+        elif not _only_missing(result):
+            ranges = []
             problems.append('test_destroy of the %d threads\' files in %s failed (rc %s): %s' % (
                 files['threads'], files['basedir'], result.rc, (result.stderr or result.stdout).strip()))
+        # else: some files were already gone (a teardown got there first); the rest are found range by range
     for directory, first, end in ranges:
-        if first >= end:
-            continue
-        result = run([lctl, '--device', str(device), 'test_destroy', '-d', directory, '-b', str(first),
-                      '-n', str(end - first)])
-        if result.rc != 0 or result.timed_out or 'error' in result.stdout + result.stderr:
-            problems.append('test_destroy of %d files from %d in %s failed (rc %s): %s' % (
-                end - first, first, directory, result.rc, (result.stderr or result.stdout).strip()))
+        problem = _destroy_range(run, lctl, device, directory, first, end)
+        if problem:
+            problems.append(problem)
     if not problems:
         remember(None)
     return problems
