@@ -24,6 +24,8 @@ class Tree:
         self.calls = []
 
     def run(self, argv):
+        if argv[1] == '--threads':
+            return self.run_threads(argv)
         self.calls.append(argv[3:])
         command = argv[3]
         if command == 'test_lookup':
@@ -37,6 +39,19 @@ class Tree:
                 self.children.discard((directory, child))
             return Result(0)
         raise AssertionError(argv)
+
+    def run_threads(self, argv):
+        # lctl --threads N -1 dev test_destroy -d base -D dirs -b start -n count: each thread its own range
+        self.calls.append(argv[5:])
+        assert argv[5] == 'test_destroy', argv
+        record = dict(FILES, threads=int(argv[2]), basedir=argv[7], dir_count=int(argv[9]),
+                      start_number=int(argv[11]), files_per_thread=int(argv[13]))
+        errors = []
+        for thread, (directory, first, end) in enumerate(mds.thread_ranges(record), 1):
+            if self.run(['lctl', '--device', 'dev', 'test_destroy', '-d', directory, '-b', str(first),
+                         '-n', str(end - first)]).rc:
+                errors.append('error: test_destroy-%d: No such file or directory\n' % thread)
+        return Result(2 if errors else 0, '', ''.join(errors))
 
 
 FILES = {'threads': 2, 'files_per_thread': 100, 'start_number': 2, 'dir_count': 2, 'basedir': '/MDT0000-ab12cd-tests'}
@@ -99,3 +114,28 @@ def test_a_failing_mdt_is_not_taken_for_an_empty_one():
     assert 'test_lookup' in problems[0] and mds.target_fails(problems[0])
     assert mds.remove_directories(failing, 'lctl', 'dev', ['/MDT0000-ab12cd-tests']) == [
         'test_rmdir /MDT0000-ab12cd-tests failed: error: test_rmdir: Input/output error']
+
+
+@pytest.mark.parametrize('left', [
+    [],
+    children('/MDT0000-ab12cd-tests', 60, 102) + children('/MDT0000-ab12cd-tests1', 2 + STEP, 102 + STEP),
+], ids=['all-gone', 'one-thread-half-gone'])
+def test_files_already_gone_are_no_error(left):
+    # The record says the create finished, but a teardown got there first: a cleanup removes exactly what is left.
+    tree = Tree(left)
+    written = []
+    problems = mds.destroy_files(tree.run, 'lctl', 'dev', dict(FILES, created=True), written.append)
+    assert problems == [] and tree.children == set() and written[-1] is None
+
+
+def test_an_io_error_after_a_missing_file_is_still_one():
+    # Ids 2..49 already gone, then the MDT fails: the gone ones are passed over, the failure is reported.
+    tree = Tree(children('/MDT0000-ab12cd-tests', 50, 102))
+    written = []
+
+    def failing_beyond_50(argv):
+        if argv[3] == 'test_destroy' and argv[5] == '/MDT0000-ab12cd-tests' and int(argv[7]) >= 50:
+            return Result(5, '', 'error: test_destroy: Input/output error\n')
+        return tree.run(argv)
+    problems = mds.destroy_files(failing_beyond_50, 'lctl', 'dev', dict(FILES, created=True), written.append)
+    assert len(problems) == 1 and mds.target_fails(problems[0]) and written[-1] is not None
