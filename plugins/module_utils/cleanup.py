@@ -34,7 +34,6 @@ __metaclass__ = type
 
 import os
 import re
-import shutil
 import signal
 import time
 

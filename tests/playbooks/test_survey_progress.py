@@ -91,8 +91,8 @@ def test_under_ansible_runner_the_wait_itself_prints_the_fleet_line(fleet, tmp_p
     env = {'ANSIBLE_COLLECTIONS_PATH': os.path.join(ROOT, '.venv', 'collections'), 'ANSIBLE_PIPELINING': '1',
            'ANSIBLE_NOCOLOR': '1', 'PATH': VENV_BIN + os.pathsep + os.environ['PATH']}
     # AWX's way: its own private directory and its own (fixed) stdout callback, no ansible.cfg of the project.
-    run = ansible_runner.run(private_data_dir=str(tmp_path), playbook=os.path.join(ROOT, 'playbooks',
-                                                                                  'survey-obdfilter.yml'),
+    run = ansible_runner.run(private_data_dir=str(tmp_path),
+                             playbook=os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml'),
                              inventory=fleet['inventory'], cmdline='-e @%s -e iokit_run_id=progress-awx' % fleet['extra'],
                              envvars=env, quiet=True)
     output = run.stdout.read()

@@ -118,4 +118,3 @@ def assemble_survey_records(lines, prefix_re, find_header, continuation_re, buil
     for source in list(pending):
         flush(source)
     return records
-

@@ -91,7 +91,6 @@ def _record(text, context):
     }
 
 
-
 def _header(text):
     header = _HEADER_RE.search(text)
     return {'host': header.group('host')} if header else None

@@ -126,7 +126,6 @@ def _record(text, context):
     return record
 
 
-
 def _header(text):
     header = _HEADER_RE.search(text)
     return {'case': header.group('case'), 'host': header.group('host')} if header else None

@@ -142,7 +142,6 @@ def _record(text, context):
     return record
 
 
-
 def _header(text):
     """The context of a ``<date> sgpdd-survey on <devices> from <host>`` line, or None.
 

@@ -59,6 +59,7 @@ def effective_criteria(criteria: t.Any, use_defaults: bool) -> dict | None:
         return user
     return {kind: [dict(entry) for entry in DEFAULT_CRITERIA.get(kind, [])] + user[kind] for kind in KINDS}
 
+
 # Keys each kind accepts: (required, optional).
 _SCHEMA = {
     'floors': (('metric', 'min'), ('name', 'subjects', 'required')),

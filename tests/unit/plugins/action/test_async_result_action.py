@@ -67,7 +67,7 @@ def _read_line(fd, deadline):
     """One line from the pipe, or what came before the writers closed it or the deadline passed."""
     data = b''
     while not data.endswith(b'\n'):
-        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        ready = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]
         if not ready:
             break
         chunk = os.read(fd, 1)
