@@ -45,12 +45,14 @@ class SimNode:
                 return fields[0]
         return None
 
-    def echo_client(self, target, layer=""):
+    def echo_client(self, target, layer="", name=None):
+        # A client's osc names are too long for "<osc>_ecc_UUID" (a UUID holds under 40 bytes): pass a name.
+        name = name or target + "_ecc"
         self.run(os.path.join(self.root, "bin", "modprobe"), "obdecho")
-        result = self.lctl(stdin="attach echo_client %s_ecc %s_ecc_UUID\nsetup %s %s\n"
-                           % (target, target, target, layer))
+        result = self.lctl(stdin="attach echo_client %s %s_UUID\nsetup %s %s\n"
+                           % (name, name, target, layer))
         assert result.returncode == 0, result.stderr
-        return self.devno(target + "_ecc")
+        return self.devno(name)
 
 
 def make_node(path, **settings):

@@ -140,7 +140,7 @@ def test_plug_batch_rejected_on_new_versions(node_factory):
     client = node_factory("newclient", lustre_version="2.16.1", osts=1,
                           client_mount="/mnt/testfs")
     osc = [l.split()[3] for l in client.lctl("dl").stdout.splitlines() if " osc " in l][0]
-    devno = client.echo_client(osc)
+    devno = client.echo_client(osc, name="osc_ecc")
     objid = client.lctl("--device", devno, "create", "1").stdout.split()[-1]
     result = client.lctl("--device", devno, "test_brw", "1", "w", "q", "1", objid, "g1")
     assert result.stderr == "error: test_brw: #1 - Invalid argument on write\n"
