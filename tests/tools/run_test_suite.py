@@ -185,16 +185,21 @@ def stage_awx() -> int:
 # The few labels of Ansible's own documentation that antsibull-docs' pages link to, so that the docsite builds
 # without a network (intersphinx reads a local inventory) and every other unresolved reference stays an error.
 ANSIBLE_DOCS_URL = 'https://docs.ansible.com/projects/ansible/devel/'
-ANSIBLE_DOCS_LABELS = {
-    'common_return_values': ('reference_appendices/common_return_values.html', 'Return Values'),
-    'action_plugins': ('plugins/action.html', 'Action plugins'),
-    'ansible_configuration_settings': ('reference_appendices/config.html', 'Ansible Configuration Settings'),
+ANSIBLE_DOCS_TARGETS = {
+    ('common_return_values', 'label'): ('reference_appendices/common_return_values.html', 'Return Values'),
+    ('action_plugins', 'label'): ('plugins/action.html', 'Action plugins'),
+    ('callback_plugins', 'label'): ('plugins/callback.html', 'Callback plugins'),
+    ('ansible_configuration_settings', 'label'): ('reference_appendices/config.html', 'Ansible Configuration Settings'),
+    # The stdout callback extends ansible.builtin.default, whose documented options name these settings.
+    ('ANSIBLE_DISPLAY_SKIPPED_HOSTS', 'envvar'): ('reference_appendices/config.html#envvar-$', '-'),
+    ('ANSIBLE_SHOW_CUSTOM_STATS', 'envvar'): ('reference_appendices/config.html#envvar-$', '-'),
 }
 
 
 def _write_ansible_inventory(path: str) -> None:
     import zlib  # pylint: disable=import-outside-toplevel
-    lines = ''.join('%s std:label -1 %s %s\n' % (name, uri, title) for name, (uri, title) in sorted(ANSIBLE_DOCS_LABELS.items()))
+    lines = ''.join('%s std:%s -1 %s %s\n' % (name, role, uri, title)
+                    for (name, role), (uri, title) in sorted(ANSIBLE_DOCS_TARGETS.items()))
     header = '# Sphinx inventory version 2\n# Project: Ansible\n# Version: devel\n# The remainder of this file is compressed using zlib.\n'
     with open(path, 'wb') as handle:
         handle.write(header.encode() + zlib.compress(lines.encode()))
