@@ -4,6 +4,7 @@ import importlib
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -44,6 +45,16 @@ class SimNode:
             if fields[3] == name:
                 return fields[0]
         return None
+
+    def wait_for_hang(self, process, deadline_s=30):
+        """Wait until ``process`` hangs on a fault (it may be slow to get there), or fail at the deadline."""
+        deadline = time.monotonic() + deadline_s
+        while time.monotonic() < deadline:
+            if any(h["pid"] == process.pid for h in self.node.hung_commands()):
+                return
+            assert process.poll() is None, "the command ended (rc %s) instead of hanging" % process.returncode
+            time.sleep(0.05)
+        raise AssertionError("the command did not reach its hang fault within %d s" % deadline_s)
 
     def echo_client(self, target, layer="", name=None):
         # A client's osc names are too long for "<osc>_ecc_UUID" (a UUID holds under 40 bytes): pass a name.

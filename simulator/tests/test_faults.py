@@ -58,8 +58,7 @@ def test_hang_until_killed(sim):
     fault(sim, "add", "hang", "--command", "test_brw")
     process = subprocess.Popen([sim.root + "/bin/lctl", "--device", devno, "test_brw", "1",
                                 "w", "q", "1", objid], env=sim.env())
-    time.sleep(1.0)
-    assert process.poll() is None
+    sim.wait_for_hang(process)
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=10) == -signal.SIGTERM
     assert sim.lctl("--device", devno, "create", "1").returncode == 0

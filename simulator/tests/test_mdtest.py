@@ -128,8 +128,7 @@ def test_registers_as_helper_and_hang_fault(sim, tmp_path):
         state.setdefault("faults", []).append({"type": "hang", "command": "mdtest"})
     process = subprocess.Popen([os.path.join(sim.root, "bin", "mdtest"), "-n", "1", "-d",
                                 str(tmp_path)], env=sim.env(), stdout=subprocess.PIPE)
-    time.sleep(1.0)
-    assert process.poll() is None  # hung like the real command
+    sim.wait_for_hang(process)
     process.send_signal(signal.SIGKILL)
     process.wait()
     with sim.node.state("faults") as state:

@@ -35,14 +35,17 @@ def localhost_inventory(python, groups=()):
     return '\n'.join(lines) + '\n'
 
 
-def wait_for(what, condition, deadline_s=120.0):
+def wait_for(what, condition, deadline_s=120.0, process=None):
     """``condition()``'s first true value, polled until ``deadline_s``: a test waits for what it needs, never
-    for a fixed time, so a loaded machine only makes it slower."""
+    for a fixed time, so a loaded machine only makes it slower. With ``process`` (a playbook started with
+    ``stdout=PIPE``), its ending first fails at once, with the end of its output."""
     deadline = time.monotonic() + deadline_s
     while True:
         value = condition()
         if value:
             return value
+        if process is not None and process.poll() is not None:
+            raise AssertionError('%s: the playbook ended first:\n%s' % (what, process.stdout.read()[-6000:]))
         if time.monotonic() >= deadline:
             raise AssertionError('timed out after %d s waiting for %s' % (deadline_s, what))
-        time.sleep(0.2)
+        time.sleep(0.05)

@@ -17,11 +17,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import live_runs
 from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
@@ -79,18 +78,6 @@ class Node(Cluster):
         return sum(len(dirs) + len(files) for unused, dirs, files in os.walk(root))
 
 
-def wait_for(condition, what, process=None):
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        if process is not None and process.poll() is not None:
-            raise AssertionError('%s: the playbook ended first:\n%s' % (what, process.stdout.read()[-6000:]))
-        time.sleep(0.05)
-    raise AssertionError('timed out waiting for %s' % what)
-
-
 @pytest.fixture(scope='module')
 def node(tmp_path_factory):
     made = Node(str(tmp_path_factory.mktemp('concurrent-runs')))
@@ -120,9 +107,9 @@ def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_
     node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
     first = node.start('survey-obdfilter.yml', iokit_run_id=first_id)
     try:
-        holder = wait_for(lambda: holder_of(node, 'obdfilter', first_id), 'the first run to take the lock', first)
-        echo_clients = wait_for(lambda: len(node.echo_clients()) == 2 and node.echo_clients(),
-                                'the first run to attach its two echo clients', first)
+        holder = wait_for('the first run to take the lock', lambda: holder_of(node, 'obdfilter', first_id), DEADLINE_S, first)
+        echo_clients = wait_for('the first run to attach its two echo clients',
+                                lambda: len(node.echo_clients()) == 2 and node.echo_clients(), DEADLINE_S, first)
         second = node.run('survey-obdfilter.yml', iokit_run_id=second_id)
         assert second.returncode != 0
         refusal = 'run %s on host %s, pid %s, started %s' % (first_id, holder['host'], holder['pid'],
@@ -188,8 +175,8 @@ def test_cleanup_leaves_the_mdt_empty_after_an_interrupted_mds_survey(node, mome
         node.sim('fault', '--root', node.root, 'add', 'hang', '--command', fault)
     survey = node.start('survey-mds.yml', iokit_run_id=run_id)
     try:
-        holder = wait_for(lambda: holder_of(node, 'mds', run_id), 'the mds survey to take its lock', survey)
-        wait_for(lambda: reached(node, run_id), 'the mds survey to reach %s' % moment, survey)
+        holder = wait_for('the mds survey to take its lock', lambda: holder_of(node, 'mds', run_id), DEADLINE_S, survey)
+        wait_for('the mds survey to reach %s' % moment, lambda: reached(node, run_id), DEADLINE_S, survey)
         # Ctrl-C, then the controller is gone: the module goes on under its async wrapper.
         os.killpg(survey.pid, signal.SIGINT)
         try:
@@ -200,7 +187,7 @@ def test_cleanup_leaves_the_mdt_empty_after_an_interrupted_mds_survey(node, mome
         if kill_module:
             # Worst case: the module dies without its teardown (its lctl workers live on in their groups).
             os.kill(holder['pid'], signal.SIGKILL)
-            wait_for(lambda: live_runs(node.workdir).get('mds') is None, 'the killed module to drop its lock')
+            wait_for('the killed module to drop its lock', lambda: live_runs(node.workdir).get('mds') is None, DEADLINE_S)
         if fault:
             assert mdt_files(node) > 0  # interrupted with files on the MDT
     finally:

@@ -18,11 +18,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, ROOT, VENV_BIN, localhost_inventory
+from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, ROOT, VENV_BIN, localhost_inventory, wait_for
 
 RUN_ID = 'lost-controller-1'
 # Far beyond the test's deadlines: without the check, the worker would poll for this long.
@@ -31,16 +30,6 @@ DEADLINE_S = 180
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')
-
-
-def wait_for(what, condition, deadline_s=DEADLINE_S):
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError('timed out after %d s waiting for %s' % (deadline_s, what))
 
 
 def children_of(pid):
@@ -104,12 +93,12 @@ def test_a_killed_controller_leaves_no_polling_worker_and_cleanup_removes_the_jo
             with open(node['log'], encoding='utf-8') as handle:
                 return 'Wait for the survey' in handle.read() and os.path.isdir(node['async']) \
                     and os.listdir(node['async']) and children_of(controller.pid)
-        workers = wait_for('the worker waiting for the survey', waiting)
+        workers = wait_for('the worker waiting for the survey', waiting, DEADLINE_S)
         os.kill(controller.pid, signal.SIGKILL)
         controller.wait(timeout=30)
         # The job still runs on the node (test_brw hangs); the worker must stop asking for it.
         wait_for('the orphaned worker(s) %s to stop polling' % workers,
-                 lambda: not any(alive(pid) for pid in workers))
+                 lambda: not any(alive(pid) for pid in workers), DEADLINE_S)
     finally:
         if controller.poll() is None:
             controller.kill()

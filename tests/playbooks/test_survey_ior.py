@@ -19,11 +19,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
@@ -66,16 +65,6 @@ SURVEY_VARS = {
     # a login shell would reset PATH and lose the simulator's shims
     'ior_module_shell': ['/bin/sh', '-c'], 'ior_stripe_count': 2,
 }
-
-
-def wait_for(what, condition, deadline_s=DEADLINE_S):
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError('timed out after %d s waiting for %s' % (deadline_s, what))
 
 
 def processes_naming(word):
@@ -224,7 +213,7 @@ def test_after_a_sigkill_cleanup_removes_the_tree_and_stops_ior(client):
                                           start_new_session=True)
         try:
             wait_for('ior hanging in its marked tree', lambda: client.trees() == ['ior_' + run_id] and processes_naming(
-                'ior_' + run_id))
+                'ior_' + run_id), DEADLINE_S)
             os.killpg(controller.pid, signal.SIGKILL)
             controller.wait(timeout=30)
         finally:
@@ -238,4 +227,4 @@ def test_after_a_sigkill_cleanup_removes_the_tree_and_stops_ior(client):
     finally:
         client.sim('fault', '--root', client.root, 'clear', '--all')
     assert client.trees() == []
-    wait_for('the launcher and ior to be gone', lambda: not processes_naming('ior_' + run_id))
+    wait_for('the launcher and ior to be gone', lambda: not processes_naming('ior_' + run_id), DEADLINE_S)

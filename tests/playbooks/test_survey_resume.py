@@ -20,12 +20,12 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import finished_record
 from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope, utc_timestamp
 
-from test_concurrent_runs import wait_for
+from test_concurrent_runs import DEADLINE_S
 from test_survey_playbooks import ANSIBLE_PLAYBOOK, LUSTRE_SIM, VENV_BIN
 from test_survey_progress import SURVEY_VARS
 
@@ -64,7 +64,7 @@ def test_a_killed_run_keeps_its_points_and_the_rerun_measures_only_the_others(tm
     try:
         first = subprocess.Popen(playbook('survey-obdfilter.yml'), cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, universal_newlines=True, start_new_session=True)
-        wait_for(lambda: len(points(workdir)) >= 2, 'two finished points', first)
+        wait_for('two finished points', lambda: len(points(workdir)) >= 2, DEADLINE_S, first)
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
         cleanup = subprocess.run(playbook('cleanup.yml', '-e', 'cleanup_run_id=%s' % RUN_ID), cwd=ROOT, env=env, check=False,

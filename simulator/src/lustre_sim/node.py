@@ -512,8 +512,25 @@ class Node:
         """
         sys.stdout.flush()
         sys.stderr.flush()
-        while self.hang_matches(tool, words):
-            time.sleep(0.2)
+        pid = os.getpid()
+        with self.state("hangs") as hangs:
+            hangs["hangs"] = [h for h in hangs.get("hangs", []) if h["pid"] != pid] + [
+                {"pid": pid, "command": " ".join([tool] + [str(w) for w in words]),
+                 "proc_start": process_start_ticks(pid)}]
+        try:
+            while self.hang_matches(tool, words):
+                time.sleep(0.2)
+        finally:
+            with self.state("hangs") as hangs:
+                hangs["hangs"] = [h for h in hangs.get("hangs", []) if h["pid"] != pid]
+
+    def hung_commands(self):
+        """The commands hanging on a fault now, so that a test can wait until a run reached the hang.
+
+        A command killed while it hung leaves its record behind; only live processes count.
+        """
+        return [h for h in self.read_state("hangs").get("hangs", [])
+                if process_start_ticks(h["pid"]) == h["proc_start"]]
 
     def fault_gate(self, tool, argv):
         if self.faults(type="host_dead"):
