@@ -67,8 +67,9 @@ def _y_axis(top_value: float, plot_top: float, plot_bottom: float) -> tuple[t.Ca
 
 
 def line_chart(chart_id: str, title: str, unit: str, curves: dict[str, list[tuple[float, float, float, float]]],
-               x_key: str = 'thr', subtitle: str = '') -> dict:
-    """A line chart model; ``curves`` maps a series label to ``(x, y, low, high)`` points (low/high: the band)."""
+               x_key: str = 'thr', subtitle: str = '', stops: t.Sequence[tuple[float, str]] = ()) -> dict:
+    """A line chart model; ``curves`` maps a series label to ``(x, y, low, high)`` points (low/high: the band);
+    ``stops``: ``(x, title)`` where a sweep stopped early, drawn as a dashed vertical line."""
     plot = {'left': LEFT, 'right': WIDTH - RIGHT, 'top': TOP, 'bottom': HEIGHT - BOTTOM}
     xs = sorted({point[0] for points in curves.values() for point in points})
     top_value = max((max(point[1], point[3]) for points in curves.values() for point in points), default=1.0)
@@ -99,7 +100,12 @@ def line_chart(chart_id: str, title: str, unit: str, curves: dict[str, list[tupl
                            label, _value_text(y), unit, _tick_label(x), X_LABELS.get(x_key, x_key))}
                            for (cx, cy), (x, y, _lo, _hi) in zip(coords, points)],
                        'legend_y': plot['top'] + 14 * index + 6})
+    stop_lines: dict = {}
+    for x, stop_title in stops:
+        if x in xs:
+            stop_lines.setdefault(x_scale(x), []).append(stop_title)
     return {'id': chart_id, 'kind': 'line', 'title': title, 'subtitle': subtitle, 'width': WIDTH, 'height': HEIGHT,
+            'stops': [{'x': x, 'title': '; '.join(titles)} for x, titles in sorted(stop_lines.items())],
             'plot': plot, 'x_label': '%s (log2 scale)' % X_LABELS.get(x_key, x_key) if positive and len(xs) > 1
             else X_LABELS.get(x_key, x_key), 'y_label': y_label(unit),
             'x_ticks': [{'x': x_scale(x), 'label': _tick_label(x)} for x in xs], 'y_ticks': y_ticks,
@@ -192,8 +198,9 @@ def _group_points(table: analysis.PointTable) -> dict:
     return grouped
 
 
-def host_line_charts(table: analysis.PointTable, max_hosts: int, x_key: str = 'thr') -> list[dict]:
-    """The I/O kit's per-host plots (host aggregate over its targets), when the run has at most ``max_hosts`` hosts."""
+def host_line_charts(table: analysis.PointTable, max_hosts: int, x_key: str = 'thr', stops: dict | None = None) -> list[dict]:
+    """The I/O kit's per-host plots (host aggregate over its targets), when the run has at most ``max_hosts`` hosts;
+    ``stops``: ``{(survey, host): [(x, title)]}`` where that host's adaptive sweep stopped."""
     hosts = sorted({key[2] for key in table.values})
     if len(hosts) > max_hosts:
         return []
@@ -212,7 +219,7 @@ def host_line_charts(table: analysis.PointTable, max_hosts: int, x_key: str = 't
                 (dict(point)[x_key], value, value, value))
         charts.append(line_chart('host-%s-%s' % (host, metric), '%s - %s on %s' % (survey, metric, host),
                                  table.units[metric], _sorted_curves(curves), x_key,
-                                 subtitle='aggregate of %s' % host))
+                                 subtitle='aggregate of %s' % host, stops=(stops or {}).get((survey, host), ())))
     return charts
 
 

@@ -82,7 +82,8 @@ def load_run(results_dir: str, run_id: str) -> RunData:
                           'started': envelope['started'], 'finished': envelope['finished'],
                           'duration_s': envelope['duration_s'], 'supported': envelope['survey'] in EXTRACTORS,
                           'errors': [_error_text(error) for error in envelope['errors']], 'problems': problems,
-                          'lustre_version': envelope['environment'].get('lustre_version')})
+                          'lustre_version': envelope['environment'].get('lustre_version'),
+                          'sweep': _sweep_summary(envelope)})
         # The parsed envelope is no longer needed; dropping it keeps the peak memory to one copy of the records.
         entries[index] = (path, None)
     return RunData(run_id, run_dir, samples, envelopes, unreadable)
@@ -137,6 +138,7 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
     outliers, judged = analysis.judge_points(table, **outlier_options)
     weak = findings.findings(outliers, judged)
     saturation = analysis.saturation(table, opts['saturation_share'])
+    sweeps = _sweeps(run)
     efficiency = analysis.layer_efficiency(table, tuple(opts['efficiency_expected']))
     repeats = analysis.repeat_stats(table)
     comparison = compare.compare_runs(table, baseline, opts['tolerance_pct']) if baseline is not None else None
@@ -169,6 +171,7 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
         'findings': weak,
         'component_levels': _component_levels(run),
         'saturation': saturation,
+        'sweeps': sweeps,
         'efficiency': efficiency,
         'repeats': repeats,
         'comparison': comparison,
@@ -178,10 +181,46 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
         'verdict': verdict,
         'charts': {
             'fleet': charts.fleet_line_charts(table),
-            'hosts': charts.host_line_charts(table, opts['host_charts_max_hosts']),
+            'hosts': charts.host_line_charts(table, opts['host_charts_max_hosts'], stops=_stop_marks(sweeps)),
             'bars': charts.subject_bar_charts(table, outliers, opts['bar_chart_max_bars']),
         },
     }
+
+
+def _sweep_summary(envelope: dict) -> dict | None:
+    """How much of its full grid an envelope's sweep ran and where it stopped (adaptive sweeps), or None."""
+    sweep = envelope.get('sweep')
+    if not isinstance(sweep, dict) or not isinstance(sweep.get('points_full'), int):
+        return None
+    axis = sweep.get('axis') or 'thr'
+    stops = []
+    for stop in sweep.get('stops') or ():
+        if isinstance(stop, dict):
+            outer = ', '.join('%s %s' % (key, value) for key, value in sorted(stop.items())
+                              if key not in (axis, 'reason'))
+            stops.append({'curve': outer or '-', 'x': stop.get(axis), 'reason': str(stop.get('reason') or '')})
+    run, full = sweep.get('points_run'), sweep['points_full']
+    skipped = envelope.get('skipped_points')
+    return {'mode': str(sweep.get('mode') or 'full'), 'axis': axis, 'points_run': run, 'points_full': full,
+            'share_pct': round(100.0 * run / full, 1) if isinstance(run, int) and full else None,
+            'skipped': len(skipped) if isinstance(skipped, list) else 0, 'stops': stops}
+
+
+def _sweeps(run: RunData) -> list[dict]:
+    """Per host and survey with a sweep summary: the fraction of the full grid run, the stops and their reasons."""
+    return [dict(item['sweep'], host=item['host'], survey=item['survey'])
+            for item in sorted(run.envelopes, key=lambda item: (item['survey'], item['host'])) if item.get('sweep')]
+
+
+def _stop_marks(sweeps: list[dict]) -> dict:
+    """``{(survey, host): [(x, title)]}``: where each adaptive sweep stopped, for the per-host charts."""
+    marks: dict = {}
+    for sweep in sweeps:
+        for stop in sweep['stops']:
+            if isinstance(stop['x'], (int, float)):
+                marks.setdefault((sweep['survey'], sweep['host']), []).append(
+                    (stop['x'], 'stopped after %s %s (%s): %s' % (sweep['axis'], stop['x'], stop['curve'], stop['reason'])))
+    return marks
 
 
 def _component_levels(run: RunData) -> list[dict]:

@@ -148,3 +148,32 @@ def test_large_fleets_keep_the_charts_aggregate(tmp_path):
     assert len(bars['bars']) == 10 and 'the 10 lowest of 24 subjects' in bars['subtitle']
     values = [entry['height'] for entry in bars['bars']]
     assert values == sorted(values)
+
+
+def test_adaptive_sweeps_are_summarised_and_their_stops_marked_on_the_host_plots(tmp_path):
+    records = [record for record in obdfilter_sweep() if record['obj'] == 1 and record['thr'] <= 8]
+    adaptive = envelope('oss1', 'obdfilter', records)
+    adaptive['sweep'] = {'mode': 'adaptive', 'min_gain_pct': 3.0, 'patience': 1, 'axis': 'thr', 'start_near_knee': False,
+                         'points_run': 4, 'points_full': 5,
+                         'stops': [{'rsz_kib': 1024, 'nobj': 1, 'thr': 8, 'reason': 'saturated at thr 8: +0.0 % < 3 %'}]}
+    adaptive['skipped_points'] = [{'point': {'rsz_kib': 1024, 'nobj': 1, 'thr': 16},
+                                   'reason': 'saturated at thr 8: +0.0 % < 3 %'}]
+    full = envelope('oss2', 'obdfilter', [record for record in obdfilter_sweep() if record['obj'] == 1])
+    full['sweep'] = dict(adaptive['sweep'], mode='full', points_run=5, stops=[])
+    for item in (adaptive, full):
+        write_envelope(str(tmp_path), item)
+    model = run.build_report(run.load_run(str(tmp_path), RUN_ID))
+    by_host = {row['host']: row for row in model['sweeps']}
+    assert by_host['oss1']['share_pct'] == 80.0 and by_host['oss1']['skipped'] == 1
+    assert by_host['oss1']['stops'] == [{'curve': 'nobj 1, rsz_kib 1024', 'x': 8,
+                                         'reason': 'saturated at thr 8: +0.0 % < 3 %'}]
+    assert by_host['oss2']['mode'] == 'full' and by_host['oss2']['stops'] == []
+    stops = {chart['id']: chart['stops'] for chart in model['charts']['hosts']}
+    assert [len(marks) for chart_id, marks in sorted(stops.items()) if 'oss1' in chart_id] == [1, 1]
+    assert not any(marks for chart_id, marks in stops.items() if 'oss2' in chart_id)
+    html = _read(_generate(str(tmp_path))['files']['html'])
+    assert 'id="sweeps-table"' in html and 'saturated at thr 8: +0.0 % &lt; 3 %' in html
+    assert html.count('class="stop"') == 2
+    summary = _read(os.path.join(str(tmp_path), RUN_ID, 'summary.md'))
+    assert '| obdfilter | oss1 | 4 | 5 | 80.0 | saturated at thr 8: +0.0 % &lt; 3 % |' in summary  # md escapes HTML
+    assert '| obdfilter | oss2 |' not in summary
