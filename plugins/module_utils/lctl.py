@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """``lctl`` and the Lustre kernel modules, as the survey engines and the cleanup need them.
 
-Rules from the Lustre sources (facts file section 3):
+Rules from the Lustre sources (docs/iokit-notes.md, 3):
 
 * config commands (``setup``, ``cleanup``, ``detach``) need the device *name*:
   ``lctl --device <number> cleanup`` is refused, and device numbers are reused

@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The lnet survey engine: LNet self-test between server and client NIDs, as lustre-iokit's ``lst-survey`` does.
 
-Planned and measured as ``lst-survey`` (facts section 6.4) drives ``lst.sh``:
+Planned and measured as ``lst-survey`` (docs/iokit-notes.md, 6.3) drives ``lst.sh``:
 
 * the servers and the clients are split into groups (``split``): ``all``
   (every client against every server), ``each_server`` (every server alone

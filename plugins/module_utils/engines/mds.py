@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The mds survey engine: metadata rates through an echo_client on each MDT's MDD layer.
 
-Planned and measured as lustre-iokit's ``mds-survey`` does (facts section 5):
+Planned and measured as lustre-iokit's ``mds-survey`` does (docs/iokit-notes.md, 5):
 
 * one echo client ``<mdt>_ecc`` per MDT, set up on the ``mdd`` layer;
 * per MDT, the ``dir_count`` test directories ``/MDTxxxx-tests``,
@@ -768,7 +768,7 @@ def run_iokit(runner, script, rslt, **sweep_parameters):
     """Run the node's ``mds-survey`` and parse its summary; returns ``(records, errors, result)``.
 
     Success is decided from the parsed text, never from the exit status
-    (facts section 5.5).
+    (docs/iokit-notes.md, 5.4).
     """
     env = iokit_environment(rslt=rslt, **sweep_parameters)
     result = runner.run(['bash', script], env=env)

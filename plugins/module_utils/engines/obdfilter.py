@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The obdfilter survey engine: OST object-layer bandwidth through ``echo_client``.
 
-The sweep follows lustre-iokit's ``obdfilter-survey`` (facts section 4):
+The sweep follows lustre-iokit's ``obdfilter-survey`` (docs/iokit-notes.md, 4):
 ``rsz``, ``nobj`` and ``thr`` double from their low to their high value,
 outermost first, and a point whose ``thr`` is not a multiple of ``nobj`` is
 skipped.  For every other point, on every OST at once:
@@ -76,7 +76,7 @@ STATUS_ERROR = 'error'
 STATUS_INCOMPLETE = 'incomplete'
 SKIP_THR_NOT_MULTIPLE = 'thr is not a multiple of nobj'
 
-# facts section 4.8 / 12: netdisk is gone from 2.15.6 on; the kernel's "g"
+# docs/iokit-notes.md, 4.7 and 9: netdisk is gone from 2.15.6 on; the kernel's "g"
 # (kbrw) path that case=network relies on is gone from 2.15.7 and 2.16.0 on.
 LAST_NETDISK_VERSION = (2, 15, 5)
 LAST_NETWORK_VERSION = (2, 15, 6)
@@ -88,7 +88,7 @@ _OBJECT_ID_RE = re.compile(r' is object id (?P<id>0x[0-9a-fA-F]+|\d+)\s*$')
 _VERSION_RE = re.compile(r'(\d+)\.(\d+)(?:\.(\d+))?')
 _IPV4_RE = re.compile(r'^\d{1,3}(?:\.\d{1,3}){3}$')
 
-# case=network: the I/O kit's device names (facts section 4.3), kept so that its leftover patterns
+# case=network: the I/O kit's device names (docs/iokit-notes.md, 4.3), kept so that its leftover patterns
 # (echotmp*, *_ecc) and playbooks/cleanup.yml recognise what a killed run left.
 NETWORK_SERVER_DEVICE = 'echo_srv'
 NETWORK_SERVER_UUID = 'echo_srv_UUID'
@@ -810,7 +810,7 @@ class RemoteRunner:
 class NetworkSurvey(ObdfilterSurvey):
     """case=network: echo_client over an osc to an ``obdecho`` server on another node (LNet and RPC only).
 
-    As the I/O kit does it (facts section 4.3): on the server, obdecho is
+    As the I/O kit does it (docs/iokit-notes.md, 4.3): on the server, obdecho is
     loaded if absent and an ``obdecho`` device ``echo_srv`` set up (plus an
     ``ost`` service device ``OSS`` when the node has none); here, the
     server's NID gets the UUID ``echo_UUID``, an ``osc`` ``echotmp`` connects
@@ -1035,7 +1035,7 @@ def netdisk_targets(devices, requested, nettype=DEFAULT_NETTYPE, resolve=socket.
 class NetdiskSurvey(ObdfilterSurvey):
     """case=netdisk: echo clients over oscs of their own to the real OSTs, from a client (Lustre 2.15.5 and older).
 
-    As the I/O kit did it (facts section 4.8): one UUID per server NID (``add_uuid host_<i>_UUID <nid>``),
+    As the I/O kit did it (docs/iokit-notes.md, 4.7): one UUID per server NID (``add_uuid host_<i>_UUID <nid>``),
     per OST an ``osc`` ``<ost>_osc`` set up against ``<ost>_UUID`` through it and an echo client
     ``<ost>_osc_ecc`` on top; the sweep is case=disk's with ``g`` batches, all OSTs at once.  The objects
     are created on the real OSTs, in the echo sequence.  Everything made is undone at the end.

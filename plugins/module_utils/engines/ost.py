@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The ost survey engine: per-OST write and read bandwidth from a Lustre client.
 
-Measured as lustre-iokit's ``ost-survey`` measures it (facts section 7):
+Measured as lustre-iokit's ``ost-survey`` measures it (docs/iokit-notes.md, 7):
 
 * the mount is Lustre when ``lfs getname <mount>`` names its instance
   (``testfs-ffff8803c9f3a800``); the fsname is the text before the last ``-``;

@@ -5,7 +5,7 @@
 """The sgpdd survey engine: sequential raw-device bandwidth with ``sgp_dd``.
 
 The sweep is planned exactly as lustre-iokit's ``sgpdd-survey`` plans it
-(facts section 2): ``rsz``, ``crg`` and ``thr`` double from their low to their
+(docs/iokit-notes.md, 2.2): ``rsz``, ``crg`` and ``thr`` double from their low to their
 high value, outermost first; a point with ``thr < crg`` or ``thr/crg`` above
 the per-region cap (16, the script's ``SG_MAX_QUEUE``) is skipped; a point
 whose ``(rsz*thr/crg + 64) * crg * ndevs`` KiB exceeds ``MemTotal`` is
@@ -54,7 +54,7 @@ ACTIONS = ('write', 'read')
 MEMORY_OVERHEAD_KIB = 64
 PATH_SG = 'sg'
 PATH_BLOCK = 'block'
-# sg3_utils release whose sgp_dd prints "time to copy data" (facts section 2.8).
+# sg3_utils release whose sgp_dd prints "time to copy data" (docs/iokit-notes.md, 2.5).
 SG3_UTILS_NEW_TIMING = (1, 48)
 
 SKIP_THR_BELOW_CRG = 'thr < crg: fewer threads than regions'

@@ -8,7 +8,7 @@ One record per result line::
 
     ost  8 sz 67108864K rsz 1024K obj    8 thr    8 write  613.54 [  64.00,   82.00] read ...
 
-Accepted variations (see the facts file, section 4.5 and 12):
+Accepted variations (docs/iokit-notes.md, 4.4 and 9):
 
 * the pre-2.9 bracket ``[%7.2f,%7.2f]`` and the current ``[%7.2f, %7.2f]``,
   including overflowing widths (``[1380.00,`` is one token);

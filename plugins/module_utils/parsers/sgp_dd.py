@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Parser for the stderr of ``sgp_dd`` / ``sg_dd`` (sg3_utils) run with ``time=1``.
 
-Both timing lines are understood (facts section 2.8):
+Both timing lines are understood (docs/iokit-notes.md, 2.5):
 
 * sg3_utils <= 1.47: ``time to transfer data was 18.786448 secs, 57.16 MB/sec``
 * sg3_utils >= 1.48: ``time to copy data: 18.786448 secs at 57.16 MB/sec``,

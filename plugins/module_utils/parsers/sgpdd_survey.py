@@ -8,7 +8,7 @@ Current format (Lustre 2.5 and later), one record per result line::
 
     dev  1 sz  8388608K rsz 1024K crg     1 thr     1 write  190.12  [  190.12,  190.12]  read ...
 
-Legacy formats (facts section 2.5 and 12):
+Legacy formats (docs/iokit-notes.md, 2.4 and 9):
 
 * 2.4: ``dev ... write  180.45 MB/s     1 x  180.50 =  180.50 MB/s read ...``
 * up to 2.3: ``total_size  8388608K rsz 1024 crg     1 thr     1 write ...``

@@ -21,7 +21,7 @@ def test_binary_constants():
     (1.048576, 1.0),
     (0, 0.0),
     (57.16, 54.51202392578125),
-    # facts file: sgp_dd min/max figures are the decimal MB/s divided by 1.048576
+    # docs/iokit-notes.md, 2.3: sgp_dd min/max figures are the decimal MB/s divided by 1.048576
     (1776.24, 1776.24 / 1.048576),
     (1000, 953.67431640625),
 ])
