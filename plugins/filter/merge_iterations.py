@@ -13,7 +13,7 @@ short_description: Merge the envelopes of a survey repeated on one host into one
 description:
   - A survey role run with C(<survey>_iterations) > 1 (C(iokit_iterations)) runs its survey that many times on a
     node, one after the other; this filter makes the one envelope per host and survey that the results store
-    holds (design section 4) out of the envelopes of those runs.
+    holds (R(the results guide, ansible_collections.lustre.iokit.docsite.results_schema)) out of the envelopes of those runs.
   - Every record and every error gets C(iteration) (1 for the first envelope, 2 for the second, ...), which is
     how the report tells repeats of one sweep point apart (P(lustre.iokit.report_repeat_stats#filter)).
   - The status is C(ok) only when every requested iteration ran and was C(ok). An iteration that was not run

@@ -682,7 +682,7 @@ class Cleanup:
     def note_foreign_echo_module(self, handled):
         """After removing I/O-kit leftovers, say so when obdecho stays loaded because we did not load it.
 
-        Design section 6: only what this collection loaded is unloaded.  The module that an aborted
+        docs/architecture.md section 7: only what this collection loaded is unloaded.  The module that an aborted
         lustre-iokit script (or an administrator) loaded is left, and the report says how to unload it.
         """
         removed_leftovers = [item for item in self.removed['echo_clients'] if item.get('source') == 'iokit_leftover']

@@ -2,7 +2,7 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The result envelope (design section 4) and the controller's results store.
+"""The result envelope (docs/architecture.md section 6) and the controller's results store.
 
 Every survey module returns one envelope per host and survey, and every
 playbook stores it on the controller as
@@ -289,7 +289,7 @@ class EnvelopeBuilder:
         return self._aborted
 
     def add_record(self, record):
-        """Append one parsed record (a dict, see parsed-results.md), one per sweep point."""
+        """Append one parsed record (a dict, shaped as the parser filter's RETURN says), one per sweep point."""
         if not isinstance(record, dict):
             raise TypeError('a record must be a dict, got %r' % (record,))
         self._records.append(record)

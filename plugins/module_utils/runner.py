@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Run external commands for the survey engines: the seam that tests replace.
 
-Rules (design section 2):
+Rules (docs/architecture.md section 4):
 
 * a command is an argument list, never a shell string;
 * every child runs with ``LANG=C LC_ALL=C`` so that tool output is parsed in

@@ -2,7 +2,7 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Checks that a device may be overwritten by a survey (design section 6).
+"""Checks that a device may be overwritten by a survey (docs/architecture.md section 8).
 
 A device is refused when it
 

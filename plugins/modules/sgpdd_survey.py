@@ -177,7 +177,8 @@ parameters:
   type: dict
 envelope:
   description:
-    - The complete result envelope C(lustre.iokit/result/v1) (design section 4), ready to store; the other
+    - The complete result envelope C(lustre.iokit/result/v1)
+      (R(the results guide, ansible_collections.lustre.iokit.docsite.results_schema)), ready to store; the other
       keys of this result repeat its fields at the top level, except C(started) and C(finished) (UTC times),
       which Ansible reserves for async jobs and which are therefore only here.
   returned: always

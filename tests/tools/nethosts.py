@@ -4,7 +4,7 @@
 """Light SSH hosts for fleet-scale tests and benchmarks: network namespaces, sshd, one lustre-sim node each.
 
 Every host is a network namespace on a bridge of its own (198.18.1.0/24, inside the reserved benchmarking
-range, away from test-environment.md's 198.18.0.0/24 recipe), with its own pid, mount and UTS namespace, a
+range, leaving 198.18.0.0/24 to hosts set up by hand on the same machine), with its own pid, mount and UTS namespace, a
 private overlay of one shared Debian root file system, and ``sshd -D`` as its PID 1.  Before sshd starts,
 the host's own simulated Lustre node is created (``lustre-sim init``, ``install-shims``), so an SSH session
 finds ``lctl`` and friends on PATH exactly as on the molecule fleet.

@@ -33,11 +33,11 @@ STAGED = os.path.join(STAGED_PARENT, 'ansible_collections', 'lustre', 'iokit')
 CONTROLLER_PYTHON = '%d.%d' % sys.version_info[:2]
 # Target nodes run RHEL/Rocky 8 (3.6) and newer; every one of these that pyenv has is checked.
 TARGET_PYTHONS = ('3.6', '3.7', '3.8', '3.9', '3.10', '3.11', '3.12', '3.13')
-# What a built tarball must never carry (design §3, galaxy.yml build_ignore).
-# The filter names fixed by shared/reference/parsed-results.md.
+# The parser filters whose names users rely on (README, each filter's documentation): none may go missing.
 CONTRACT_FILTERS = ('parse_sgpdd_survey', 'parse_obdfilter_survey', 'parse_mds_survey', 'parse_ost_survey', 'parse_lst_survey',
                     'parse_lst_stat', 'parse_lctl_dl', 'parse_brw_stats', 'parse_sgp_dd', 'parse_mdtest',
                     'parse_ior')
+# What a built tarball must never carry (docs/architecture.md section 2, galaxy.yml build_ignore).
 # Each is a path from the tarball's root: the path itself and everything under it. All of tests/ (whatever
 # directories it grows), not a list of the ones known today.
 NOT_IN_TARBALL = ('tests', 'roles/lustre_sim', 'simulator', 'bench', '.venv', '.build', '.ci', 'molecule')

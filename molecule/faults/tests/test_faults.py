@@ -290,7 +290,7 @@ def test_c_leftover_echo_client_is_left_to_the_cleanup_not_attach_file_exists(in
     assert left['echo devices'] == ['faultfs-OST0000_ecc'], left
     assert left['survey processes'] == [] and left['node-state entries'] == {}
     assert left['obdecho loaded'] == ['obdecho']
-    # playbooks/cleanup.yml removes the leftover; obdecho, loaded before us, stays loaded (design section 6).
+    # playbooks/cleanup.yml removes the leftover; obdecho, loaded before us, stays loaded (docs/architecture.md section 7).
     assert inner_faults_run['cleanup'].returncode == 0, inner_faults_run['cleanup'].stdout[-3000:]
     assert inner_faults_run['after_cleanup']['echo devices'] == []
     assert inner_faults_run['after_cleanup']['obdecho loaded'] == ['obdecho']

@@ -128,7 +128,7 @@ def _strip_prompt(line):
 
 
 def parse_brw_stats(text):
-    """Parse brw_stats text into one object (see parsed-results.md)."""
+    """Parse brw_stats text into one object (fields: RETURN of plugins/filter/parse_brw_stats.py)."""
     text = ensure_text(text, 'parse_brw_stats')
     lines = []
     for line in clean_lines(text):

@@ -543,7 +543,7 @@ def _csv_runs(lines):
 
 
 def parse_ior(text):
-    """Parse IOR output into a list of runs (see parsed-results.md)."""
+    """Parse IOR output into a list of runs (fields: RETURN of plugins/filter/parse_ior.py)."""
     text = ensure_text(text, 'parse_ior')
     lines = join_backslash_continuations(clean_lines(text))
     parser = _Parser()

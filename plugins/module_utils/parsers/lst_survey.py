@@ -203,7 +203,7 @@ def _parse_table(lines):
 
 
 def parse_lst_survey(text):
-    """Parse lst-survey CSV or stdout into a list of records (see parsed-results.md)."""
+    """Parse lst-survey CSV or stdout into a list of records (fields: RETURN of plugins/filter/parse_lst_survey.py)."""
     text = ensure_text(text, 'parse_lst_survey')
     lines = clean_lines(text)
     for line in lines:

@@ -217,7 +217,7 @@ class _Table(object):
 
 
 def parse_mdtest(text):
-    """Parse mdtest output into one object (see parsed-results.md)."""
+    """Parse mdtest output into one object (fields: RETURN of plugins/filter/parse_mdtest.py)."""
     text = ensure_text(text, 'parse_mdtest')
     runs = []
     run = _empty_run()

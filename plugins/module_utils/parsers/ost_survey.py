@@ -109,7 +109,7 @@ def _ost_entry(osts, index):
 
 
 def parse_ost_survey(text):
-    """Parse ost-survey stdout into one object (see parsed-results.md)."""
+    """Parse ost-survey stdout into one object (fields: RETURN of plugins/filter/parse_ost_survey.py)."""
     text = ensure_text(text, 'parse_ost_survey')
     result = empty_result()
     seen = False

@@ -768,7 +768,7 @@ def test_checked_run_id_accepts_a_run_id_and_names_another_variable():
 @pytest.mark.parametrize('value, cwd, expected', [
     ('./iokit-results', '/home/admin', '/home/admin/iokit-results'),
     ('iokit-results', '/home/admin/', '/home/admin/iokit-results'),
-    ('../shared/results', '/home/admin/work', '/home/admin/shared/results'),
+    ('../common/results', '/home/admin/work', '/home/admin/common/results'),
     ('/srv/iokit/', '/home/admin', '/srv/iokit'),
 ])
 def test_resolve_results_dir_is_absolute_from_the_working_directory(value, cwd, expected):

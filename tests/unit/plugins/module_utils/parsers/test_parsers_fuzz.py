@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import ParserError
 
-# Parser format -> top-level type of its result (parsed-results.md).
+# Parser format -> top-level type of its result (as each parse_* filter's RETURN documents it).
 FORMATS = {
     'sgpdd_survey': list,
     'sgp_dd': dict,
