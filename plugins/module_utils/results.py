@@ -65,8 +65,9 @@ ENVELOPE_KEYS = ('schema', 'run_id', 'host', 'survey', 'engine', 'status', 'para
                  'started', 'finished', 'duration_s', 'records', 'errors', 'environment', 'raw_output')
 
 # Optional v1 fields a survey may add (EnvelopeBuilder.extra_fields), kept by the store like the others:
-# an adaptive sweep's ``sweep`` and ``skipped_points``, a resumed run's ``attempts``.
-OPTIONAL_ENVELOPE_KEYS = ('sweep', 'skipped_points', 'attempts')
+# an adaptive sweep's ``sweep`` and ``skipped_points``, a resumed run's ``attempts``, the work its plan had
+# (``plan_work``, for plan_estimate to measure later plans from).
+OPTIONAL_ENVELOPE_KEYS = ('sweep', 'skipped_points', 'attempts', 'plan_work')
 
 RUN_ID_MAX_LENGTH = 64
 # A fully qualified host name may be 253 characters; a path component 255.

@@ -17,6 +17,7 @@ import socket
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, record_entries
@@ -348,10 +349,22 @@ def add_survey_outcome(builder, survey, cleanup_problems=()):
 def exit_with_envelope(module, builder, what, changed, **extra):
     """Finish the envelope and end the module: failed when ``what`` measured nothing, else with the result.
 
-    ``extra`` (the plan, raw files...) goes into the result either way.
+    ``extra`` (the plan, raw files...) goes into the result either way.  A plan gets its ``estimate`` (from the
+    survey's built-in rate unless the module made one), and a run's envelope keeps the plan's work
+    (``plan_work``) for later plans to measure their rate from.
     """
-    envelope = builder.finish()
     result = dict(extra)
+    plan = result.get('plan')
+    if isinstance(plan, dict) and builder.survey in plan_estimate.WORK_UNITS:
+        if not isinstance(plan.get('estimate'), dict):
+            estimate = plan_estimate.estimate(builder.survey, plan)
+            plan = result['plan'] = dict(plan, estimate=estimate, estimated_duration_s=estimate['estimated_duration_s'],
+                                         estimate_basis=estimate['estimate_basis'])
+        if not builder.check_mode:
+            estimate = plan['estimate']
+            builder.extra_fields['plan_work'] = {'points': estimate['points'], 'amount': estimate['work']['amount'],
+                                                 'unit': estimate['work']['unit']}
+    envelope = builder.finish()
     result.update(module_result(envelope))
     if envelope['status'] == results.STATUS_FAILED:
         module.fail_json(msg='%s measured nothing: %s' % (what, '; '.join(

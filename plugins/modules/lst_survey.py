@@ -238,8 +238,11 @@ raw_files:
 plan:
   description:
     - The group C(pairs) (C(split), C(server_group), C(servers), C(client_group), C(clients), C(distribute)), the
-      C(tests), the number of C(points), the C(session) name, C(overlap) (NIDs in both lists) and
-      C(estimated_duration_s) (the sampling time).
+      C(tests), the number of C(points), the C(session) name and C(overlap) (NIDs in both lists).
+    - C(estimate) - the plan's C(points) to run, C(bytes_written), C(bytes_read), its C(work) (C(amount) in
+      C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
+      rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
+      results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
   returned: always
   type: dict
 '''

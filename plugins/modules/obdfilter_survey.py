@@ -56,7 +56,8 @@ options:
     description:
       - The rate, in MiB/s per OST, the plan's C(estimated_duration_s) assumes (the sizes of every point and test
         divided by it); the survey's progress starts its ETA from it until the first point is measured.
-      - Omitted, the plan has no duration estimate.
+      - Omitted, the plan assumes the collection's built-in figure (500 MiB/s per OST) and says so in
+        C(estimate_basis).
     type: float
   force_rerun:
     description:
@@ -306,7 +307,12 @@ plan:
       reason, or null when it runs).
     - C(per_ost) maps each OST to C(bytes_written), C(bytes_read), C(objects_created), C(max_objects_at_once)
       and C(max_bytes_at_once); C(skipped_points) lists the skipped points; C(estimated_duration_s) is the
-      time the sweep takes if every OST moves O(plan_ost_mib_s) (null without it), and C(estimate_basis) says so.
+      time the sweep takes if every OST moves O(plan_ost_mib_s) (or the built-in figure), and C(estimate_basis)
+      says so.
+    - C(estimate) - the plan's C(points) to run, C(bytes_written), C(bytes_read), its C(work) (C(amount) in
+      C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
+      rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
+      results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
     - With O(case=network), C(per_ost) is keyed by the server (C(stored_on_server) is false, obdecho keeps
       nothing), and C(setup) lists the commands run on the C(server) and on this C(client) before the sweep;
       with O(case=netdisk), C(setup) lists this C(client)'s commands.
@@ -321,6 +327,7 @@ import socket
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
@@ -510,9 +517,10 @@ def main():
         'points': points,
         'skipped_points': [point for point in points if point['skip']],
         'per_ost': survey.totals_per_ost(),
-        'estimated_duration_s': survey.estimated_duration_s(params['plan_ost_mib_s']),
-        'estimate_basis': ('assumed %s MiB/s per OST' % params['plan_ost_mib_s']) if params['plan_ost_mib_s'] else None,
     }
+    plan['estimate'] = plan_estimate.estimate(SURVEY, plan, params['plan_ost_mib_s'], 'plan_ost_mib_s')
+    plan['estimated_duration_s'] = plan['estimate']['estimated_duration_s']
+    plan['estimate_basis'] = plan['estimate']['estimate_basis']
     if params['case'] in (obdfilter.CASE_NETWORK, obdfilter.CASE_NETDISK):
         plan['setup'] = survey.setup_commands()
     if module.check_mode:

@@ -170,7 +170,11 @@ plan:
   description:
     - C(mount_point), C(fsname), C(directory), C(osts) (each with C(ost), C(uuid), C(active), C(file) and
       C(available_kib)), C(bytes_written_per_ost), C(bytes_read_per_ost), C(max_cached_mb) (the value set during
-      the survey) and C(estimated_duration_s) (null, a rate cannot be known before measuring).
+      the survey).
+    - C(estimate) - the plan's C(points) to run, C(bytes_written), C(bytes_read), its C(work) (C(amount) in
+      C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
+      rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
+      results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
   returned: always
   type: dict
 '''

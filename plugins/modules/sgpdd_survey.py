@@ -243,8 +243,12 @@ raw_files:
 plan:
   description:
     - The sweep, every point with C(rsz_kib), C(crg), C(thr) (per device), C(skip) (the reason, or null when it
-      runs), C(enomem), C(instances) and C(memory_kib); plus C(bytes_written_per_device), C(skipped_points)
-      and C(estimated_duration_s) (null, the duration cannot be known before measuring).
+      runs), C(enomem), C(instances) and C(memory_kib); plus C(bytes_written_per_device),
+      C(bytes_read_per_device) and C(skipped_points).
+    - C(estimate) - the plan's C(points) to run, C(bytes_written), C(bytes_read), its C(work) (C(amount) in
+      C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
+      rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
+      results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
   returned: always
   type: dict
 '''
@@ -254,6 +258,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
@@ -347,14 +352,18 @@ def main():
         'points': points,
         'skipped_points': [point for point in points if point['skip']],
         'bytes_written_per_device': survey.bytes_written_per_device(),
-        'estimated_duration_s': None,
+        'bytes_read_per_device': survey.bytes_read_per_device(),
     }
+    plan['estimate'] = plan_estimate.estimate(SURVEY, plan)
+    plan['estimated_duration_s'] = plan['estimate']['estimated_duration_s']
+    plan['estimate_basis'] = plan['estimate']['estimate_basis']
     if module.check_mode:
         if not any(point['skip'] is None for point in points):
             builder.mark_nothing_to_do()
         survey_module.exit_with_envelope(module, builder, 'sgpdd survey', destructive, plan=plan)
 
-    run_dir = start.make_run_dir(progress_utils.planned_points(points, ('rsz_kib', 'crg', 'thr'), 'size_kib'))
+    run_dir = start.make_run_dir(progress_utils.planned_points(points, ('rsz_kib', 'crg', 'thr'), 'size_kib'),
+                                 plan['estimated_duration_s'])
     wrote = False
     if params['engine'] == 'iokit':
         script = survey_module.iokit_script_path(module)

@@ -490,14 +490,6 @@ class ObdfilterSurvey:
                    'max_bytes_at_once': max([entry['size_kib_per_ost'] for entry in runnable] or [0]) * KIB}
         return dict((target, dict(per_ost)) for target in self.targets)
 
-    def estimated_duration_s(self, ost_mib_s):
-        """Seconds the sweep needs if every OST moves ``ost_mib_s`` (None when unknown)."""
-        if not ost_mib_s:
-            return None
-        runnable = [entry for entry in self.plan() if entry['skip'] is None]
-        kib = sum(entry['size_kib_per_ost'] for entry in runnable) * len(self.tests)
-        return round(kib / KIB / ost_mib_s, 1)
-
     # -- bookkeeping -----------------------------------------------------------------
 
     def _raw(self, kind, text):

@@ -297,8 +297,15 @@ class SgpddSurvey:
 
     def bytes_written_per_device(self):
         """Bytes each device receives over the whole sweep (0 without ``write``)."""
+        return self._bytes_per_device('write')
+
+    def bytes_read_per_device(self):
+        """Bytes read from each device over the whole sweep (0 without ``read``)."""
+        return self._bytes_per_device('read')
+
+    def _bytes_per_device(self, action):
         written = dict((target.device, 0) for target in self.targets)
-        if 'write' not in self.actions:
+        if action not in self.actions:
             return written
         for entry in self.plan():
             if entry['skip'] is None:

@@ -109,7 +109,10 @@ def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path):
     assert plan['per_ost'][OSTS[1]]['objects_created'] == 4
     assert results.validate_envelope(result['envelope']) == []
     assert result['environment']['lustre_version'] == '2.15.5' and result['environment']['targets'] == list(OSTS)
-    assert (plan['estimated_duration_s'], plan['estimate_basis']) == (None, None)
+    # without plan_ost_mib_s the built-in rate is assumed, and the basis says so
+    assert plan['estimated_duration_s'] == round(3 * 16 * 2 / 500.0, 1)
+    assert plan['estimate_basis'] == 'assumed 500 MiB/s per OST (built-in guess)'
+    assert plan['estimate']['points'] == 3 and plan['estimate']['bytes_written'] == 2 * 3 * 16 * mib
 
 
 def test_the_plan_estimates_the_duration_from_an_assumed_rate(run_module, tmp_path):
@@ -117,7 +120,8 @@ def test_the_plan_estimates_the_duration_from_an_assumed_rate(run_module, tmp_pa
     # three runnable points of 16 MiB per OST, each written and read, at 8 MiB/s
     assert plan['per_ost'][OSTS[0]]['bytes_written'] == 3 * 16 * 1024 * 1024
     assert plan['estimated_duration_s'] == 3 * 16 * 2 / 8.0
-    assert plan['estimate_basis'] == 'assumed 8.0 MiB/s per OST'
+    assert plan['estimate_basis'] == 'assumed 8 MiB/s per OST (plan_ost_mib_s)'
+    assert plan['estimate']['source'] == 'assumed' and plan['estimate']['rate'] == 8.0
 
 
 def test_run_returns_a_valid_envelope_with_per_ost_figures(run_module, tmp_path):

@@ -14,6 +14,7 @@ import shlex
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
@@ -425,8 +426,9 @@ def test_plan_and_totals_per_ost(tmp_path):
     mib = 1024 * 1024
     assert totals[OSTS[0]] == {'bytes_written': 3 * 2 * 16 * mib, 'bytes_read': 3 * 16 * mib,
                                'objects_created': 4, 'max_objects_at_once': 2, 'max_bytes_at_once': 16 * mib}
-    assert survey.estimated_duration_s(None) is None
-    assert survey.estimated_duration_s(16) == 9.0
+    # what the plan estimator divides: each OST's bytes written and read (the OSTs run side by side)
+    plan = {'points': survey.plan(), 'per_ost': totals}
+    assert plan_estimate.estimate('obdfilter', plan, 16)['estimated_duration_s'] == 9.0
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,243 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""How long a survey's plan takes: the one estimator every survey uses, on the node and on the controller.
+
+A survey's plan (what its module returns in check mode, and with every run) is reduced to its *work*: the points
+to run, the bytes written and read on the host, and one amount in the unit the survey's speed is measured in
+(MiB per OST for obdfilter, whose OSTs run side by side; operations per MDT for mds; ...).  The duration is that
+amount divided by a rate, and the estimate always says where the rate comes from:
+
+- ``assumed <rate> <unit> (<where>)``: a guess, from an option (obdfilter's ``plan_ost_mib_s``) or the built-in
+  figure below, when nothing better is known;
+- ``from run <id> of <date> (<rate> <unit> measured)``: the same host's last ``ok`` run of the same survey in the
+  controller's results store, whose envelope keeps its work (``plan_work``) beside its duration.
+
+Target-side code: pure standard library, Python 3.6+.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import glob
+import os
+
+from ansible_collections.lustre.iokit.plugins.module_utils import results
+
+MIB = 1024 * 1024
+
+# Per survey: the unit of its work amount, the unit of its rate, and the rate assumed when nothing was measured
+# (with where that figure comes from).  The figures are deliberately middling guesses for current hardware: the
+# first run's ETA corrects itself from its first points, and later plans use what that run measured.
+WORK_UNITS = {
+    'obdfilter': ('MiB per OST', 'MiB/s per OST', 500.0, 'built-in guess'),
+    'sgpdd': ('MiB per device', 'MiB/s per device', 300.0, 'built-in guess'),
+    'ost': ('MiB through the client', 'MiB/s through the client', 300.0, 'built-in guess'),
+    'mds': ('operations per MDT', 'operations/s per MDT', 5000.0, 'built-in guess'),
+    # lst stat samples for a fixed time: its plan already knows how long, the rate only corrects it.
+    'lnet': ('s of lst stat sampling', 's of sampling per s', 1.0, 'lst stat_count x stat_delay_s per point'),
+    'ior': ('MiB through the clients', 'MiB/s through the clients', 1000.0, 'built-in guess'),
+    # mdtest's plan has no item count to divide: only a stored run says how long a point takes.
+    'mdtest': ('points', 'points/s', None, None),
+}
+
+# How many stored envelopes of a host's survey are read, newest first, to find one to measure from.
+STORE_READ_LIMIT = 20
+
+
+def _number(value):
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _runnable(points):
+    return [point for point in points or [] if isinstance(point, dict) and point.get('skip') is None]
+
+
+def work_of(survey, plan):
+    """The work of ``survey``'s ``plan``: ``points``, ``bytes_written``, ``bytes_read``, ``amount`` and ``unit``.
+
+    ``amount`` is None when the plan does not say enough (e.g. an ost survey without an active OST).
+    """
+    plan = plan or {}
+    points, written, read, amount = 0, 0, 0, None
+    if survey == 'obdfilter':
+        points = len(_runnable(plan.get('points')))
+        per_ost = [value for value in (plan.get('per_ost') or {}).values() if isinstance(value, dict)]
+        written = sum(value.get('bytes_written') or 0 for value in per_ost)
+        read = sum(value.get('bytes_read') or 0 for value in per_ost)
+        # the OSTs of a host run side by side: the busiest one sets the pace
+        amount = max([((value.get('bytes_written') or 0) + (value.get('bytes_read') or 0)) / MIB
+                      for value in per_ost] or [0.0])
+    elif survey == 'sgpdd':
+        points = len(_runnable(plan.get('points')))
+        per_device_written = plan.get('bytes_written_per_device') or {}
+        per_device_read = plan.get('bytes_read_per_device') or {}
+        written = sum(per_device_written.values())
+        read = sum(per_device_read.values())
+        devices = set(per_device_written) | set(per_device_read)
+        amount = max([((per_device_written.get(device) or 0) + (per_device_read.get(device) or 0)) / MIB
+                      for device in devices] or [0.0])
+    elif survey == 'ost':
+        active = [ost for ost in plan.get('osts') or [] if isinstance(ost, dict) and ost.get('active')]
+        points = len(active)
+        written = (plan.get('bytes_written_per_ost') or 0) * len(active)
+        read = (plan.get('bytes_read_per_ost') or 0) * len(active)
+        # one OST after another, through the one client
+        amount = (written + read) / MIB if active else None
+    elif survey == 'mds':
+        points = len(_runnable(plan.get('points')))
+        files = sum(value for value in (plan.get('files_per_mdt_per_point') or {}).values() if _number(value))
+        # the MDTs of a host run side by side; every test touches every file once
+        amount = float(files * len(plan.get('tests') or []))
+    elif survey == 'lnet':
+        points = _number(plan.get('points')) or 0
+        amount = _number(plan.get('estimated_duration_s'))
+    elif survey == 'ior':
+        points = len(plan.get('points') or [])
+        written = plan.get('bytes_written') or 0
+        read = plan.get('bytes_read') or 0
+        amount = (written + read) / MIB
+    elif survey == 'mdtest':
+        points = len(plan.get('points') or [])
+        amount = float(points)
+    else:
+        raise ValueError('no work is defined for the survey %r' % (survey,))
+    return {'points': int(points), 'bytes_written': int(written), 'bytes_read': int(read),
+            'amount': None if amount is None else round(float(amount), 3), 'unit': WORK_UNITS[survey][0]}
+
+
+def assumed_rate(survey, rate=None, where=None):
+    """``(rate, basis)`` of a guess: ``rate`` (from ``where``, an option's name) or the survey's built-in figure."""
+    rate_unit, default, default_where = WORK_UNITS[survey][1:]
+    if _number(rate) and rate > 0:
+        return float(rate), 'assumed %s %s (%s)' % (_rate_text(rate), rate_unit, where or 'option')
+    if default is None:
+        return None, 'no rate assumed: the %s plan has nothing to divide by one; a stored run of it gives one' % survey
+    return default, 'assumed %s %s (%s)' % (_rate_text(default), rate_unit, default_where)
+
+
+def _rate_text(rate):
+    return ('%.3g' % rate) if rate < 100 else ('%d' % round(rate))
+
+
+def estimate(survey, plan, rate=None, where=None, measured=None):
+    """The plan's estimate: its work, the rate and the estimated duration, and ``estimate_basis`` saying why.
+
+    ``measured`` (a ``measured_rate`` answer) wins over the assumed ``rate``; ``where`` names the option that gave
+    ``rate``.  ``estimated_duration_s`` is None when no rate is known or the plan's work is not.
+    """
+    work = work_of(survey, plan)
+    if measured is not None:
+        value, basis, source = measured['rate'], measured['basis'], 'stored run'
+    else:
+        value, basis = assumed_rate(survey, rate, where)
+        source = 'assumed'
+    duration = None
+    if value and work['amount'] is not None:
+        duration = round(work['amount'] / value, 1)
+    answer = {'survey': survey, 'points': work['points'], 'bytes_written': work['bytes_written'],
+              'bytes_read': work['bytes_read'], 'work': {'amount': work['amount'], 'unit': work['unit']},
+              'rate': value, 'rate_unit': WORK_UNITS[survey][1], 'estimated_duration_s': duration,
+              'estimate_basis': basis, 'source': source}
+    if measured is not None:
+        answer['measured_run'] = {'run_id': measured['run_id'], 'finished': measured['finished']}
+    return answer
+
+
+def _run_seconds(envelope):
+    """Seconds the envelope's points took to measure: its attempts added up, else its own duration."""
+    attempts = envelope.get('attempts')
+    if isinstance(attempts, list) and attempts:
+        total = 0.0
+        for attempt in attempts:
+            try:
+                took = results.parse_timestamp(attempt['finished']) - results.parse_timestamp(attempt['started'])
+            except (KeyError, TypeError, ValueError):
+                break
+            total += took.total_seconds()
+        else:
+            return total
+    return _number(envelope.get('duration_s'))
+
+
+def measured_rate(survey, envelope):
+    """The rate ``envelope`` (an earlier ``ok`` run of ``survey``) measured, as ``estimate`` takes it; else None.
+
+    Its ``plan_work`` (the work its plan had, times its iterations), less the share of points an adaptive sweep
+    left out, over the time it ran.
+    """
+    if not isinstance(envelope, dict) or envelope.get('survey') != survey:
+        return None
+    if envelope.get('status') != results.STATUS_OK:
+        return None
+    work = envelope.get('plan_work')
+    if not isinstance(work, dict) or work.get('unit') != WORK_UNITS[survey][0]:
+        return None
+    amount, points = _number(work.get('amount')), _number(work.get('points'))
+    seconds = _run_seconds(envelope)
+    if not amount or amount <= 0 or not seconds or seconds <= 0:
+        return None
+    # iterations merged into one envelope: each ran the plan once (its duration is theirs added up)
+    iterations = (envelope.get('parameters') or {}).get('iterations')
+    if _number(iterations) and iterations > 1:
+        amount = amount * iterations
+    skipped = envelope.get('skipped_points')
+    if points and isinstance(skipped, list) and skipped:
+        amount = amount * max(0, points - len(skipped)) / points
+        if amount <= 0:
+            return None
+    rate = amount / seconds
+    finished = str(envelope.get('finished') or '')
+    return {'rate': rate, 'run_id': envelope.get('run_id'), 'finished': finished,
+            'basis': 'from run %s of %s (%s %s measured)' % (envelope.get('run_id'), finished[:10] or 'unknown date',
+                                                             _rate_text(rate), WORK_UNITS[survey][1])}
+
+
+def stored_rate(results_dir, host, survey, exclude_run_id=None, limit=STORE_READ_LIMIT):
+    """The rate the newest usable earlier run of ``survey`` on ``host`` measured (``measured_rate``), or None.
+
+    Reads ``<results_dir>/*/<host>/<survey>.json`` newest first (by file time), at most ``limit`` of them, leaving
+    out ``exclude_run_id`` (the run being planned); an unreadable envelope is passed over.
+    """
+    if not results_dir or not os.path.isdir(results_dir):
+        return None
+    try:
+        results.validate_host(host)
+        results.validate_survey(survey)
+    except ValueError:
+        return None
+    paths = glob.glob(os.path.join(glob.escape(results_dir), '*', glob.escape(host), survey + '.json'))
+    candidates = []
+    for path in paths:
+        run_id = os.path.basename(os.path.dirname(os.path.dirname(path)))
+        if run_id == exclude_run_id:
+            continue
+        try:
+            candidates.append((os.path.getmtime(path), path))
+        except OSError:
+            continue
+    for unused_mtime, path in sorted(candidates, reverse=True)[:limit]:
+        try:
+            envelope = results.read_envelope(path)
+        except results.EnvelopeError:
+            continue
+        measured = measured_rate(survey, envelope)
+        if measured is not None:
+            return measured
+    return None
+
+
+def fleet_totals(estimates):
+    """Totals of host estimates that run side by side: points and bytes added, the duration of the slowest host.
+
+    ``estimated_duration_s`` is None when no host's duration is known; ``unknown_hosts`` counts those without one.
+    """
+    durations = [item.get('estimated_duration_s') for item in estimates]
+    known = [value for value in durations if _number(value) is not None]
+    return {'hosts': len(estimates), 'points': sum(item.get('points') or 0 for item in estimates),
+            'bytes_written': sum(item.get('bytes_written') or 0 for item in estimates),
+            'bytes_read': sum(item.get('bytes_read') or 0 for item in estimates),
+            'estimated_duration_s': max(known) if known else None,
+            'unknown_hosts': len(durations) - len(known)}
