@@ -1,0 +1,67 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+name: fleet_plan
+author: lustre.iokit contributors
+version_added: 1.0.0
+short_description: The plan of one survey across the fleet, or of a whole run summed over its surveys
+description:
+  - Turns the hosts' plan entries (what M(lustre.iokit.survey_plan) adds to each host's C(iokit_plans)) into
+    lines of text.
+  - With O(survey), the fleet line of that survey - hosts, points, bytes written, and the duration of the longest
+    host (hosts run side by side) - then a line per host with the basis of its estimate.
+  - Without it, the run's plan - every survey's fleet duration added up (surveys run one after another) - then
+    a line per host with its surveys added up.
+  - A duration that is not known for some host makes the total read C(at least).
+options:
+  _input:
+    description: The plan entries (C(survey), C(host), C(estimate)); the newest entry of a host and survey counts.
+    type: list
+    elements: dict
+    required: true
+  survey:
+    description: Only this survey's entries, as a fleet; omitted, every survey, summed as one run.
+    type: str
+'''
+
+EXAMPLES = r'''
+- name: Show the plan of the whole run
+  ansible.builtin.debug:
+    msg: "{{ groups['all'] | map('extract', hostvars) | map(attribute='iokit_plans', default=[]) | flatten
+             | lustre.iokit.fleet_plan }}"
+'''
+
+RETURN = r'''
+_value:
+  description:
+    - The fleet line (C(obdfilter plan: 2 hosts, 24 points, 6.0 GiB written, about 6 min ...)) or the run's line
+      (C(run plan: 3 surveys on 2 hosts, ...)), then one line per host.
+  type: list
+  elements: str
+'''
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.lustre.iokit.plugins.plugin_utils.fleet_plan import run_lines, survey_lines
+
+
+def fleet_plan(entries, survey=None):
+    if not isinstance(entries, list) or not all(
+            isinstance(entry, dict) and isinstance(entry.get('estimate'), dict) and entry.get('host')
+            and entry.get('survey') for entry in entries):
+        raise AnsibleFilterError('fleet_plan: expects a list of plan entries (survey, host, estimate), got %r'
+                                 % (entries,))
+    if survey is not None:
+        latest = dict((entry['host'], entry['estimate']) for entry in entries if entry['survey'] == survey)
+        return survey_lines(survey, latest)
+    return run_lines(entries)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'fleet_plan': fleet_plan}

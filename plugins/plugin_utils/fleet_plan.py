@@ -1,0 +1,102 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The plan of a run in words: per host, for the fleet of one survey, and summed over the stages of a run.
+
+The numbers come from ``module_utils/plan_estimate.py`` (one estimate per host and survey, as the survey roles
+keep them in ``iokit_plans``); this is only their wording, shared by the ``fleet_plan`` filter and its tests.
+Hosts of one survey run side by side (the fleet takes as long as its slowest host); the stages of a run, one
+after the other (their durations add up).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.lustre.iokit.plugins.module_utils.plan_estimate import fleet_totals
+from ansible_collections.lustre.iokit.plugins.plugin_utils.fleet_progress import duration_text
+
+GIB = 1024 ** 3
+MIB = 1024 ** 2
+
+
+def bytes_text(count):
+    """``3.0 GiB``, ``48 MiB``, ``0 B``."""
+    if not count:
+        return '0 B'
+    if count >= GIB:
+        return '%.1f GiB' % (count / GIB)
+    return '%d MiB' % max(1, round(count / MIB))
+
+
+def _duration(seconds, unknown=0):
+    if seconds is None:
+        return 'duration unknown'
+    text = 'about %s' % duration_text(seconds)
+    if unknown:
+        text = 'at least ' + text[len('about '):]
+    return text
+
+
+def host_line(host, estimate):
+    """``oss1: 12 points, 3.0 GiB written, about 6 min (assumed 500 MiB/s per OST (built-in guess))``."""
+    return '%s: %d points, %s written, %s (%s)' % (
+        host, estimate.get('points') or 0, bytes_text(estimate.get('bytes_written')),
+        _duration(estimate.get('estimated_duration_s')), estimate.get('estimate_basis') or 'no basis given')
+
+
+def _totals_text(totals, what):
+    return '%s, %d points, %s written, %s' % (
+        what, totals['points'], bytes_text(totals['bytes_written']),
+        _duration(totals['estimated_duration_s'], totals['unknown_hosts']))
+
+
+def survey_lines(survey, estimates):
+    """The fleet line of one survey, then a line per host (``estimates``: host name to its estimate)."""
+    hosts = sorted(estimates)
+    totals = fleet_totals([estimates[host] for host in hosts])
+    line = '%s plan: %s' % (survey, _totals_text(totals, '%d host%s' % (len(hosts), '' if len(hosts) == 1 else 's')))
+    known = [host for host in hosts if estimates[host].get('estimated_duration_s') is not None]
+    if len(known) > 1:
+        slowest = max(known, key=lambda host: estimates[host]['estimated_duration_s'])
+        line += ' (hosts side by side, the longest %s)' % slowest
+    return [line] + ['  ' + host_line(host, estimates[host]) for host in hosts]
+
+
+def run_lines(entries):
+    """The plan of a whole run: per host (its stages added up), then the total of the stages one after another.
+
+    ``entries``: ``{'survey', 'host', 'estimate'}`` each (a host's plan of one survey; the newest of a host and
+    survey counts).
+    """
+    latest = {}
+    for entry in entries:
+        latest[(entry['survey'], entry['host'])] = entry['estimate']
+    surveys = []
+    for survey, unused_host in latest:
+        if survey not in surveys:
+            surveys.append(survey)
+    hosts = sorted(set(host for unused_survey, host in latest))
+    lines = []
+    for host in hosts:
+        mine = [(survey, latest[(survey, host)]) for survey in surveys if (survey, host) in latest]
+        durations = [estimate.get('estimated_duration_s') for unused_survey, estimate in mine]
+        known = [value for value in durations if value is not None]
+        totals = {'points': sum(estimate.get('points') or 0 for unused_survey, estimate in mine),
+                  'bytes_written': sum(estimate.get('bytes_written') or 0 for unused_survey, estimate in mine),
+                  'estimated_duration_s': sum(known) if known else None,
+                  'unknown_hosts': len(durations) - len(known)}
+        lines.append('%s: %s' % (host, _totals_text(totals, ', '.join(survey for survey, unused in mine))))
+    stage_totals = [fleet_totals([latest[key] for key in latest if key[0] == survey]) for survey in surveys]
+    known = [totals['estimated_duration_s'] for totals in stage_totals if totals['estimated_duration_s'] is not None]
+    total = {'points': sum(totals['points'] for totals in stage_totals),
+             'bytes_written': sum(totals['bytes_written'] for totals in stage_totals),
+             'estimated_duration_s': sum(known) if known else None,
+             'unknown_hosts': sum(1 for totals in stage_totals
+                                  if totals['unknown_hosts'] or totals['estimated_duration_s'] is None)}
+    head = 'run plan: %s' % _totals_text(total, '%d survey%s on %d host%s' % (
+        len(surveys), '' if len(surveys) == 1 else 's', len(hosts), '' if len(hosts) == 1 else 's'))
+    if len(surveys) > 1:
+        head += ' (surveys one after another: %s)' % ', '.join(
+            '%s %s' % (survey, _duration(totals['estimated_duration_s'], totals['unknown_hosts']))
+            for survey, totals in zip(surveys, stage_totals))
+    return [head] + ['  ' + line for line in lines]

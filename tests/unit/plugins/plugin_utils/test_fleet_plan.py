@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The plan in words: a survey's fleet (hosts side by side), a run (surveys one after another), and the action's
+choice between a stored run's rate and the assumed one."""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.lustre.iokit.plugins.action.survey_plan import plan_entry
+from ansible_collections.lustre.iokit.plugins.filter.fleet_plan import fleet_plan
+from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate, results
+
+GIB = 1024 ** 3
+
+
+def estimate(points, written, duration, basis='assumed 500 MiB/s per OST (built-in guess)'):
+    return {'points': points, 'bytes_written': written, 'bytes_read': 0, 'estimated_duration_s': duration,
+            'estimate_basis': basis}
+
+
+ENTRIES = [
+    {'survey': 'obdfilter', 'host': 'oss1', 'estimate': estimate(12, 3 * GIB, 300.0)},
+    {'survey': 'obdfilter', 'host': 'oss2', 'estimate': estimate(12, 3 * GIB, 600.0)},
+    {'survey': 'mds', 'host': 'mds1', 'estimate': estimate(2, 0, 120.0)},
+    {'survey': 'mdtest', 'host': 'client1', 'estimate': estimate(3, 0, None, 'no rate assumed')},
+]
+
+
+def test_a_survey_fleet_takes_its_longest_host():
+    lines = fleet_plan(ENTRIES, survey='obdfilter')
+    assert lines[0] == ('obdfilter plan: 2 hosts, 24 points, 6.0 GiB written, about 10 min '
+                        '(hosts side by side, the longest oss2)')
+    assert lines[1] == '  oss1: 12 points, 3.0 GiB written, about 5 min (assumed 500 MiB/s per OST (built-in guess))'
+
+
+def test_a_run_adds_its_surveys_and_says_at_least_when_one_is_unknown():
+    lines = fleet_plan(ENTRIES)
+    assert lines[0] == ('run plan: 3 surveys on 4 hosts, 29 points, 6.0 GiB written, at least 12 min '
+                        '(surveys one after another: obdfilter about 10 min, mds about 2 min, mdtest duration unknown)')
+    assert '  oss2: obdfilter, 12 points, 3.0 GiB written, about 10 min' in lines
+    assert '  client1: mdtest, 3 points, 0 B written, duration unknown' in lines
+
+
+def test_the_newest_entry_of_a_host_and_survey_counts():
+    lines = fleet_plan(ENTRIES[:1] + [{'survey': 'obdfilter', 'host': 'oss1', 'estimate': estimate(1, GIB, 60.0)}])
+    assert lines[0].startswith('run plan: 1 survey on 1 host, 1 points, 1.0 GiB written, about 1 min')
+
+
+PLAN = {'points': [{'skip': None}], 'per_ost': {'OST0000': {'bytes_written': 100 * 1024 * 1024, 'bytes_read': 0}}}
+
+
+def test_the_action_takes_the_stored_run_else_the_modules_estimate(tmp_path):
+    plan = dict(PLAN, estimate=plan_estimate.estimate('obdfilter', PLAN, 50, 'plan_ost_mib_s'))
+    assumed = plan_entry('obdfilter', plan, 'oss1', str(tmp_path), 'now')
+    assert assumed['estimate']['estimate_basis'] == 'assumed 50 MiB/s per OST (plan_ost_mib_s)'
+    envelope = {'schema': results.SCHEMA, 'run_id': 'before', 'host': 'oss1', 'survey': 'obdfilter',
+                'engine': 'native', 'status': 'ok', 'parameters': {}, 'started': '2026-03-01T10:00:00Z',
+                'finished': '2026-03-01T10:00:10Z', 'duration_s': 10.0, 'records': [{'thr': 1}], 'errors': [],
+                'environment': {}, 'raw_output': None,
+                'plan_work': {'points': 1, 'amount': 200.0, 'unit': 'MiB per OST'}}
+    path = results.envelope_path(str(tmp_path), 'before', 'oss1', 'obdfilter')
+    os.makedirs(os.path.dirname(path))
+    results.write_json_atomic(path, envelope)
+    measured = plan_entry('obdfilter', plan, 'oss1', str(tmp_path), 'now')['estimate']
+    # 200 MiB per OST in 10 s: 20 MiB/s, so the plan's 100 MiB takes 5 s
+    assert measured['estimated_duration_s'] == 5.0 and measured['source'] == 'stored run'
+    assert measured['estimate_basis'] == 'from run before of 2026-03-01 (20 MiB/s per OST measured)'
