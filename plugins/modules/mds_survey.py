@@ -239,8 +239,11 @@ raw_files:
 plan:
   description:
     - The sweep - C(points) (C(thr), C(files_per_thread), C(skip)), C(targets), C(echo_clients),
-      C(directories) per MDT, C(files_per_mdt_per_point), C(tests) and C(estimated_duration_s) (null, a rate
-      cannot be known before measuring).
+      C(directories) per MDT, C(files_per_mdt_per_point) and C(tests).
+    - C(estimate) - the plan's C(points) to run, C(bytes_written), C(bytes_read), its C(work) (C(amount) in
+      C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
+      rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
+      results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
   returned: always
   type: dict
 '''
@@ -250,6 +253,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
@@ -371,7 +375,10 @@ def main():
     if module.check_mode:
         survey_module.exit_with_envelope(module, builder, 'mds survey', True, plan=plan)
 
-    run_dir = start.make_run_dir()
+    # The progress counts the thread counts of the plan, each weighed by the files it touches.
+    planned = [dict(thr=point['thr'], weight=point['thr'] * point['files_per_thread'])
+               for point in plan['points'] if point['skip'] is None]
+    run_dir = start.make_run_dir(planned, plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'])
     builder.set_environment(obdecho_loaded_by_us=start.load_kernel_module(ECHO_MODULE))
     try:
         if params['engine'] == 'iokit':

@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils import progress, results
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, run_tag
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey import parse_mds_survey
 from ansible_collections.lustre.iokit.plugins.modules import mds_survey
@@ -89,6 +89,14 @@ def test_a_run_returns_a_valid_envelope_and_leaves_nothing(run_module, tmp_path)
     assert state['echo_clients'] == [] and state['modules'] == []
     assert Node.fake.echo == {}
     assert ['modprobe', 'obdecho'] in Node.fake.calls
+
+
+def test_a_run_counts_its_planned_points_in_its_progress_and_keeps_its_work(run_module, tmp_path):
+    envelope = run_module(base(tmp_path))['envelope']
+    summary = progress.read_progress(str(tmp_path / 'work' / 'test-run' / 'mds.progress.json'))
+    assert (summary['done'], summary['total'], summary['state']) == (2, 2, 'ok')
+    # what a later plan measures its rate from
+    assert envelope['plan_work']['points'] == 2 and envelope['plan_work']['unit'] == 'operations per MDT'
 
 
 def test_an_error_on_one_test_gives_a_partial_result(run_module, tmp_path):
