@@ -25,10 +25,8 @@ description:
   - "The cache rule: with O(memory_factor) F above 0 each point moves at least F times the memory of the clients it
     uses (tasks x block x segments >= F x nodes x O(client_memory_mib)); IOR's segment count C(-s) is raised to the
     smallest that meets it, the block per task O(block_size_mib) stays. F = 0 turns the rule off for small tests."
-  - O(launcher=mpirun) gets a hostfile of the first N O(hosts) with C(slots=P) and C(-np N*P);
-    O(launcher=srun) runs C(srun -N N -n N*P --ntasks-per-node P) (with O(partition) and O(account)), inside the
-    allocation it runs in or in one it makes. With O(environment_modules) the launch runs in a login shell that
-    first does C(module load ...).
+  - The tasks are started by O(launcher) (C(mpirun) with a hostfile, or Slurm's C(srun)); with
+    O(environment_modules) the launch runs in a login shell that first does C(module load ...).
   - The test tree is C(<mount_point>/<directory>/ior_<run_id>), one directory per point, striped with
     C(lfs setstripe -c/-S) when O(stripe_count) or O(stripe_size_kib) is set. It carries the marker file
     C(.lustre-iokit-ior), is written to the node state before it is created, and is removed at the end, after a
@@ -42,19 +40,8 @@ requirements:
 extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
+  - lustre.iokit.client_launch
 options:
-  mount_point:
-    description: The Lustre client mount, the same path on every node in O(hosts).
-    type: path
-    required: true
-  directory:
-    description: An existing directory below O(mount_point), relative to it, in which the test tree is made.
-    type: str
-  hosts:
-    description: The client nodes' names as the launcher reaches them, in order; a point of N nodes uses the first N.
-    type: list
-    elements: str
-    default: [localhost]
   access:
     description: The access patterns to sweep.
     type: list
@@ -100,48 +87,10 @@ options:
   stripe_size_kib:
     description: Stripe size of each point's directory in KiB (C(lfs setstripe -S)), a multiple of 64.
     type: int
-  launcher:
-    description: How the tasks are started.
-    type: str
-    choices: [mpirun, srun]
-    default: mpirun
-  partition:
-    description: Slurm partition (C(srun -p)); O(launcher=srun) only.
-    type: str
-  account:
-    description: Slurm account (C(srun -A)); O(launcher=srun) only.
-    type: str
-  environment_modules:
-    description: Modules loaded (C(module load)) in the shell that starts the launcher.
-    type: list
-    elements: str
-    default: []
-  module_shell:
-    description: The shell, with its options, that runs C(module load) and the launcher.
-    type: list
-    elements: str
-    default: [/bin/bash, -l, -c]
-  mpirun:
-    description: The C(mpirun) to use.
-    type: str
-    default: mpirun
-  srun:
-    description: The C(srun) to use.
-    type: str
-    default: srun
   ior_path:
     description: The C(ior) program, the same on every node.
     type: str
     default: ior
-  launcher_extra_args:
-    description: Extra launcher arguments, placed before the program.
-    type: list
-    elements: str
-    default: []
-  allow_run_as_root:
-    description: Pass C(--allow-run-as-root) to C(mpirun); needed when the module runs as root with mpirun.
-    type: bool
-    default: false
 '''
 
 EXAMPLES = r'''
@@ -237,29 +186,24 @@ plan:
   type: dict
 '''
 
-import os
-import socket
-
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ior
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
-from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import survey_common_argument_spec
 
-SURVEY = 'ior'
 SWEEP_OPTIONS = ('access', 'block_size_mib', 'transfer_sizes_kib', 'tasks_per_node', 'nodes', 'iterations',
-                 'memory_factor', 'client_memory_mib', 'stonewall_s', 'stripe_count', 'stripe_size_kib', 'launcher',
-                 'partition', 'account', 'environment_modules')
-PARAMETER_NAMES = ('mount_point', 'directory', 'hosts') + SWEEP_OPTIONS + ('engine', 'timeout')
+                 'memory_factor', 'client_memory_mib', 'stonewall_s', 'stripe_count', 'stripe_size_kib')
+ENGINE_OPTIONS = SWEEP_OPTIONS + client_launch.LAUNCH_PARAMETERS
+PARAMETER_NAMES = ('mount_point', 'directory', 'hosts') + ENGINE_OPTIONS + ('engine', 'timeout')
+NO_IOKIT_ENGINE = "engine: the I/O kit's ior-survey cannot drive an MPI run across clients; use engine=native"
 
 
 def argument_spec():
     spec = survey_common_argument_spec()
+    spec.update(client_launch.launch_argument_spec())
     spec.update(
-        mount_point=dict(type='path', required=True),
-        directory=dict(type='str'),
-        hosts=dict(type='list', elements='str', default=['localhost']),
         access=dict(type='list', elements='str', choices=list(ior.ACCESS), default=list(ior.ACCESS)),
         block_size_mib=dict(type='int', default=ior.DEFAULTS['block_size_mib']),
         transfer_sizes_kib=dict(type='list', elements='int', default=list(ior.DEFAULTS['transfer_sizes_kib'])),
@@ -271,105 +215,22 @@ def argument_spec():
         stonewall_s=dict(type='int', default=0),
         stripe_count=dict(type='int'),
         stripe_size_kib=dict(type='int'),
-        launcher=dict(type='str', choices=list(ior.LAUNCHERS), default='mpirun'),
-        partition=dict(type='str'),
-        account=dict(type='str'),
-        environment_modules=dict(type='list', elements='str', default=[]),
-        module_shell=dict(type='list', elements='str', default=list(ior.DEFAULT_SHELL)),
-        mpirun=dict(type='str', default='mpirun'),
-        srun=dict(type='str', default='srun'),
         ior_path=dict(type='str', default='ior'),
-        launcher_extra_args=dict(type='list', elements='str', default=[]),
-        allow_run_as_root=dict(type='bool', default=False),
     )
     return spec
 
 
-def engine_options(params):
-    return dict((name, params[name]) for name in SWEEP_OPTIONS)
-
-
 def option_problems(params, euid=None):
     """Invalid option values that need no look at the node, each message naming the option."""
-    problems = []
-    if params['engine'] == 'iokit':
-        problems.append('engine: the I/O kit\'s ior-survey cannot drive an MPI run across clients; use engine=native')
-    problems.extend(ior.option_problems(engine_options(params), len(params['hosts'])))
-    directory = params['directory']
-    if directory and (os.path.isabs(directory) or '..' in directory.split('/')):
-        problems.append('directory: give a path relative to mount_point without "..", got %s' % directory)
-    euid = os.geteuid() if euid is None else euid
-    if euid == 0 and params['launcher'] == 'mpirun' and not params['allow_run_as_root']:
-        problems.append('allow_run_as_root: the module runs as root and Open MPI refuses root without '
-                        '--allow-run-as-root; set allow_run_as_root=true or run as another user')
-    problems.extend(common_option_problems(params))
-    return problems
-
-
-def resolve(module, name, option, required=True):
-    """The program's path; a program found only after ``module load`` is left to the shell when modules are set."""
-    if os.sep in name:
-        if not os.access(name, os.X_OK):
-            module.fail_json(msg='%s: %s is not an executable file' % (option, name))
-        return name
-    path = module.get_bin_path(name)
-    if path is None:
-        if not required:
-            return name
-        module.fail_json(msg='%s: %s is not in PATH on %s' % (option, name, socket.gethostname()))
-    return path
-
-
-def run_survey(survey, builder, raw_path):
-    try:
-        survey.setup()
-        survey.run()
-    except (ior.EngineError, OSError) as exc:
-        builder.add_error(str(exc))
-    finally:
-        for problem in survey.teardown():
-            builder.add_error('cleanup: %s' % problem)
-        if survey.raw_chunks:
-            with open(raw_path, 'w') as handle:
-                handle.write(survey.raw_text())
-    for record in survey.records:
-        builder.add_record(record)
-    survey_module.add_survey_outcome(builder, survey)
-    return bool(survey.records)
+    problems = [NO_IOKIT_ENGINE] if params['engine'] == 'iokit' else []
+    problems += ior.option_problems(client_launch.engine_options(params, ENGINE_OPTIONS), len(params['hosts']))
+    return client_launch.module_option_problems(params, problems, euid)
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    params = module.params
-    survey_module.fail_on_problems(module, option_problems(params))
-    # With environment modules the tools may exist only after "module load": the shell finds them then.
-    required = not params['environment_modules']
-    launcher = resolve(module, params[params['launcher']], params['launcher'], required)
-    ior_program = resolve(module, params['ior_path'], 'ior_path', required)
-    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
-    builder = start.builder
-
-    survey = ior.IorSurvey(start.runner, start.control_runner, start.node_state, start.run_id,
-                           params['mount_point'], params['hosts'], engine_options(params),
-                           parent=params['directory'], workdir=params['workdir'],
-                           mpirun=launcher if params['launcher'] == 'mpirun' else params['mpirun'],
-                           srun=launcher if params['launcher'] == 'srun' else params['srun'],
-                           ior=ior_program, allow_run_as_root=params['allow_run_as_root'],
-                           launcher_extra_args=params['launcher_extra_args'], shell=params['module_shell'])
-    try:
-        survey.inspect()
-    except ior.EngineError as exc:
-        module.fail_json(msg=str(exc))
-    builder.set_environment(lustre_version=start.lctl.version(), kernel=os.uname()[2], fsname=survey.fsname,
-                            mount_fstype=survey.fstype, launcher=launcher, ior=ior_program)
-    plan = survey.plan()
-    if module.check_mode:
-        survey_module.exit_with_envelope(module, builder, 'ior', True, plan=plan)
-
-    raw_path = os.path.join(start.make_run_dir(), 'ior.out')
-    changed = run_survey(survey, builder, raw_path)
-    builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
-    survey_module.exit_with_envelope(module, builder, 'ior', changed, plan=plan)
+    client_launch.run_module(module, option_problems(module.params), ior.IorSurvey, 'ior_path', PARAMETER_NAMES,
+                             ENGINE_OPTIONS, Runner, ProcessRecordingRunner)
 
 
 if __name__ == '__main__':

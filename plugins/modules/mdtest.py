@@ -10,10 +10,10 @@ __metaclass__ = type
 
 DOCUMENTATION = r'''
 module: mdtest
-short_description: Measure metadata rates through the Lustre client with mdtest under MPI, as a sweep
+short_description: Measure metadata rates through the Lustre client with mdtest under MPI or Slurm, as a sweep
 version_added: 0.1.0
 description:
-  - Launches C(mpirun mdtest) from this client (the launcher) over the client nodes named in O(hosts) and returns the
+  - Launches mdtest from this client (the launcher) over the client nodes named in O(hosts) and returns the
     result envelope C(lustre.iokit/result/v1) with one record per sweep point, each in the shape of the
     C(parse_mdtest) filter plus the sweep point.
   - "The sweep changes one factor at a time, as the metadata best practice asks: first the tasks per node
@@ -24,8 +24,11 @@ description:
     iterations. With O(drop_caches) each phase runs as its own mdtest invocation, with the client caches dropped on
     every node of the point before each phase after create, and the statistics over the iterations are computed
     by the module (sample standard deviation).
-  - For a point of N nodes and P tasks per node, C(mpirun) gets a hostfile of the first N O(hosts) with C(slots=P)
-    and C(-np N*P), so that by-slot placement puts P tasks on each node.
+  - For a point of N nodes and P tasks per node, O(launcher=mpirun) gets a hostfile of the first N O(hosts) with
+    C(slots=P) and C(-np N*P), so that by-slot placement puts P tasks on each node; O(launcher=srun) runs
+    C(srun -N N -n N*P --ntasks-per-node P) with O(partition) and O(account). With O(environment_modules) the
+    launch runs in a login shell that first does C(module load ...). The cache drops of O(drop_caches) run
+    through the same launcher and shell, one task per node.
   - The test tree is C(<mount_point>/<directory>/mdtest_<run_id>), one directory per point
     (C(nodes<N>-ppn<P>)), made with C(lfs mkdir -c/-i) when O(mdt_count) or O(mdt_index) is set, with a default
     file layout from C(lfs setstripe -c) when O(stripe_count) is set. The tree carries the marker file
@@ -37,28 +40,13 @@ description:
 author:
   - lustre.iokit contributors (@lustre)
 requirements:
-  - A mounted Lustre client with C(lfs); MPI (C(mpirun), Open MPI 4 command line) and C(mdtest) from hpc/ior
-    (3.3 or 4.0) on every node in O(hosts), the same path on each; the launcher able to start tasks on them.
+  - A mounted Lustre client with C(lfs); C(mdtest) from hpc/ior (3.3 or 4.0) on every node in O(hosts), the same
+    path on each; MPI (C(mpirun), Open MPI 4 command line) or Slurm's C(srun) able to start tasks on them.
 extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
+  - lustre.iokit.client_launch
 options:
-  mount_point:
-    description: The Lustre client mount, the same path on every node in O(hosts).
-    type: path
-    required: true
-  directory:
-    description:
-      - An existing directory below O(mount_point), relative to it, in which the test tree is made. Default the
-        mount's root.
-    type: str
-  hosts:
-    description:
-      - The client nodes' names as MPI reaches them, in order; a point of N nodes uses the first N. The launcher
-        should be one of them.
-    type: list
-    elements: str
-    default: [localhost]
   tasks_per_node:
     description: The tasks per node of the first step, on one node, in increasing order.
     type: list
@@ -129,7 +117,8 @@ options:
     description:
       - Rank stride for stat, read and remove (mdtest C(-N)), so that a task works on another node's items; 1
         defeats the client cache on several nodes, since mdtest multiplies the stride by the tasks per node when
-        ranks are placed by slot, as the hostfile here places them. 0 disables it.
+        ranks are placed in blocks per node, as the hostfile and srun's default block distribution place them.
+        0 disables it.
     type: int
     default: 0
   iterations:
@@ -157,30 +146,15 @@ options:
     default: false
   drop_caches_command:
     description:
-      - The command, run once per node with C(mpirun), that drops the caches. The default clears the Lustre client's
+      - The command, run once per node through O(launcher), that drops the caches. The default clears the Lustre client's
         lock LRU, which drops its cached inodes, attributes and pages.
     type: list
     elements: str
     default: [lctl, set_param, -n, ldlm.namespaces.*.lru_size=clear]
-  mpirun:
-    description: The MPI launcher; a name is looked up in C(PATH).
-    type: str
-    default: mpirun
   mdtest_path:
     description: mdtest; a name is looked up in C(PATH) on the launcher and the path found is used on every node.
     type: str
     default: mdtest
-  mpirun_extra_args:
-    description: Arguments added to C(mpirun) before the program, such as C(--mca btl ^openib) or C(--oversubscribe).
-    type: list
-    elements: str
-    default: []
-  allow_run_as_root:
-    description:
-      - Pass C(--allow-run-as-root) to C(mpirun). Open MPI refuses to run as root without it; the module fails early
-        when it runs as root and this is not set.
-    type: bool
-    default: false
 notes:
   - There is no O(engine=iokit) for this survey - lustre-iokit has no mdtest script, mdtest is the tool itself.
     O(engine=iokit) is refused; only V(native) runs.
@@ -206,6 +180,15 @@ EXAMPLES = r'''
   async: 3900
   poll: 0
   register: mdtest_job
+
+- name: Through Slurm with environment modules, inside the allocation the play runs in (or one srun makes)
+  lustre.iokit.mdtest:
+    mount_point: /mnt/testfs
+    hosts: [client1, client2]
+    launcher: srun
+    partition: batch
+    account: proj1
+    environment_modules: [gcc, openmpi, mdtest]
 
 - name: Files only, 4 KiB written and read back, a directory per point striped over every MDT
   lustre.iokit.mdtest:
@@ -285,7 +268,7 @@ errors:
   type: list
   elements: dict
 environment:
-  description: Facts at run time - C(lustre_version), C(kernel), C(fsname), C(mount_fstype), C(mpirun), C(mdtest).
+  description: Facts at run time - C(lustre_version), C(kernel), C(fsname), C(mount_fstype), C(launcher), C(mdtest).
   returned: always
   type: dict
 raw_output:
@@ -294,39 +277,36 @@ raw_output:
   type: str
 plan:
   description:
-    - C(mount_point), C(fsname), C(tree), C(marker), C(hosts), C(points) (each with C(step), C(nodes),
-      C(tasks_per_node) and C(tasks), null for the second step until the first has chosen, and C(hosts)),
-      C(best_by), C(mdtest_invocations_per_point), C(first_command) (the first point's C(mpirun) argument list),
+    - C(mount_point), C(fsname), C(tree), C(marker), C(hosts), C(launcher), C(environment_modules), C(points)
+      (each with C(step), C(nodes), C(tasks_per_node) and C(tasks), null for the second step until the first has
+      chosen, and C(hosts)), C(best_by), C(mdtest_invocations_per_point), C(first_command) (the first point's
+      whole command, the launcher's or the module shell's argument list),
       C(layout) and C(estimated_duration_s) (null).
   returned: always
   type: dict
 '''
 
-import os
-import socket
-
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mdtest
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
-from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import survey_common_argument_spec
 
-SURVEY = 'mdtest'
 # the options that shape what mdtest measures (the envelope's parameters)
 SWEEP_OPTIONS = ('items', 'items_per_dir', 'depth', 'branching', 'unique_dir_per_task', 'files_only', 'dirs_only',
                  'leaf_only', 'write_bytes', 'read_bytes', 'phases', 'stride', 'iterations', 'stonewall_s',
                  'tasks_per_node', 'nodes', 'best_by', 'stripe_count', 'mdt_count', 'mdt_index', 'drop_caches',
                  'drop_caches_command')
-PARAMETER_NAMES = ('mount_point', 'directory', 'hosts') + SWEEP_OPTIONS + ('engine', 'timeout')
+ENGINE_OPTIONS = SWEEP_OPTIONS + client_launch.LAUNCH_PARAMETERS
+PARAMETER_NAMES = ('mount_point', 'directory', 'hosts') + ENGINE_OPTIONS + ('engine', 'timeout')
+NO_IOKIT_ENGINE = 'engine: lustre-iokit has no mdtest script (mdtest is the tool itself); use engine=native'
 
 
 def argument_spec():
     spec = survey_common_argument_spec()
+    spec.update(client_launch.launch_argument_spec())
     spec.update(
-        mount_point=dict(type='path', required=True),
-        directory=dict(type='str'),
-        hosts=dict(type='list', elements='str', default=['localhost']),
         tasks_per_node=dict(type='list', elements='int', default=list(mdtest.DEFAULT_TASKS_PER_NODE)),
         nodes=dict(type='list', elements='int'),
         best_by=dict(type='str', default=mdtest.DEFAULT_BEST_BY, choices=list(mdtest.OPERATIONS)),
@@ -349,93 +329,22 @@ def argument_spec():
         mdt_index=dict(type='int'),
         drop_caches=dict(type='bool', default=False),
         drop_caches_command=dict(type='list', elements='str', default=list(mdtest.DEFAULT_DROP_CACHES_COMMAND)),
-        mpirun=dict(type='str', default='mpirun'),
         mdtest_path=dict(type='str', default='mdtest'),
-        mpirun_extra_args=dict(type='list', elements='str', default=[]),
-        allow_run_as_root=dict(type='bool', default=False),
     )
     return spec
 
 
-def engine_options(params):
-    return dict((name, params[name]) for name in SWEEP_OPTIONS)
-
-
 def option_problems(params, euid=None):
     """Invalid option values that need no look at the node, each message naming the option."""
-    problems = []
-    if params['engine'] == 'iokit':
-        problems.append('engine: lustre-iokit has no mdtest script (mdtest is the tool itself); use engine=native')
-    problems.extend(mdtest.option_problems(engine_options(params), len(params['hosts'])))
-    directory = params['directory']
-    if directory and (os.path.isabs(directory) or '..' in directory.split('/')):
-        problems.append('directory: give a path relative to mount_point without "..", got %s' % directory)
-    euid = os.geteuid() if euid is None else euid
-    if euid == 0 and not params['allow_run_as_root']:
-        problems.append('allow_run_as_root: the module runs as root and Open MPI refuses root without '
-                        '--allow-run-as-root; set allow_run_as_root=true or run as another user')
-    problems.extend(common_option_problems(params))
-    return problems
-
-
-def resolve(module, name, option):
-    if os.sep in name:
-        if not os.access(name, os.X_OK):
-            module.fail_json(msg='%s: %s is not an executable file' % (option, name))
-        return name
-    path = module.get_bin_path(name)
-    if path is None:
-        module.fail_json(msg='%s: %s is not in PATH on %s' % (option, name, socket.gethostname()))
-    return path
-
-
-def run_survey(survey, builder, raw_path):
-    try:
-        survey.setup()
-        survey.run()
-    except (mdtest.EngineError, OSError) as exc:
-        builder.add_error(str(exc))
-    finally:
-        for problem in survey.teardown():
-            builder.add_error('cleanup: %s' % problem)
-        if survey.raw_chunks:
-            with open(raw_path, 'w') as handle:
-                handle.write(survey.raw_text())
-    for record in survey.records:
-        builder.add_record(record)
-    survey_module.add_survey_outcome(builder, survey)
-    return bool(survey.records)
+    problems = [NO_IOKIT_ENGINE] if params['engine'] == 'iokit' else []
+    problems += mdtest.option_problems(client_launch.engine_options(params, ENGINE_OPTIONS), len(params['hosts']))
+    return client_launch.module_option_problems(params, problems, euid)
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    params = module.params
-    survey_module.fail_on_problems(module, option_problems(params))
-    mpirun = resolve(module, params['mpirun'], 'mpirun')
-    mdtest_program = resolve(module, params['mdtest_path'], 'mdtest_path')
-    # checks, layouts and the tree's removal run on the control runner: the removal still runs after a timeout
-    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
-    builder = start.builder
-
-    survey = mdtest.MdtestSurvey(start.runner, start.control_runner, start.node_state, start.run_id,
-                                 params['mount_point'], params['hosts'], engine_options(params),
-                                 parent=params['directory'], workdir=params['workdir'], mpirun=mpirun,
-                                 mdtest=mdtest_program, allow_run_as_root=params['allow_run_as_root'],
-                                 mpirun_extra_args=params['mpirun_extra_args'])
-    try:
-        survey.inspect()
-    except mdtest.EngineError as exc:
-        module.fail_json(msg=str(exc))
-    builder.set_environment(lustre_version=start.lctl.version(), kernel=os.uname()[2],
-                            fsname=survey.fsname, mount_fstype=survey.fstype, mpirun=mpirun, mdtest=mdtest_program)
-    plan = survey.plan()
-    if module.check_mode:
-        survey_module.exit_with_envelope(module, builder, 'mdtest', True, plan=plan)
-
-    raw_path = os.path.join(start.make_run_dir(), 'mdtest.out')
-    changed = run_survey(survey, builder, raw_path)
-    builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
-    survey_module.exit_with_envelope(module, builder, 'mdtest', changed, plan=plan)
+    client_launch.run_module(module, option_problems(module.params), mdtest.MdtestSurvey, 'mdtest_path', PARAMETER_NAMES,
+                             ENGINE_OPTIONS, Runner, ProcessRecordingRunner)
 
 
 if __name__ == '__main__':

@@ -2,7 +2,7 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The mdtest engine: metadata rates through the Lustre client, launched with ``mpirun`` from one client.
+"""The mdtest engine: metadata rates through the Lustre client, launched with ``mpirun`` or ``srun`` from one client.
 
 The methodology is a sweep, one factor at a time:
 
@@ -19,19 +19,17 @@ iteration each, with the client caches dropped on every node of the point
 before each phase after create; the statistics over the iterations are then
 computed here (sample standard deviation, 0 for one iteration).
 
-``mpirun`` gets a hostfile of the point's first N clients with ``slots=P``
-each and ``-np N*P``, so that by-slot placement puts exactly P tasks on each
-node (Open MPI, and the simulator's mpirun).
-
-The test tree is ``<mount>/<parent>/mdtest_<run_id>`` with one directory per
+The launch (``mpirun`` with a hostfile of the point's first N clients,
+``slots=P``, or ``srun -N N --ntasks-per-node P``: exactly P tasks on each
+node; environment modules loaded first) and the marked test tree
+``<mount>/<parent>/mdtest_<run_id>`` (refused unless ``lfs getname`` answers
+for the mount, recorded before it is made, removed at the end, after a
+failure or a timeout too, and by a standalone cleanup after a kill only while
+its marker names the run) are the client-launch layer's
+(module_utils/client_launch.py), shared with IOR. Here: one directory per
 point (``nodes<N>-ppn<P>``), made with ``lfs mkdir -c/-i`` when asked to
 spread over MDTs, and given a default file layout with ``lfs setstripe -c``
-when asked.  The tree carries a marker file naming the run; it is written to
-the node state before it is created and removed at the end, after a failure
-or a timeout too; a standalone cleanup removes a tree left by a killed run
-only while the marker names that run.
-
-The mount is refused unless ``lfs getname`` answers for it (not Lustre).
+when asked. The cache drops run through the same launcher, one task per node.
 
 There is no ``engine: iokit``: lustre-iokit has no mdtest script, mdtest is
 the tool itself.
@@ -45,10 +43,12 @@ __metaclass__ = type
 
 import math
 import os
-import shutil
 
-from ansible_collections.lustre.iokit.plugins.module_utils.engines.ost import mount_fstype, parse_getname
+from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mdtest import parse_mdtest
+
+# a refusal before anything is made (the client-launch layer's)
+EngineError = client_launch.EngineError
 
 PHASES = ('create', 'stat', 'read', 'remove')
 PHASE_FLAGS = {'create': '-C', 'stat': '-T', 'read': '-E', 'remove': '-r'}
@@ -66,7 +66,7 @@ STEP_NODES = 'nodes'
 OPERATIONS = ('directory creation', 'directory stat', 'directory rename', 'directory removal',
               'file creation', 'file stat', 'file read', 'file removal', 'tree creation', 'tree removal')
 
-DEFAULTS = {
+DEFAULTS = dict(client_launch.LAUNCH_DEFAULTS, **{
     'items': 1000,
     'items_per_dir': None,
     'depth': 0,
@@ -89,11 +89,7 @@ DEFAULTS = {
     'mdt_index': None,
     'drop_caches': False,
     'drop_caches_command': list(DEFAULT_DROP_CACHES_COMMAND),
-}
-
-
-class EngineError(Exception):
-    """A refusal before anything is created (not Lustre, a tree that is not ours, a bad parent)."""
+})
 
 
 # --------------------------------------------------------------------------
@@ -101,37 +97,11 @@ class EngineError(Exception):
 
 
 def with_defaults(options):
-    merged = dict(DEFAULTS)
-    merged.update(dict((key, value) for key, value in (options or {}).items() if value is not None))
-    return merged
-
-
-def default_node_counts(host_count):
-    """1, 2, 4, ... below ``host_count``, then ``host_count`` itself."""
-    counts = []
-    count = 1
-    while count < host_count:
-        counts.append(count)
-        count *= 2
-    if host_count >= 1:
-        counts.append(host_count)
-    return counts
-
-
-def _positive_list_problem(name, values):
-    if not values:
-        return '%s: give at least one count' % name
-    bad = [value for value in values if not isinstance(value, int) or isinstance(value, bool) or value < 1]
-    if bad:
-        return '%s: every count must be an integer of at least 1, got %s' % (name, ', '.join(str(v) for v in bad))
-    if sorted(set(values)) != list(values):
-        return '%s: give the counts in increasing order without repeats, got %s' % (
-            name, ', '.join(str(v) for v in values))
-    return None
+    return client_launch.merge_defaults(DEFAULTS, options)
 
 
 def option_problems(options, host_count):
-    """Invalid option values and combinations, each message naming the option (mdtest's own rules first)."""
+    """Invalid option values and combinations, each message naming the option (mdtest's own, then the launch's)."""
     opts = with_defaults(options)
     problems = []
     for name in ('depth', 'stride', 'stonewall_s', 'write_bytes', 'read_bytes'):
@@ -146,8 +116,6 @@ def option_problems(options, host_count):
         problems.append('items: must be at least 1, got %d' % opts['items'])
     if opts['branching'] < 1:
         problems.append('branching: must be at least 1, got %d' % opts['branching'])
-    if opts['iterations'] < 1:
-        problems.append('iterations: must be at least 1, got %d' % opts['iterations'])
     if opts['files_only'] and opts['dirs_only']:
         problems.append('files_only, dirs_only: mdtest -F and -D exclude each other; set at most one')
     if opts['dirs_only'] and (opts['write_bytes'] or opts['read_bytes']):
@@ -165,32 +133,19 @@ def option_problems(options, host_count):
         problems.append('phases: give at least one of %s' % ', '.join(PHASES))
     elif 'create' not in opts['phases']:
         problems.append('phases: every point starts from an empty directory, so the phases must include create')
-    problem = _positive_list_problem('tasks_per_node', opts['tasks_per_node'])
-    if problem:
-        problems.append(problem)
-    if host_count < 1:
-        problems.append('hosts: give at least one client host name for the hostfile')
-    if opts['nodes'] is not None:
-        problem = _positive_list_problem('nodes', opts['nodes'])
-        if problem:
-            problems.append(problem)
-        elif host_count >= 1 and opts['nodes'][-1] > host_count:
-            problems.append('nodes: %d nodes asked but hosts lists only %d' % (opts['nodes'][-1], host_count))
     if opts['best_by'] not in OPERATIONS:
         problems.append('best_by: unknown operation %r; choose among %s' % (opts['best_by'], ', '.join(OPERATIONS)))
     elif opts['best_by'].startswith('file') and opts['dirs_only']:
         problems.append('best_by: %s is not measured with dirs_only; choose a directory operation' % opts['best_by'])
     elif opts['best_by'].startswith('directory') and opts['files_only']:
         problems.append('best_by: %s is not measured with files_only; choose a file operation' % opts['best_by'])
-    if opts['stripe_count'] is not None and (opts['stripe_count'] < -1 or opts['stripe_count'] == 0):
-        problems.append('stripe_count: must be -1 (every OST) or at least 1, got %d' % opts['stripe_count'])
     if opts['mdt_count'] is not None and (opts['mdt_count'] < -1 or opts['mdt_count'] == 0):
         problems.append('mdt_count: must be -1 (every MDT) or at least 1, got %d' % opts['mdt_count'])
     if opts['mdt_index'] is not None and opts['mdt_index'] < 0:
         problems.append('mdt_index: must be 0 or more, got %d' % opts['mdt_index'])
     if opts['drop_caches'] and not opts['drop_caches_command']:
         problems.append('drop_caches_command: give the command that drops the client caches')
-    return problems
+    return problems + client_launch.launch_option_problems(opts, host_count)
 
 
 # --------------------------------------------------------------------------
@@ -224,17 +179,6 @@ def mdtest_argv(opts, directory, mdtest='mdtest', phase=None, iterations=None):
         argv += [PHASE_FLAGS[name] for name in PHASES if name in opts['phases']]
     argv += ['-d', directory]
     return argv
-
-
-def hostfile_text(hosts, slots):
-    return ''.join('%s slots=%d\n' % (host, slots) for host in hosts)
-
-
-def launch_argv(mpirun, hostfile, tasks, program, allow_run_as_root=False, extra_args=()):
-    argv = [mpirun, '--hostfile', hostfile, '-np', str(tasks)]
-    if allow_run_as_root:
-        argv.append('--allow-run-as-root')
-    return argv + list(extra_args) + list(program)
 
 
 # --------------------------------------------------------------------------
@@ -271,73 +215,25 @@ def choose_best(records, operation):
 # The survey
 
 
-def read_marker(tree):
-    try:
-        with open(os.path.join(tree, MARKER)) as handle:
-            return handle.read().strip()
-    except (IOError, OSError):
-        return None
+class MdtestSurvey(client_launch.ClientTreeSurvey):
+    """Checks, plans, runs and cleans up one mdtest sweep launched from this client (``mdtest``: the program)."""
 
-
-class MdtestSurvey:
-    """Checks, plans, runs and cleans up one mdtest sweep launched from this client.
-
-    ``runner`` runs the measurements (under the deadline); ``control_runner``
-    the checks, the layout commands and the cleanup (no deadline).
-    """
+    SURVEY = 'mdtest'
+    MARKER = MARKER
+    TREE_PREFIX = TREE_PREFIX
+    DEFAULTS = DEFAULTS
 
     def __init__(self, runner, control_runner, node_state, run_id, mount_point, hosts, options=None,
-                 parent=None, workdir='/tmp/lustre-iokit', mpirun='mpirun', mdtest='mdtest', lfs='lfs',
-                 allow_run_as_root=False, mpirun_extra_args=(), mountinfo_path='/proc/self/mountinfo'):
-        self.runner = runner
-        self.control_runner = control_runner
-        self.node_state = node_state
-        self.run_id = run_id
-        self.mount_point = mount_point.rstrip('/') or '/'
-        self.hosts = list(hosts)
-        self.opts = with_defaults(options)
-        self.parent = os.path.normpath(os.path.join(self.mount_point, parent)) if parent else self.mount_point
-        self.workdir = workdir
-        self.mpirun = mpirun
+                 mdtest='mdtest', **kwargs):
+        client_launch.ClientTreeSurvey.__init__(self, runner, control_runner, node_state, run_id, mount_point,
+                                                hosts, options, **kwargs)
         self.mdtest = mdtest
-        self.lfs = lfs
-        self.allow_run_as_root = allow_run_as_root
-        self.mpirun_extra_args = list(mpirun_extra_args or ())
-        self.mountinfo_path = mountinfo_path
-        self.tree = os.path.join(self.parent, TREE_PREFIX + run_id)
-        self.run_dir = os.path.join(workdir, run_id)
-        self.fsname = None
-        self.fstype = None
-        self.errors = []
-        self.aborted = None
-        self.records = []
         self.best = None
-        self.raw_chunks = []
-        self._tree_made = False
-        self._hostfiles = []
 
-    # -- checks and plan -------------------------------------------------------------------
+    def point_key(self, point):
+        return {'nodes': point['nodes'], 'tasks_per_node': point['tasks_per_node']}
 
-    def node_counts(self):
-        return list(self.opts['nodes']) if self.opts['nodes'] is not None else default_node_counts(len(self.hosts))
-
-    def inspect(self):
-        """Check that the mount is Lustre and the tree's place is usable; raise EngineError naming the option."""
-        self.fstype = mount_fstype(self.mount_point, self.mountinfo_path)
-        result = self.control_runner.run([self.lfs, 'getname', self.mount_point])
-        names = parse_getname(result.stdout) if result.rc == 0 else None
-        if names is None:
-            raise EngineError('mount_point: %s is not a Lustre client mount: lfs getname failed (rc %s): %s'
-                              % (self.mount_point, result.rc, (result.stderr or result.stdout).strip()))
-        self.fsname = names[0]
-        inside = self.parent == self.mount_point or self.parent.startswith(self.mount_point.rstrip('/') + '/')
-        if not inside:
-            raise EngineError('directory: %s is not below mount_point %s' % (self.parent, self.mount_point))
-        if not os.path.isdir(self.parent):
-            raise EngineError('directory: %s does not exist on the Lustre mount; create it first' % self.parent)
-        if os.path.lexists(self.tree) and read_marker(self.tree) != self.run_id:
-            raise EngineError('run_id: %s exists and does not carry the marker of run %s; it is not ours, '
-                              'choose another run_id or remove it' % (self.tree, self.run_id))
+    # -- plan ------------------------------------------------------------------------------
 
     def tasks_points(self):
         return [{'step': STEP_TASKS, 'nodes': 1, 'tasks_per_node': count, 'tasks': count}
@@ -349,23 +245,19 @@ class MdtestSurvey:
                          'hosts': self.hosts[:count], 'reuses_best_tasks_point': count == 1}
                         for count in self.node_counts()]
         first = self.tasks_points()[0]
-        return {
-            'mount_point': self.mount_point,
-            'fsname': self.fsname,
-            'tree': self.tree,
-            'marker': os.path.join(self.tree, MARKER),
-            'hosts': self.hosts,
+        plan = self.plan_common()
+        plan.update({
             'points': [dict(point, hosts=self.hosts[:1]) for point in self.tasks_points()] + nodes_points,
             'best_by': self.opts['best_by'],
             'mdtest_invocations_per_point': (len(self.opts['phases']) * self.opts['iterations']
                                              if self.opts['drop_caches'] else 1),
-            'first_command': launch_argv(self.mpirun, self.hostfile_path(1, first['tasks_per_node']), first['tasks'],
-                                         self.point_program(self.point_directory(1, first['tasks_per_node'])),
-                                         self.allow_run_as_root, self.mpirun_extra_args),
+            'first_command': self.launch_command(1, first['tasks_per_node'], self.point_program(
+                self.point_directory(1, first['tasks_per_node']))),
             'layout': {'stripe_count': self.opts['stripe_count'], 'mdt_count': self.opts['mdt_count'],
                        'mdt_index': self.opts['mdt_index']},
             'estimated_duration_s': None,
-        }
+        })
+        return plan
 
     def point_directory(self, nodes, tasks_per_node):
         return os.path.join(self.tree, 'nodes%d-ppn%d' % (nodes, tasks_per_node))
@@ -373,33 +265,9 @@ class MdtestSurvey:
     def point_program(self, directory, phase=None, iterations=None):
         return mdtest_argv(self.opts, directory, self.mdtest, phase=phase, iterations=iterations)
 
-    def hostfile_path(self, nodes, slots):
-        return os.path.join(self.run_dir, 'hostfile-%dx%d' % (nodes, slots))
-
     # -- setup -----------------------------------------------------------------------------
 
-    def setup(self):
-        """Create the run directory and the marked tree (written to the node state first)."""
-        if not os.path.isdir(self.run_dir):
-            os.makedirs(self.run_dir)
-        self.node_state.record('paths', self.run_id, path=self.tree, mount_point=self.mount_point, survey='mdtest',
-                               marker=MARKER)
-        self._tree_made = True
-        if os.path.lexists(self.tree):
-            # the same run id after an abort: the marker says the tree is ours; start afresh
-            shutil.rmtree(self.tree)
-        os.mkdir(self.tree)
-        with open(os.path.join(self.tree, MARKER), 'w') as handle:
-            handle.write(self.run_id + '\n')
-
-    def _write_hostfile(self, nodes, slots):
-        path = self.hostfile_path(nodes, slots)
-        with open(path, 'w') as handle:
-            handle.write(hostfile_text(self.hosts[:nodes], slots))
-        self._hostfiles.append(path)
-        return path
-
-    def _make_point_directory(self, point):
+    def make_point_directory(self, point):
         """``lfs mkdir -c/-i`` (or mkdir), then ``lfs setstripe -c``; False with an error when a command fails."""
         directory = self.point_directory(point['nodes'], point['tasks_per_node'])
         if self.opts['mdt_count'] is not None or self.opts['mdt_index'] is not None:
@@ -408,32 +276,17 @@ class MdtestSurvey:
                 argv += ['-c', str(self.opts['mdt_count'])]
             if self.opts['mdt_index'] is not None:
                 argv += ['-i', str(self.opts['mdt_index'])]
-            if not self._layout_command(argv + [directory], point):
+            if not self.layout_command(argv + [directory], point):
                 return None
         else:
             os.mkdir(directory)
         if self.opts['stripe_count'] is not None:
-            if not self._layout_command([self.lfs, 'setstripe', '-c', str(self.opts['stripe_count']), directory],
-                                        point):
+            if not self.layout_command([self.lfs, 'setstripe', '-c', str(self.opts['stripe_count']), directory],
+                                       point):
                 return None
         return directory
 
-    def _layout_command(self, argv, point):
-        result = self.control_runner.run(argv)
-        if result.rc != 0:
-            detail = (result.stderr or result.stdout).strip()
-            self._error(point, '%s failed (rc %s): %s' % (' '.join(argv[:2]), result.rc, detail))
-            return False
-        return True
-
     # -- running ---------------------------------------------------------------------------
-
-    def _error(self, point, message):
-        self.errors.append({'point': _point_key(point), 'message': message})
-
-    def _stop(self, point, what):
-        self.aborted = self.runner.stop_reason or 'stopped'
-        self._error(point, '%s: %s' % (what, self.aborted))
 
     def run(self):
         """Both steps of the sweep; returns the records (one per measured point), also kept in ``records``."""
@@ -446,7 +299,7 @@ class MdtestSurvey:
                 tasks_records.append(record)
         self.best = choose_best(tasks_records, self.opts['best_by'])
         if self.best is None:
-            self._error(None, 'no tasks-per-node point measured %s; the nodes step did not run' % self.opts['best_by'])
+            self.error(None, 'no tasks-per-node point measured %s; the nodes step did not run' % self.opts['best_by'])
             return self.records
         self.best['best_tasks_per_node'] = True
         for count in self.node_counts():
@@ -459,36 +312,27 @@ class MdtestSurvey:
                 break
         return self.records
 
-    def _launch(self, point, program, hostfile, tasks):
-        argv = launch_argv(self.mpirun, hostfile, tasks, program, self.allow_run_as_root, self.mpirun_extra_args)
-        result = self.runner.run(argv)
-        self.raw_chunks.append('# %s\n%s%s' % (' '.join(argv), result.stdout, result.stderr))
-        if result.timed_out or self.runner.expired():
-            self._stop(point, 'mdtest interrupted')
+    def _launch(self, point, program):
+        result = self.launch(point, point['nodes'], point['tasks_per_node'], program)
+        if result is None:
             return None
         parsed = parse_mdtest(result.stdout)
         if result.rc != 0 or not parsed['summary']:
-            self._error(point, 'mpirun mdtest failed (rc %s): %s' % (
-                result.rc, (result.stderr + result.stdout).strip()[-2000:]))
+            self.launch_failed(point, result)
             return None
         return parsed
 
     def _measure_point(self, point):
         if self.runner.expired():
-            self._stop(point, 'not run')
+            self.stop(point, 'not run')
             return None
-        try:
-            directory = self._make_point_directory(point)
-        except OSError as exc:
-            self._error(point, 'cannot create the point directory: %s' % exc)
-            return None
+        directory = self.prepare_point(point)
         if directory is None:
             return None
-        hostfile = self._write_hostfile(point['nodes'], point['tasks_per_node'])
         if self.opts['drop_caches']:
-            parsed = self._measure_phases(point, directory, hostfile)
+            parsed = self._measure_phases(point, directory)
         else:
-            parsed = self._launch(point, self.point_program(directory), hostfile, point['tasks'])
+            parsed = self._launch(point, self.point_program(directory))
         if parsed is None:
             return None
         record = dict(parsed)
@@ -501,19 +345,16 @@ class MdtestSurvey:
         return record
 
     def _drop_caches(self, point):
-        hostfile = self._write_hostfile(point['nodes'], 1)
-        argv = launch_argv(self.mpirun, hostfile, point['nodes'], self.opts['drop_caches_command'],
-                           self.allow_run_as_root, self.mpirun_extra_args)
-        result = self.runner.run(argv)
-        if result.timed_out or self.runner.expired():
-            self._stop(point, 'cache drop interrupted')
+        """The cache-drop command once on every node of the point, through the same launcher."""
+        result = self.launch(point, point['nodes'], 1, self.opts['drop_caches_command'], what='cache drop')
+        if result is None:
             return False
         if result.rc != 0:
-            self._error(point, 'cache drop failed (rc %s): %s' % (result.rc, (result.stderr or result.stdout).strip()))
+            self.error(point, 'cache drop failed (rc %s): %s' % (result.rc, (result.stderr or result.stdout).strip()))
             return False
         return True
 
-    def _measure_phases(self, point, directory, hostfile):
+    def _measure_phases(self, point, directory):
         """Each phase alone, caches dropped before each phase but the first, per iteration; statistics here."""
         rates = {}
         first = None
@@ -524,8 +365,7 @@ class MdtestSurvey:
                     continue
                 if phase != 'create' and not self._drop_caches(point):
                     return None
-                parsed = self._launch(point, self.point_program(iteration_directory, phase=phase, iterations=1),
-                                      hostfile, point['tasks'])
+                parsed = self._launch(point, self.point_program(iteration_directory, phase=phase, iterations=1))
                 if parsed is None:
                     return None
                 first = first or parsed
@@ -536,38 +376,3 @@ class MdtestSurvey:
         summary = dict((operation, iteration_statistics(values)) for operation, values in rates.items())
         return {'version': first['version'], 'tasks': first['tasks'], 'nodes': first['nodes'],
                 'iterations': self.opts['iterations'], 'summary': summary, 'unit': 'ops/sec'}
-
-    # -- cleanup ------------------------------------------------------------------------------
-
-    def teardown(self):
-        """Remove the tree (only while it carries our marker) and the hostfiles; returns the problems left."""
-        problems = []
-        for path in self._hostfiles:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-        self._hostfiles = []
-        if not self._tree_made:
-            return problems
-        if os.path.lexists(self.tree):
-            if read_marker(self.tree) != self.run_id:
-                problems.append('%s no longer carries the marker of run %s; left in place' % (self.tree, self.run_id))
-                return problems
-            try:
-                shutil.rmtree(self.tree)
-            except OSError as exc:
-                problems.append('cannot remove %s: %s' % (self.tree, exc))
-                return problems
-        self.node_state.forget('paths', self.tree)
-        self._tree_made = False
-        return problems
-
-    def raw_text(self):
-        return '\n'.join(self.raw_chunks)
-
-
-def _point_key(point):
-    if point is None:
-        return None
-    return {'nodes': point['nodes'], 'tasks_per_node': point['tasks_per_node']}

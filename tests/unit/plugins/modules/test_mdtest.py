@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils import client_launch, results
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.modules import mdtest as mdtest_module
 from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines.test_mdtest_engine import FakeRunner
@@ -29,7 +29,7 @@ def mount(tmp_path, monkeypatch, fake_runners):
     path.mkdir()
     Node.fake = FakeRunner(str(path))
     fake_runners(mdtest_module, Node.fake)
-    monkeypatch.setattr(mdtest_module, 'resolve', lambda module, name, option: name)
+    monkeypatch.setattr(client_launch, 'resolve', lambda module, name, option, required=True: name)
     return str(path)
 
 
@@ -46,7 +46,7 @@ def base(tmp_path, mount, **change):
 
 
 def launches():
-    return [argv for argv in Node.fake.calls if argv[0] == 'mpirun']
+    return [argv for unused_modules, argv in Node.fake.launches]
 
 
 @pytest.mark.parametrize('change, message', [
@@ -133,3 +133,24 @@ def test_a_timeout_is_partial(run_module, tmp_path, mount):
     assert result['status'] == 'partial' and len(result['records']) == 2
     assert {'point': None, 'message': 'survey stopped: timeout'} in result['errors']
     assert os.listdir(mount) == []
+
+
+def test_a_survey_through_srun_loads_the_modules_in_the_launching_shell(run_module, tmp_path, mount):
+    modules = ['gcc', 'openmpi', 'mdtest']
+    result = run_module(base(tmp_path, mount, launcher='srun', partition='batch', environment_modules=modules,
+                             module_shell=['/bin/sh', '-c'], allow_run_as_root=False))
+    assert result['status'] == 'ok' and result['errors'] == []
+    assert [(loaded, argv[:9]) for loaded, argv in Node.fake.launches] == [
+        (modules, ['srun', '-N', str(nodes), '-n', str(nodes * ppn), '--ntasks-per-node', str(ppn), '-p', 'batch'])
+        for nodes, ppn in ((1, 1), (1, 2), (2, 2))]
+    parameters = result['envelope']['parameters']
+    assert (parameters['launcher'], parameters['partition'], parameters['environment_modules']) == (
+        'srun', 'batch', modules)
+    assert result['environment']['launcher'] == 'srun' and result['plan']['launcher'] == 'srun'
+    assert os.listdir(mount) == []
+
+
+def test_slurm_settings_need_srun(run_module, tmp_path, mount):
+    result = run_module(base(tmp_path, mount, partition='batch'))
+    assert result['failed'] and 'partition, account: Slurm settings need launcher srun' in result['msg']
+    assert Node.fake.calls == []

@@ -50,17 +50,12 @@ def survey_for(mount, tmp_path, hosts=('c1', 'c2'), **options):
     return survey, node_state
 
 
-def test_ior_argv_and_launchers():
+def test_ior_argv():
     opts = ior.with_defaults({'block_size_mib': 64, 'iterations': 3, 'stonewall_s': 30})
     point = {'access': 'fpp', 'nodes': 2, 'tasks_per_node': 4, 'tasks': 8, 'transfer_kib': 1024, 'segments': 5}
     assert ior.ior_argv(opts, point, '/mnt/l/ior_x/p/ior.dat') == [
         'ior', '-a', 'POSIX', '-w', '-r', '-C', '-e', '-F', '-t', '1024k', '-b', '64m', '-s', '5', '-i', '3',
         '-D', '30', '-O', 'stoneWallingWearOut=1', '-o', '/mnt/l/ior_x/p/ior.dat']
-    assert ior.srun_argv('srun', 2, 4, ['ior'], partition='batch', account='a1') == [
-        'srun', '-N', '2', '-n', '8', '--ntasks-per-node', '4', '-p', 'batch', '-A', 'a1', 'ior']
-    assert ior.with_modules(['srun', 'ior', '-o', "it's"], ['gcc', 'openmpi']) == [
-        '/bin/bash', '-l', '-c', "module load gcc openmpi && exec srun ior -o 'it'\"'\"'s'"]
-    assert ior.with_modules(['mpirun', 'ior'], []) == ['mpirun', 'ior']
 
 
 def test_cache_rule_raises_the_segment_count():

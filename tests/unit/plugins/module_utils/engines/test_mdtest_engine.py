@@ -2,23 +2,29 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The mdtest engine against a fake client: exact mpirun/mdtest argument lists, sweep order, best tasks per node,
-cache drops, the marked tree removed after a failure or a timeout, and the cleanup of a tree left by a kill."""
+"""The mdtest engine against a fake client: exact mpirun/srun/mdtest argument lists, sweep order, best tasks per
+node, cache drops, environment modules, the marked tree removed after a failure or a timeout, and the cleanup of a
+tree left by a kill; and one sweep through the simulator's srun and module shims."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
+import shlex
 
 import pytest
 
+from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mdtest
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
-from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult, Runner
 
 RUN = 'run-1'
+# the module shell of these tests (a login shell would reset PATH and lose the simulator's shims)
+SHELL = ('/bin/sh', '-c')
 # file creation rate of a point as the fake mdtest reports it: best at 2 tasks per node
 CREATE_RATES = {(1, 1): 1000.0, (1, 2): 1800.0, (1, 4): 1800.0, (2, 2): 3500.0, (3, 2): 5000.0}
 
@@ -44,7 +50,8 @@ SUMMARY rate: (of {iterations} iterations)
 
 
 class FakeRunner:
-    """Plays the client: lfs getname for the mount, mpirun hostfile placement, mdtest's summary."""
+    """Plays the client: lfs getname for the mount, mpirun hostfile or srun placement, a module shell, mdtest's
+    summary. ``calls`` has every command as given; ``launches`` the launcher commands with the modules loaded first."""
 
     def __init__(self, mount, fail_points=(), hang_points=(), getname_rc=0):
         self.mount = mount
@@ -54,6 +61,7 @@ class FakeRunner:
         self.hang_points = set(hang_points)
         self.getname_rc = getname_rc
         self.tree_seen = []
+        self.launches = []
 
     def expired(self):
         return self.stop_reason is not None
@@ -70,8 +78,16 @@ class FakeRunner:
             return CommandResult(argv, 0, '', '', 0.0)
         if argv[0] == 'lctl':
             return CommandResult(argv, 0, '2.15.5\n', '', 0.0)
-        if argv[0] == 'mpirun':
-            return self._mpirun(argv)
+        modules = []
+        if argv[0] == '/bin/sh' and argv[1] == '-c':
+            # the module shell: "module load a b && exec <launcher ...>"
+            words = shlex.split(argv[2])
+            assert words[:2] == ['module', 'load'] and words[words.index('&&') + 1] == 'exec', argv
+            modules = words[2:words.index('&&')]
+            argv = words[words.index('&&') + 2:]
+        if argv[0] in ('mpirun', 'srun'):
+            self.launches.append((modules, list(argv)))
+            return self._mpirun(argv) if argv[0] == 'mpirun' else self._srun(argv)
         raise AssertionError('unexpected command %r' % (argv,))
 
     def _mpirun(self, argv):
@@ -85,6 +101,20 @@ class FakeRunner:
         program = argv[argv.index('-np') + 2:]
         if '--allow-run-as-root' in program:
             program = program[1:]
+        return self._program(argv, program, nodes, slots)
+
+    def _srun(self, argv):
+        nodes = int(argv[argv.index('-N') + 1])
+        tasks = int(argv[argv.index('-n') + 1])
+        slots = int(argv[argv.index('--ntasks-per-node') + 1])
+        assert tasks == nodes * slots
+        position = argv.index('--ntasks-per-node') + 2
+        while argv[position] in ('-p', '-A'):
+            position += 2
+        return self._program(argv, argv[position:], nodes, slots)
+
+    def _program(self, argv, program, nodes, slots):
+        tasks = nodes * slots
         if program[0] != 'mdtest':
             return CommandResult(argv, 0, '', '', 0.0)
         directory = program[program.index('-d') + 1]
@@ -113,12 +143,12 @@ def survey_for(mount, tmp_path, runner=None, hosts=('c1', 'c2', 'c3'), **options
     options.setdefault('tasks_per_node', [1, 2, 4])
     node_state = NodeState(str(tmp_path / 'work'))
     survey = mdtest.MdtestSurvey(runner, runner, node_state, RUN, mount, list(hosts), options,
-                                 workdir=str(tmp_path / 'work'), allow_run_as_root=True)
+                                 workdir=str(tmp_path / 'work'), allow_run_as_root=True, shell=SHELL)
     return survey, runner, node_state
 
 
 def mpirun_calls(runner):
-    return [argv for argv in runner.calls if argv[0] == 'mpirun']
+    return [argv for modules, argv in runner.launches if argv[0] == 'mpirun']
 
 
 def test_mdtest_argv_with_every_option():
@@ -136,13 +166,6 @@ def test_mdtest_argv_with_every_option():
     assert mdtest.mdtest_argv(opts, '/d', phase='read', iterations=1)[-3:] == ['-E', '-d', '/d']
 
 
-def test_launch_argv_and_hostfile():
-    assert mdtest.launch_argv('mpirun', '/w/hf', 6, ['mdtest', '-n', '1'], True, ['--mca', 'btl', 'self']) == [
-        'mpirun', '--hostfile', '/w/hf', '-np', '6', '--allow-run-as-root', '--mca', 'btl', 'self',
-        'mdtest', '-n', '1']
-    assert mdtest.hostfile_text(['c1', 'c2'], 4) == 'c1 slots=4\nc2 slots=4\n'
-
-
 @pytest.mark.parametrize('options, hosts, message', [
     ({'items': 10, 'items_per_dir': 5}, 1, 'items, items_per_dir: give one of them'),
     ({'items': 0}, 1, 'items: must be at least 1'),
@@ -156,6 +179,9 @@ def test_launch_argv_and_hostfile():
     ({'tasks_per_node': [0, 1]}, 1, 'tasks_per_node: every count must be an integer of at least 1'),
     ({'nodes': [1, 2, 4]}, 2, 'nodes: 4 nodes asked but hosts lists only 2'),
     ({}, 0, 'hosts: give at least one client host name'),
+    ({'launcher': 'pbs'}, 1, 'launcher: must be mpirun or srun'),
+    ({'account': 'proj1'}, 1, 'partition, account: Slurm settings need launcher srun'),
+    ({'environment_modules': ['openmpi mdtest']}, 1, 'environment_modules: module names are single words'),
     ({'best_by': 'file creation', 'dirs_only': True}, 1, 'best_by: file creation is not measured with dirs_only'),
     ({'best_by': 'file rename'}, 1, "best_by: unknown operation 'file rename'"),
     ({'stripe_count': 0}, 1, 'stripe_count: must be -1'),
@@ -172,12 +198,6 @@ def test_bad_options_are_named(options, hosts, message):
 def test_good_options_have_no_problem():
     assert mdtest.option_problems({'items': 100, 'files_only': True, 'write_bytes': 4096, 'read_bytes': 4096,
                                    'nodes': [1, 2], 'stonewall_s': 5}, 2) == []
-
-
-def test_default_node_counts():
-    assert mdtest.default_node_counts(1) == [1]
-    assert mdtest.default_node_counts(4) == [1, 2, 4]
-    assert mdtest.default_node_counts(6) == [1, 2, 4, 6]
 
 
 def test_sweep_order_tasks_first_then_nodes_at_the_best_tasks_per_node(mount, tmp_path):
@@ -215,7 +235,7 @@ def test_the_tree_is_marked_and_recorded_before_mdtest_runs(mount, tmp_path):
     survey.inspect()
     survey.setup()
     tree = os.path.join(mount, 'mdtest_' + RUN)
-    assert mdtest.read_marker(tree) == RUN
+    assert client_launch.read_marker(tree, mdtest.MARKER) == RUN
     assert [(e['path'], e['survey'], e['mount_point'], e['marker']) for e in node_state.entries('paths')] == [
         (tree, 'mdtest', mount, mdtest.MARKER)]
     survey.teardown()
@@ -348,3 +368,77 @@ def test_cleanup_removes_a_tree_left_by_a_killed_run_only_while_it_carries_the_m
     again = Cleanup(runner, node_state, include_iokit_leftovers=False, unload_modules=False).run()
     assert again['removed']['paths'] == [] and [item['id'] for item in again['kept']] == [other]
     assert [entry['path'] for entry in node_state.entries('paths')] == [other]
+
+
+def test_srun_with_environment_modules_loads_them_first_and_places_every_point(mount, tmp_path):
+    modules = ['gcc', 'openmpi', 'mdtest']
+    survey, runner, unused = survey_for(mount, tmp_path, tasks_per_node=[1, 2], launcher='srun', partition='batch',
+                                        account='proj1', environment_modules=modules)
+    plan = survey.plan()
+    assert (plan['launcher'], plan['environment_modules']) == ('srun', modules)
+    assert plan['first_command'][:2] == ['/bin/sh', '-c'] and plan['first_command'][2].startswith(
+        'module load gcc openmpi mdtest && exec srun -N 1 -n 1 --ntasks-per-node 1 -p batch -A proj1 mdtest -n 10 ')
+    survey.inspect()
+    survey.setup()
+    records = survey.run()
+    assert survey.teardown() == [] and survey.errors == []
+    assert [(r['nodes'], r['tasks_per_node'], r['mdtest_nodes'], r['mdtest_tasks']) for r in records] == [
+        (1, 1, 1, 1), (1, 2, 1, 2), (2, 2, 2, 4), (3, 2, 3, 6)]
+    assert [(loaded, argv[:11]) for loaded, argv in runner.launches] == [
+        (modules, ['srun', '-N', str(nodes), '-n', str(nodes * ppn), '--ntasks-per-node', str(ppn), '-p', 'batch',
+                   '-A', 'proj1']) for nodes, ppn in ((1, 1), (1, 2), (2, 2), (3, 2))]
+    # no hostfile with srun; the raw output names the whole command, module load first
+    assert not [name for name in os.listdir(survey.run_dir) if name.startswith('hostfile')]
+    assert survey.raw_text().startswith('# /bin/sh -c module load gcc openmpi mdtest && exec srun -N 1 ')
+    assert not os.path.exists(os.path.join(mount, 'mdtest_' + RUN))
+
+
+def test_drop_caches_go_through_srun_one_task_per_node(mount, tmp_path):
+    survey, runner, unused = survey_for(mount, tmp_path, hosts=['c1', 'c2'], tasks_per_node=[2], nodes=[1, 2],
+                                        iterations=1, drop_caches=True, drop_caches_command=['dropper', '-x'],
+                                        phases=['create', 'stat'], launcher='srun')
+    survey.inspect()
+    survey.setup()
+    records = survey.run()
+    survey.teardown()
+    drops = [argv for unused_modules, argv in runner.launches if 'dropper' in argv]
+    assert drops == [['srun', '-N', str(nodes), '-n', str(nodes), '--ntasks-per-node', '1', 'dropper', '-x']
+                     for nodes in (1, 2)]
+    assert [r['caches_dropped'] for r in records] == [True, True]
+
+
+@pytest.fixture
+def sim_init_args(tmp_path):
+    config = tmp_path / 'sim.yaml'
+    config.write_text('osts: 2\nmdts: 2\nclient_mount: %s\nslurm: {partitions: [batch], accounts: [proj1], nodes: 2}\n'
+                      'modules: {available: [gcc, openmpi, mdtest]}\n' % (tmp_path / 'sim-mnt'))
+    return ['--config', str(config)]
+
+
+def test_a_sweep_through_the_simulated_srun_with_environment_modules(sim, tmp_path):
+    mount = str(tmp_path / 'sim-mnt')
+    runner = Runner()
+    node_state = NodeState(str(tmp_path / 'work'))
+    survey = mdtest.MdtestSurvey(runner, runner, node_state, RUN, mount, ['c1', 'c2'],
+                                 {'items': 10, 'iterations': 1, 'tasks_per_node': [1, 2], 'launcher': 'srun',
+                                  'partition': 'batch', 'account': 'proj1', 'mdt_count': 2,
+                                  'environment_modules': ['gcc', 'openmpi', 'mdtest']},
+                                 workdir=str(tmp_path / 'work'), shell=SHELL)
+    survey.inspect()
+    survey.setup()
+    try:
+        records = survey.run()
+    finally:
+        assert survey.teardown() == []
+    assert survey.errors == []
+    best = [r['tasks_per_node'] for r in records if r['best_tasks_per_node']]
+    assert len(best) == 1
+    # mdtest itself saw every point's nodes and tasks
+    assert [(r['nodes'], r['tasks'], r['mdtest_nodes'], r['mdtest_tasks']) for r in records] == [
+        (1, 1, 1, 1), (1, 2, 1, 2), (2, 2 * best[0], 2, 2 * best[0])]
+    assert all(r['summary']['file creation']['mean'] > 0 for r in records)
+    with open(os.path.join(sim.root, 'state', 'slurm.json')) as handle:
+        jobs = json.load(handle)['jobs']
+    assert [(job['nodes'], job['partition'], job['account'], job['modules'], job['status']) for job in jobs] == [
+        (r['nodes'], 'batch', 'proj1', ['gcc', 'openmpi', 'mdtest'], 0) for r in records]
+    assert not os.path.exists(survey.tree) and node_state.entries('paths') == []
