@@ -360,8 +360,8 @@ def exit_with_envelope(module, builder, what, changed, **extra):
             estimate = plan_estimate.estimate(builder.survey, plan)
             plan = result['plan'] = dict(plan, estimate=estimate, estimated_duration_s=estimate['estimated_duration_s'],
                                          estimate_basis=estimate['estimate_basis'])
-        if not builder.check_mode:
-            estimate = plan['estimate']
+        estimate = plan['estimate']
+        if not builder.check_mode and estimate['work']['amount'] is not None:
             builder.extra_fields['plan_work'] = {'points': estimate['points'], 'amount': estimate['work']['amount'],
                                                  'unit': estimate['work']['unit']}
     envelope = builder.finish()

@@ -152,7 +152,11 @@ def test_nothing_measured_fails_with_the_envelope_and_a_measurement_exits(tmp_pa
     with pytest.raises(Ended) as ended:
         survey_module.exit_with_envelope(module, builder, 'ost survey', False, plan={'points': []})
     assert ended.value.how == 'failed' and ended.value.result['msg'] == 'ost survey measured nothing: no active OST'
-    assert ended.value.result['plan'] == {'points': []} and ended.value.result['status'] == 'failed'
+    plan = ended.value.result['plan']
+    assert plan['points'] == [] and ended.value.result['status'] == 'failed'
+    # every plan leaves with its estimate; an ost plan without an active OST has no duration
+    assert plan['estimate']['points'] == 0 and plan['estimated_duration_s'] is None
+    assert 'plan_work' not in ended.value.result['envelope']
     assert 'started' not in ended.value.result and ended.value.result['envelope']['started']
     builder = results.EnvelopeBuilder('r1', 'h', 'ost', 'native')
     builder.add_record({'osts': []})
