@@ -6,8 +6,9 @@
 
     .venv/bin/python -m pytest tests/playbooks/test_survey_mdtest.py -q -p no:cacheprovider
 
-localhost launches; the clients group also holds a second client (never contacted: the simulator's mpirun runs
-every rank here, counting nodes from the hostfile), so the sweep has a two-node step.
+localhost launches; the clients group also holds a second client (never contacted: the simulator's mpirun and srun
+run every rank here, counting nodes from the hostfile or -N), so the sweep has a two-node step. Both launchers; srun
+with environment modules loaded in the shell that starts it.
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ all:
           mdtest_mpi_hostname: client2-ib
 '''
 
+SIM_CONFIG = '''osts: 2
+mdts: 2
+client_mount: {mount}
+slurm: {{partitions: [batch, debug], accounts: [proj1], nodes: 2}}
+modules: {{available: [gcc/12.2, openmpi, mdtest]}}
+'''
+
 SURVEY_VARS = {
     'iokit_timeout_s': 120, 'mdtest_items': 20, 'mdtest_iterations': 2, 'mdtest_tasks_per_node': [1, 2],
     'mdtest_allow_run_as_root': True, 'mdtest_poll_interval_s': 1, 'mdtest_async_margin_s': 30,
@@ -79,8 +87,8 @@ class Client:
                    ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
                    PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
         argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars] + list(options)
-        for key, value in (extra or {}).items():
-            argv += ['-e', '%s=%s' % (key, value)]
+        if extra:
+            argv += ['-e', json.dumps(extra)]
         argv.append(os.path.join(ROOT, 'playbooks', name))
         return subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               universal_newlines=True, check=False)
@@ -91,11 +99,21 @@ class Client:
     def trees(self):
         return sorted(name for name in os.listdir(self.mount) if name.startswith('mdtest_'))
 
+    def slurm_jobs(self):
+        path = os.path.join(self.root, 'state', 'slurm.json')
+        if not os.path.exists(path):
+            return []
+        with open(path, encoding='utf-8') as handle:
+            return json.load(handle).get('jobs', [])
+
 
 @pytest.fixture(scope='module')
 def client(tmp_path_factory):
     made = Client(str(tmp_path_factory.mktemp('survey-mdtest')))
-    made.sim('init', '--root', made.root, '--osts', '2', '--mdts', '2', '--client-mount', made.mount, '--force')
+    config = os.path.join(made.base, 'sim.yaml')
+    with open(config, 'w', encoding='utf-8') as handle:
+        handle.write(SIM_CONFIG.format(mount=made.mount))
+    made.sim('init', '--root', made.root, '--config', config, '--force')
     try:
         with open(made.inventory, 'w', encoding='utf-8') as handle:
             handle.write(INVENTORY.format(python=sys.executable))
@@ -129,6 +147,48 @@ def test_the_sweep_ran_and_its_envelope_is_stored(client):
     raw = [name for name in os.listdir(os.path.join(client.results, RUN_ID, 'localhost'))
            if name.startswith('mdtest') and not name.endswith('.json')]
     assert raw, os.listdir(os.path.join(client.results, RUN_ID, 'localhost'))
+
+
+def test_the_sweep_runs_through_srun_with_environment_modules_and_leaves_nothing(client):
+    run_id = 'pbtest-mdtest-srun'
+    modules = ['gcc', 'openmpi', 'mdtest']
+    jobs_before = len(client.slurm_jobs())
+    result = client.playbook('survey-mdtest.yml', extra={
+        'iokit_run_id': run_id, 'mdtest_launcher': 'srun', 'mdtest_partition': 'batch', 'mdtest_account': 'proj1',
+        'mdtest_environment_modules': modules, 'mdtest_iterations': 1,
+        # a login shell would reset PATH and lose the simulator's shims
+        'mdtest_module_shell': ['/bin/sh', '-c']})
+    assert result.returncode == 0, result.stdout[-6000:]
+    envelope = client.envelope(run_id)
+    assert (envelope['status'], envelope['errors']) == ('ok', [])
+    assert (envelope['parameters']['launcher'], envelope['parameters']['environment_modules']) == ('srun', modules)
+    records = envelope['records']
+    best = [record['tasks_per_node'] for record in records if record['best_tasks_per_node']]
+    assert [(r['nodes'], r['tasks']) for r in records] == [(1, 1), (1, 2), (2, 2 * best[0])]
+    for record in records:
+        assert (record['mdtest_tasks'], record['mdtest_nodes']) == (record['tasks'], record['nodes'])
+        assert record['summary']['file creation']['mean'] > 0
+    # one Slurm job per point, each started by a shell that had loaded the modules
+    jobs = client.slurm_jobs()[jobs_before:]
+    assert [(job['nodes'], job['ntasks'], job['partition'], job['account'], job['modules'], job['status'])
+            for job in jobs] == [(r['nodes'], r['tasks'], 'batch', 'proj1', modules, 0) for r in records]
+    assert client.trees() == []
+    state = NodeState(client.workdir).read()
+    assert state['paths'] == [] and state['processes'] == []
+
+
+def test_bad_launch_variables_are_all_named_before_anything_runs(client):
+    jobs_before = len(client.slurm_jobs())
+    bad = client.playbook('survey-mdtest.yml', extra={
+        'iokit_run_id': 'pbtest-mdtest-bad-launch', 'mdtest_launcher': 'pbs', 'mdtest_account': 'proj1',
+        'mdtest_environment_modules': ['gcc', 'openmpi mdtest']})
+    assert bad.returncode != 0
+    for message in ("mdtest_launcher (pbs): must be mpirun or srun",
+                    "mdtest_partition (): and mdtest_account (proj1) need mdtest_launcher srun",
+                    "mdtest_environment_modules (['gcc', 'openmpi mdtest']): must be a list of module names"):
+        assert message in bad.stdout, bad.stdout[-4000:]
+    assert not os.path.exists(os.path.join(client.results, 'pbtest-mdtest-bad-launch'))
+    assert len(client.slurm_jobs()) == jobs_before
 
 
 def test_the_summary_shows_every_point(client):
