@@ -94,7 +94,7 @@ def cluster(tmp_path_factory):
                 node_prep_modprobe_file=os.path.join(prep_dir, 'lustre-iokit.conf'),
                 node_prep_modules_load_file=os.path.join(prep_dir, 'modules-load.conf'),
                 node_prep_saved_state_file=os.path.join(prep_dir, 'node_prep.json'),
-                acceptance_run_sgpdd=True, acceptance_run_lnet=False,
+                acceptance_run_sgpdd=True, acceptance_run_lnet=False, acceptance_run_ior=False,
                 # these runs check the user's criteria alone (the built-in ones are tested below)
                 acceptance_criteria=CRITERIA, acceptance_default_criteria=False), handle)
         os.environ['ANSIBLE_SHOW_CUSTOM_STATS'] = '1'
@@ -228,7 +228,8 @@ def test_the_failed_verdict_is_published_for_awx(cluster):
 
 SLOW_OST = 'testfs-OST0002'
 ONLY_OBDFILTER = {'acceptance_run_prepare': False, 'acceptance_run_sgpdd': False, 'acceptance_run_mds': False,
-                  'acceptance_run_ost': False, 'acceptance_run_lnet': False, 'acceptance_run_mdtest': False}
+                  'acceptance_run_ost': False, 'acceptance_run_lnet': False, 'acceptance_run_ior': False,
+                  'acceptance_run_mdtest': False}
 
 
 def _acceptance_on_sim(base, run_id, sim_args, extra_vars):
