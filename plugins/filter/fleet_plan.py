@@ -11,8 +11,9 @@ author: lustre.iokit contributors
 version_added: 1.0.0
 short_description: The plan of one survey across the fleet, or of a whole run summed over its surveys
 description:
-  - Turns the hosts' plan entries (what M(lustre.iokit.survey_plan) adds to each host's C(iokit_plans)) into
-    lines of text.
+  - Turns the hosts' plans into lines of text. The input is the hosts' variables (C(hostvars) of each host), in
+    which the survey roles registered M(lustre.iokit.survey_plan)'s answer as C(<survey>_plan_estimate), or a list
+    of plan entries (its RV(lustre.iokit.survey_plan#module:entry)).
   - With O(survey), the fleet line of that survey - hosts, points, bytes written, and the duration of the longest
     host (hosts run side by side) - then a line per host with the basis of its estimate.
   - Without it, the run's plan - every survey's fleet duration added up (surveys run one after another) - then
@@ -20,7 +21,9 @@ description:
   - A duration that is not known for some host makes the total read C(at least).
 options:
   _input:
-    description: The plan entries (C(survey), C(host), C(estimate)); the newest entry of a host and survey counts.
+    description:
+      - Each host's variables, or plan entries (C(survey), C(host), C(estimate)); the last entry of a host and
+        survey counts.
     type: list
     elements: dict
     required: true
@@ -32,8 +35,7 @@ options:
 EXAMPLES = r'''
 - name: Show the plan of the whole run
   ansible.builtin.debug:
-    msg: "{{ groups['all'] | map('extract', hostvars) | map(attribute='iokit_plans', default=[]) | flatten
-             | lustre.iokit.fleet_plan }}"
+    msg: "{{ groups['all'] | map('extract', hostvars) | lustre.iokit.fleet_plan }}"
 '''
 
 RETURN = r'''
@@ -45,17 +47,44 @@ _value:
   elements: str
 '''
 
+from collections.abc import Mapping
+
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.lustre.iokit.plugins.module_utils.results import SURVEYS
 from ansible_collections.lustre.iokit.plugins.plugin_utils.fleet_plan import run_lines, survey_lines
 
+# What the survey roles register survey_plan's answer as, in the order a run's surveys are listed.
+REGISTERED = '%s_plan_estimate'
 
-def fleet_plan(entries, survey=None):
-    if not isinstance(entries, list) or not all(
-            isinstance(entry, dict) and isinstance(entry.get('estimate'), dict) and entry.get('host')
-            and entry.get('survey') for entry in entries):
-        raise AnsibleFilterError('fleet_plan: expects a list of plan entries (survey, host, estimate), got %r'
-                                 % (entries,))
+
+def _is_entry(value):
+    return (isinstance(value, Mapping) and isinstance(value.get('estimate'), Mapping) and bool(value.get('host'))
+            and bool(value.get('survey')))
+
+
+def plan_entries(items):
+    """The plan entries of ``items``: entries as they are, and those registered in each host's variables."""
+    entries = []
+    for item in items:
+        if _is_entry(item):
+            entries.append(dict(item))
+        elif isinstance(item, Mapping):
+            for survey in SURVEYS:
+                registered = item.get(REGISTERED % survey)
+                if isinstance(registered, Mapping) and _is_entry(registered.get('entry')):
+                    entries.append(dict(registered['entry']))
+        else:
+            raise AnsibleFilterError('fleet_plan: expects hosts\' variables or plan entries (survey, host, estimate), '
+                                     'got %r' % (item,))
+    return entries
+
+
+def fleet_plan(items, survey=None):
+    if not isinstance(items, (list, tuple)):
+        raise AnsibleFilterError('fleet_plan: expects a list of hosts\' variables or plan entries, got %s'
+                                 % type(items).__name__)
+    entries = plan_entries(items)
     if survey is not None:
         latest = dict((entry['host'], entry['estimate']) for entry in entries if entry['survey'] == survey)
         return survey_lines(survey, latest)

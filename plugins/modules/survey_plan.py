@@ -19,8 +19,8 @@ description:
   - The rate comes from this host's newest earlier run of the same survey in the controller's results store whose
     status is C(ok) (RV(estimate.estimate_basis) then reads C(from run <id> of <date> (<rate> measured))); without
     one, from the module's assumed rate (C(assumed <rate> (<where>))).
-  - The survey roles add RV(entry) to the host's variable C(iokit_plans), the list the
-    P(lustre.iokit.fleet_plan#filter) filter turns into a fleet's or a whole run's plan.
+  - The survey roles register its answer as C(<survey>_plan_estimate), where the P(lustre.iokit.fleet_plan#filter)
+    filter finds it in the hosts' variables to make a fleet's or a whole run's plan.
   - Reads files on the controller only; never contacts the node.
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
@@ -69,16 +69,11 @@ EXAMPLES = r'''
     plan: "{{ obdfilter_job.plan }}"
     results_dir: "{{ iokit_results_dir }}"
     run_id: "{{ iokit_run_id }}"
-  register: obdfilter_estimate
-
-- name: Keep it for the fleet's plan
-  ansible.builtin.set_fact:
-    iokit_plans: "{{ iokit_plans | default([]) + [obdfilter_estimate.entry] }}"
+  register: obdfilter_plan_estimate
 
 - name: Show the fleet's plan
   ansible.builtin.debug:
-    msg: "{{ ansible_play_hosts | map('extract', hostvars) | map(attribute='iokit_plans', default=[]) | flatten
-             | lustre.iokit.fleet_plan(survey='obdfilter') }}"
+    msg: "{{ ansible_play_hosts | map('extract', hostvars) | lustre.iokit.fleet_plan(survey='obdfilter') }}"
   run_once: true
 '''
 

@@ -4,8 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The plan of a run in words: per host, for the fleet of one survey, and summed over the stages of a run.
 
-The numbers come from ``module_utils/plan_estimate.py`` (one estimate per host and survey, as the survey roles
-keep them in ``iokit_plans``); this is only their wording, shared by the ``fleet_plan`` filter and its tests.
+The numbers come from ``module_utils/plan_estimate.py`` (one estimate per host and survey, which the survey
+roles register as ``<survey>_plan_estimate``); this is only their wording, for the ``fleet_plan`` filter.
 Hosts of one survey run side by side (the fleet takes as long as its slowest host); the stages of a run, one
 after the other (their durations add up).
 """

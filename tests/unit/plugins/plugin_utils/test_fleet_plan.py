@@ -44,6 +44,15 @@ def test_a_run_adds_its_surveys_and_says_at_least_when_one_is_unknown():
     assert '  client1: mdtest, 3 points, 0 B written, duration unknown' in lines
 
 
+def test_the_hosts_variables_give_the_entries_the_roles_registered():
+    hostvars = [{'obdfilter_plan_estimate': {'entry': ENTRIES[0]}, 'mds_plan_estimate': {'entry': ENTRIES[2]},
+                 'inventory_hostname': 'oss1'},
+                # a host where the task was skipped
+                {'obdfilter_plan_estimate': {'skipped': True}}]
+    lines = fleet_plan(hostvars)
+    assert lines[0].startswith('run plan: 2 surveys on 2 hosts, 14 points, 3.0 GiB written, about 7 min')
+
+
 def test_the_newest_entry_of_a_host_and_survey_counts():
     lines = fleet_plan(ENTRIES[:1] + [{'survey': 'obdfilter', 'host': 'oss1', 'estimate': estimate(1, GIB, 60.0)}])
     assert lines[0].startswith('run plan: 1 survey on 1 host, 1 points, 1.0 GiB written, about 1 min')
