@@ -1,5 +1,5 @@
 # lustre.iokit developer entry point.
-#   make demo   - the main job on the embedded default (inventories/demo)
+#   make demo   - the acceptance of a simulated fleet with three planted faults (inventories/demo), as root
 #   make test   - every quality gate (what .ci/run runs) but the QEMU guest and the ansible-core matrix (make test-guest, make test-core-matrix)
 #   make setup  - only prepare .venv (pinned toolchain, collections, apt packages); quick when nothing changed
 #   make docs   - the collection's documentation site in .build/docsite/build/html
@@ -71,8 +71,14 @@ $(STAMPS)/simulator: $(STAMPS)/python $(wildcard simulator/pyproject.toml)
 	@if [ -f simulator/pyproject.toml ]; then $(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e ./simulator; fi
 	@touch $@
 
+# The demo's acceptance run includes sgpdd (on loop devices), switched on where acceptance.yml can read it. When the
+# demo fails or is interrupted (Ctrl-C), its teardown runs once more: nothing of the fleet stays on the machine.
+# DEMO_ARGS: more ansible-playbook options, e.g. DEMO_ARGS='-e demo_dir=/var/tmp/demo'.
+DEMO_PLAYBOOK := $(VENV)/bin/ansible-playbook -i inventories/demo -e acceptance_run_sgpdd=true $(DEMO_ARGS)
+
 demo: setup
-	$(VENV)/bin/ansible-playbook playbooks/demo.yml -i inventories/demo
+	@$(DEMO_PLAYBOOK) playbooks/demo.yml || { rc=$$?; echo "make demo: the demo failed or was interrupted (rc $$rc); removing its fleet"; \
+	    $(DEMO_PLAYBOOK) playbooks/demo/teardown.yml; exit $$rc; }
 
 test: setup
 	$(VENV)/bin/python tests/tools/run_test_suite.py
