@@ -363,8 +363,8 @@ class ClientTreeSurvey:
     def launch_failed(self, point, result, detail=None):
         """The error of a launch that ran but did not measure: the launcher, the program, rc and what it said."""
         detail = detail if detail else (result.stderr + result.stdout).strip()
-        self.error(point, '%s %s failed (rc %s): %s' % (self.opts['launcher'], self.SURVEY, result.rc,
-                                                       detail[-2000:]))
+        self.error(point, '%s %s failed (rc %s): %s' % (
+            self.opts['launcher'], self.SURVEY, result.rc, detail[-2000:]))
 
     # -- cleanup ------------------------------------------------------------------------------
 
@@ -463,8 +463,6 @@ def _resolve_programs(module, program_option):
     launcher = resolve(module, params[params['launcher']], params['launcher'], required)
     program = resolve(module, params[program_option], program_option, required)
     return launcher, program
-
-
 
 
 def _run(survey, builder, raw_path):
