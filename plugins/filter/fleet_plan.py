@@ -41,8 +41,8 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description:
-    - The fleet line (C(obdfilter plan: 2 hosts, 24 points, 6.0 GiB written, about 6 min ...)) or the run's line
-      (C(run plan: 3 surveys on 2 hosts, ...)), then one line per host.
+    - "The fleet line (C(obdfilter plan: 2 hosts, 24 points, 6.0 GiB written, about 6 min ...)) or the run's line
+      (C(run plan: 3 surveys on 2 hosts, ...)), then one line per host."
   type: list
   elements: str
 '''

@@ -17,7 +17,7 @@ description:
   - Takes the plan a survey module returned (in check mode, or with its run) and answers the points to run, the
     bytes written and read and the estimated duration on this host (RV(estimate)).
   - The rate comes from this host's newest earlier run of the same survey in the controller's results store whose
-    status is C(ok) (RV(estimate.estimate_basis) then reads C(from run <id> of <date> (<rate> measured))); without
+    status is C(ok) (the C(estimate_basis) of RV(estimate) then reads C(from run <id> of <date> (<rate> measured))); without
     one, from the module's assumed rate (C(assumed <rate> (<where>))).
   - The survey roles register its answer as C(<survey>_plan_estimate), where the P(lustre.iokit.fleet_plan#filter)
     filter finds it in the hosts' variables to make a fleet's or a whole run's plan.
