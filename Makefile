@@ -1,6 +1,6 @@
 # lustre.iokit developer entry point.
 #   make demo   - the acceptance of a simulated fleet with three planted faults (inventories/demo), as root
-#   make test   - every quality gate (what .ci/run runs) but the QEMU guest and the ansible-core matrix (make test-guest, make test-core-matrix)
+#   make test   - every quality gate (what .ci/run runs), the older ansible-core lines included; not the QEMU guest (make test-guest)
 #   make setup  - only prepare .venv (pinned toolchain, collections, apt packages); quick when nothing changed
 #   make docs   - the collection's documentation site in .build/docsite/build/html
 #   make ee-context - the execution environment's build context in .build/ee/context (no container engine)
@@ -31,7 +31,7 @@ CORE_MATRIX_LINES := $(patsubst tests/tools/core_matrix/requirements-%.txt,%,$(w
 
 setup: $(STAMPS)/python $(STAMPS)/collections $(STAMPS)/awx-collection $(STAMPS)/ansible-test-offline $(STAMPS)/apt $(STAMPS)/simulator
 
-# Only the matrix needs them: built by `make test-core-matrix`, not by every `make setup`.
+# Only the matrix needs them: built by `make test` and `make test-core-matrix`, not by `make setup` (nor the demo).
 setup-core-matrix: setup $(CORE_MATRIX_LINES:%=$(STAMPS)/core-%)
 
 $(STAMPS)/python: requirements-dev.txt
@@ -80,15 +80,14 @@ demo: setup
 	@$(DEMO_PLAYBOOK) playbooks/demo.yml || { rc=$$?; echo "make demo: the demo failed or was interrupted (rc $$rc); removing its fleet"; \
 	    $(DEMO_PLAYBOOK) playbooks/demo/teardown.yml; exit $$rc; }
 
-test: setup
+test: setup-core-matrix
 	$(VENV)/bin/python tests/tools/run_test_suite.py
 
 # The QEMU guest with real SCSI disks (sg, /dev/sg*, MD members): slow under emulation, so not part of `make test`.
 test-guest: setup
 	$(VENV)/bin/python tests/tools/run_test_suite.py --only guest
 
-# The older ansible-core lines (sanity subset, units, two end-to-end tests on the oldest): about 20 minutes on
-# two cores, which `make test` cannot add inside CI's budget yet (docs/testing.md).
+# The older ansible-core lines alone (stage core-matrix of `make test`; docs/testing.md).
 test-core-matrix: setup-core-matrix
 	$(VENV)/bin/python tests/tools/run_test_suite.py --only core-matrix
 
