@@ -72,12 +72,14 @@ $(STAMPS)/simulator: $(STAMPS)/python $(wildcard simulator/pyproject.toml)
 	@touch $@
 
 # The demo's acceptance run includes sgpdd (on loop devices), switched on where acceptance.yml can read it. When the
-# demo fails or is interrupted (Ctrl-C), its teardown runs once more: nothing of the fleet stays on the machine.
+# demo fails or is interrupted (Ctrl-C, once or twice: the shell traps it, ansible-playbook does not inherit that),
+# its teardown runs once more: nothing of the fleet stays on the machine.
 # DEMO_ARGS: more ansible-playbook options, e.g. DEMO_ARGS='-e demo_dir=/var/tmp/demo'.
 DEMO_PLAYBOOK := $(VENV)/bin/ansible-playbook -i inventories/demo -e acceptance_run_sgpdd=true $(DEMO_ARGS)
 
 demo: setup
-	@$(DEMO_PLAYBOOK) playbooks/demo.yml || { rc=$$?; echo "make demo: the demo failed or was interrupted (rc $$rc); removing its fleet"; \
+	@trap : INT; $(DEMO_PLAYBOOK) playbooks/demo.yml || { rc=$$?; \
+	    echo "make demo: the demo failed or was interrupted (rc $$rc); removing its fleet"; \
 	    $(DEMO_PLAYBOOK) playbooks/demo/teardown.yml; exit $$rc; }
 
 test: setup-core-matrix
