@@ -27,3 +27,27 @@ attributes:
     details:
       - Set the module's O(timeout) below the task's C(async) value.
 '''
+
+    # The controller-side actions (results store, run location, plan, report): they run on the controller once
+    # per task host, never on the node; each module adds its own check_mode attribute.
+    CONTROLLER_ACTION = r'''
+options: {}
+attributes:
+  action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
+    support: full
+  async:
+    description: Supports being used with the C(async) action.
+    support: none
+  bypass_host_loop:
+    description: Forces a 'global' task that does not execute per host, this bypasses per host templating and serial,
+      throttle and other loop considerations.
+    support: none
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
+    platforms: posix
+'''

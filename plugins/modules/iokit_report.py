@@ -28,20 +28,11 @@ description:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
+  - lustre.iokit.attributes.controller_action
 attributes:
-  action:
-    support: full
-  async:
-    support: none
-  bypass_host_loop:
-    support: none
   check_mode:
     support: none
     details: Writes the report files in check mode too; they are derived from the stored results only.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 options:
   results_dir:
     description: The results store on the controller (usually C(iokit_results_dir)).

@@ -30,20 +30,11 @@ description:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
+  - lustre.iokit.attributes.controller_action
 attributes:
-  action:
-    support: full
-  async:
-    support: none
-  bypass_host_loop:
-    support: none
   check_mode:
     support: full
     details: Creates nothing; the nearest existing directory of the results directory must be writable.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 options:
   results_dir:
     description:

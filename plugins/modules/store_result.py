@@ -28,20 +28,11 @@ description:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
+  - lustre.iokit.attributes.controller_action
 attributes:
-  action:
-    support: full
-  async:
-    support: none
-  bypass_host_loop:
-    support: none
   check_mode:
     support: full
     details: Validates the envelope, fetches nothing and writes nothing; reports whether it would change the store.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 options:
   envelope:
     description:

@@ -22,20 +22,11 @@ description:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
+  - lustre.iokit.attributes.controller_action
 attributes:
-  action:
-    support: full
-  async:
-    support: none
-  bypass_host_loop:
-    support: none
   check_mode:
     support: full
     details: Only reads; behaves the same in check mode.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 options:
   results_dir:
     description: The results store on the controller (usually C(iokit_results_dir)).
