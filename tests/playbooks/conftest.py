@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
+import subprocess
 import sys
 import time
 
@@ -33,6 +35,20 @@ def localhost_inventory(python, groups=()):
         lines.append('  children:')
         lines.extend('    %s: {hosts: {localhost: }}' % group for group in groups)
     return '\n'.join(lines) + '\n'
+
+
+def simulated_local_host(base, name, *init_args):
+    """A lustre-sim node ``<base>/<name>`` (``lustre-sim init`` with ``init_args``) and the inventory variables of
+    a local-connection host that is that node: a Python wrapper puts the node's tools on PATH, and its own workdir."""
+    root = os.path.join(base, name)
+    subprocess.run([LUSTRE_SIM, 'init', '--root', root] + list(init_args) + ['--no-mount', '--force'], check=True,
+                   stdout=subprocess.DEVNULL)
+    python = os.path.join(base, name + '-python')
+    with open(python, 'w', encoding='utf-8') as handle:
+        handle.write('#!/bin/sh\nPATH="%s/bin:$PATH" LUSTRE_SIM_ROOT="%s" exec "%s" "$@"\n' % (root, root, sys.executable))
+    os.chmod(python, stat.S_IRWXU)
+    return {'ansible_connection': 'local', 'ansible_python_interpreter': python,
+            'iokit_workdir': os.path.join(base, name + '-work')}
 
 
 def wait_for(what, condition, deadline_s=120.0, process=None):

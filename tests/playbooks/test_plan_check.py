@@ -17,13 +17,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, simulated_local_host
 
 from test_survey_playbooks import ANSIBLE_PLAYBOOK, LUSTRE_SIM, VENV_BIN
 
@@ -52,16 +50,7 @@ def fleet(tmp_path_factory):
     base = str(tmp_path_factory.mktemp('plan-check'))
     hosts = {}
     for name in HOSTS:
-        root = os.path.join(base, name)
-        subprocess.run([LUSTRE_SIM, 'init', '--root', root, '--osts', '2', '--mdts', '1', '--ost-size-mib', '64',
-                        '--no-mount', '--force'], check=True, stdout=subprocess.DEVNULL)
-        python = os.path.join(base, name + '-python')
-        with open(python, 'w', encoding='utf-8') as handle:
-            handle.write('#!/bin/sh\nPATH="%s/bin:$PATH" LUSTRE_SIM_ROOT="%s" exec "%s" "$@"\n'
-                         % (root, root, sys.executable))
-        os.chmod(python, stat.S_IRWXU)
-        hosts[name] = {'ansible_connection': 'local', 'ansible_python_interpreter': python,
-                       'iokit_workdir': os.path.join(base, name + '-work')}
+        hosts[name] = simulated_local_host(base, name, '--osts', '2', '--mdts', '1', '--ost-size-mib', '64')
     inventory = os.path.join(base, 'inventory.json')
     with open(inventory, 'w', encoding='utf-8') as handle:
         json.dump({'all': {'children': {'oss': {'hosts': hosts}, 'mds': {'hosts': dict((name, {}) for name in HOSTS)},
