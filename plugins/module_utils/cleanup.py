@@ -39,7 +39,7 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import remove_tree_keeping_points
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
-from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds as mds_engine
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds_tree_removal
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     KINDS,
     LOCK_DIR,
@@ -433,11 +433,12 @@ class Cleanup:
             self.node_state.record('echo_clients', entry.get('run_id'), **dict(
                 (key, value) for key, value in entry.items() if key not in ('run_id', 'recorded')))
         if entry.get('files'):
-            problems = mds_engine.destroy_files(self.runner.run, self.lctl.lctl, name, entry['files'], remember)
+            problems = mds_tree_removal.destroy_files(self.runner.run, self.lctl.lctl, name, entry['files'],
+                                                      remember)
         if not problems:
-            problems = mds_engine.remove_directories(self.runner.run, self.lctl.lctl, name,
-                                                     entry.get('directories') or [])
-        if problems and all(mds_engine.target_fails(problem) for problem in problems):
+            problems = mds_tree_removal.remove_directories(self.runner.run, self.lctl.lctl, name,
+                                                           entry.get('directories') or [])
+        if problems and all(mds_tree_removal.target_fails(problem) for problem in problems):
             self._keep('echo_clients', name, '%s may remain on %s, which fails (%s); recorded for the next cleanup: '
                        'once the MDT is repaired, run playbooks/cleanup.yml -e cleanup_run_id=%s, or remove them by '
                        'hand: %s' % (_left_on_target(entry), entry['target'], '; '.join(problems),

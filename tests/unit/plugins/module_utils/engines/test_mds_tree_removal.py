@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds_tree_removal
 
 
 class Result:
@@ -47,7 +47,7 @@ class Tree:
         record = dict(FILES, threads=int(argv[2]), basedir=argv[7], dir_count=int(argv[9]),
                       start_number=int(argv[11]), files_per_thread=int(argv[13]))
         errors = []
-        for thread, (directory, first, end) in enumerate(mds.thread_ranges(record), 1):
+        for thread, (directory, first, end) in enumerate(mds_tree_removal.thread_ranges(record), 1):
             if self.run(['lctl', '--device', 'dev', 'test_destroy', '-d', directory, '-b', str(first),
                          '-n', str(end - first)]).rc:
                 errors.append('error: test_destroy-%d: No such file or directory\n' % thread)
@@ -55,7 +55,7 @@ class Tree:
 
 
 FILES = {'threads': 2, 'files_per_thread': 100, 'start_number': 2, 'dir_count': 2, 'basedir': '/MDT0000-ab12cd-tests'}
-STEP = mds.MAX_CHILD_BASE // 2
+STEP = mds_tree_removal.MAX_CHILD_BASE // 2
 
 
 def children(directory, first, end):
@@ -63,7 +63,7 @@ def children(directory, first, end):
 
 
 def test_thread_ranges_follow_lctl_layout():
-    assert mds.thread_ranges(FILES) == [['/MDT0000-ab12cd-tests', 2, 102],
+    assert mds_tree_removal.thread_ranges(FILES) == [['/MDT0000-ab12cd-tests', 2, 102],
                                         ['/MDT0000-ab12cd-tests1', 2 + STEP, 102 + STEP]]
 
 
@@ -73,7 +73,7 @@ def test_thread_ranges_follow_lctl_layout():
     # killed mid-create before any file
     (FILES, []),
     # killed mid-destroy after a whole create: each thread removed a prefix, a suffix is left
-    (dict(FILES, ranges=mds.thread_ranges(FILES), destroying=True),
+    (dict(FILES, ranges=mds_tree_removal.thread_ranges(FILES), destroying=True),
      children('/MDT0000-ab12cd-tests', 70, 102) + children('/MDT0000-ab12cd-tests1', 101 + STEP, 102 + STEP)),
     # killed mid-destroy after a partial create whose end had been found: what is left ends there
     (dict(FILES, ranges=[['/MDT0000-ab12cd-tests', 2, 50], ['/MDT0000-ab12cd-tests1', 2 + STEP, 2 + STEP]],
@@ -82,7 +82,7 @@ def test_thread_ranges_follow_lctl_layout():
 def test_what_is_left_is_found_and_removed(record, left):
     tree = Tree(left)
     written = []
-    problems = mds.destroy_files(tree.run, 'lctl', 'dev', record, written.append)
+    problems = mds_tree_removal.destroy_files(tree.run, 'lctl', 'dev', record, written.append)
     assert problems == [] and tree.children == set()
     # Before any destroy, the ranges found are recorded as being destroyed; once all is gone, nothing.
     assert written[0]['destroying'] is True and written[-1] is None
@@ -98,7 +98,7 @@ def test_a_failed_destroy_keeps_the_record():
         if argv[3] == 'test_destroy':
             return Result(5, '', 'error: test_destroy: Input/output error\n')
         return tree.run(argv)
-    problems = mds.destroy_files(failing, 'lctl', 'dev', FILES, written.append)
+    problems = mds_tree_removal.destroy_files(failing, 'lctl', 'dev', FILES, written.append)
     assert problems and 'Input/output error' in problems[0]
     assert written[-1] is not None and written[-1]['ranges'][0] == ['/MDT0000-ab12cd-tests', 2, 10]
 
@@ -109,10 +109,10 @@ def test_a_failing_mdt_is_not_taken_for_an_empty_one():
 
     def failing(argv):
         return Result(5, '', 'error: %s: Input/output error\n' % argv[3])
-    problems = mds.destroy_files(failing, 'lctl', 'dev', FILES, written.append)
+    problems = mds_tree_removal.destroy_files(failing, 'lctl', 'dev', FILES, written.append)
     assert written == [] and len(problems) == 1
-    assert 'test_lookup' in problems[0] and mds.target_fails(problems[0])
-    assert mds.remove_directories(failing, 'lctl', 'dev', ['/MDT0000-ab12cd-tests']) == [
+    assert 'test_lookup' in problems[0] and mds_tree_removal.target_fails(problems[0])
+    assert mds_tree_removal.remove_directories(failing, 'lctl', 'dev', ['/MDT0000-ab12cd-tests']) == [
         'test_rmdir /MDT0000-ab12cd-tests failed: error: test_rmdir: Input/output error']
 
 
@@ -124,7 +124,7 @@ def test_files_already_gone_are_no_error(left):
     # The record says the create finished, but a teardown got there first: a cleanup removes exactly what is left.
     tree = Tree(left)
     written = []
-    problems = mds.destroy_files(tree.run, 'lctl', 'dev', dict(FILES, created=True), written.append)
+    problems = mds_tree_removal.destroy_files(tree.run, 'lctl', 'dev', dict(FILES, created=True), written.append)
     assert problems == [] and tree.children == set() and written[-1] is None
 
 
@@ -137,5 +137,5 @@ def test_an_io_error_after_a_missing_file_is_still_one():
         if argv[3] == 'test_destroy' and argv[5] == '/MDT0000-ab12cd-tests' and int(argv[7]) >= 50:
             return Result(5, '', 'error: test_destroy: Input/output error\n')
         return tree.run(argv)
-    problems = mds.destroy_files(failing_beyond_50, 'lctl', 'dev', dict(FILES, created=True), written.append)
-    assert len(problems) == 1 and mds.target_fails(problems[0]) and written[-1] is not None
+    problems = mds_tree_removal.destroy_files(failing_beyond_50, 'lctl', 'dev', dict(FILES, created=True), written.append)
+    assert len(problems) == 1 and mds_tree_removal.target_fails(problems[0]) and written[-1] is not None
