@@ -35,7 +35,15 @@ BAR_COLOR = '#4e79a7'
 WIDTH, HEIGHT = 660, 330
 LEFT, RIGHT, TOP, BOTTOM = 72, 150, 34, 52
 
-X_LABELS = {'thr': 'threads', 'tasks': 'MPI tasks', 'mode': 'mode'}
+X_LABELS = {'thr': 'threads', 'tasks': 'MPI tasks', 'mode': 'mode', 'nodes': 'client nodes'}
+# The x axis of a survey's line charts where it is not the thread count: IOR scales over client nodes, one curve per
+# access pattern, tasks per node and transfer size.
+SURVEY_X_KEYS = {'ior': 'nodes'}
+
+
+def survey_x_key(survey: str, x_key: str = 'thr') -> str:
+    """The sweep parameter a survey's line charts put on the x axis (``x_key`` unless the survey has its own)."""
+    return SURVEY_X_KEYS.get(survey, x_key)
 
 
 def y_label(unit: str) -> str:
@@ -149,8 +157,9 @@ def fleet_line_charts(table: analysis.PointTable, x_key: str = 'thr') -> list[di
     for (survey, metric, kind), by_point in _group_points(table).items():
         curves: dict[str, list] = {}
         subjects = set()
+        survey_x = survey_x_key(survey, x_key)
         for point, peers in by_point.items():
-            curve, x = analysis.split_point(point, x_key)
+            curve, x = analysis.split_point(point, survey_x)
             if not isinstance(x, (int, float)):
                 continue
             values = list(peers.values())
@@ -160,7 +169,7 @@ def fleet_line_charts(table: analysis.PointTable, x_key: str = 'thr') -> list[di
         if curves:
             label = '%d %s%s' % (len(subjects), _kind_noun(kind), '' if len(subjects) == 1 else 's')
             charts.append(line_chart(_chart_id('fleet', metric, kind), '%s - %s%s' % (survey, metric, _per(kind)),
-                                     table.units[metric], _sorted_curves(curves), x_key,
+                                     table.units[metric], _sorted_curves(curves), survey_x,
                                      subtitle='median over %s, band: min to max' % label if len(subjects) > 1
                                      else label))
     return charts
@@ -206,19 +215,21 @@ def host_line_charts(table: analysis.PointTable, max_hosts: int, x_key: str = 't
         return []
     totals: dict = {}
     for survey, metric in sorted({key[:2] for key in table.values}):
+        survey_x = survey_x_key(survey, x_key)
         for host, by_point in analysis.host_totals(table, survey, metric).items():
             totals[(survey, metric, host)] = {point: value for point, value in by_point.items()
-                                              if isinstance(analysis.split_point(point, x_key)[1], (int, float))}
+                                              if isinstance(analysis.split_point(point, survey_x)[1], (int, float))}
     charts = []
     for (survey, metric, host) in sorted(totals):
         if not totals[(survey, metric, host)]:
             continue
+        survey_x = survey_x_key(survey, x_key)
         curves: dict[str, list] = {}
         for point, value in totals[(survey, metric, host)].items():
-            curves.setdefault(_curve_label(analysis.series_key(point, x_key)), []).append(
-                (dict(point)[x_key], value, value, value))
+            curves.setdefault(_curve_label(analysis.series_key(point, survey_x)), []).append(
+                (dict(point)[survey_x], value, value, value))
         charts.append(line_chart('host-%s-%s' % (host, metric), '%s - %s on %s' % (survey, metric, host),
-                                 table.units[metric], _sorted_curves(curves), x_key,
+                                 table.units[metric], _sorted_curves(curves), survey_x,
                                  subtitle='aggregate of %s' % host, stops=(stops or {}).get((survey, host), ())))
     return charts
 

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report import criteria
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, charts, criteria
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import envelope_samples
 
 RUN_ID = 'r-ior'
@@ -48,3 +48,17 @@ def test_a_floor_on_aggregate_write_names_metric_value_and_limit():
         assert part in message, message
     verdict = criteria.evaluate(envelopes, {'floors': [{'metric': 'ior_write_mib_s', 'min': 1500}]})
     assert verdict['verdict'] == 'passed'
+
+
+def test_the_charts_scale_over_client_nodes_one_curve_per_access_transfer_and_tasks_per_node():
+    samples, _ = envelope_samples(envelope(
+        record('fpp', 1, 4, 900.0, 1100.0), record('fpp', 2, 4, 1700.0, 2000.0),
+        record('ssf', 1, 4, 500.0, 600.0), record('ssf', 2, 4, 800.0, 1000.0)))
+    table = analysis.PointTable(samples)
+    fleet = {chart['id']: chart for chart in charts.fleet_line_charts(table)}
+    assert set(fleet) == {'fleet-ior_write_mib_s', 'fleet-ior_read_mib_s'}
+    write = fleet['fleet-ior_write_mib_s']
+    assert write['x_label'] == 'client nodes (log2 scale)'
+    assert sorted(series['label'] for series in write['series']) == ['fpp ppn 4 xfer 1024K', 'ssf ppn 4 xfer 1024K']
+    hosts = {chart['id'] for chart in charts.host_line_charts(table, max_hosts=8)}
+    assert hosts == {'host-client1-ior_write_mib_s', 'host-client1-ior_read_mib_s'}
