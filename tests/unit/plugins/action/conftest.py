@@ -140,13 +140,16 @@ def action_fails(run_action):
 
 def _envelope(run_id='20261122T101500Z-3f2a', host='oss1', survey='obdfilter', status='ok', records=None,
               errors=None, raw_output=None, **extra):
-    """A valid envelope, built as a survey module builds it."""
+    """A valid envelope of ``status``, built as a survey module builds it."""
     builder = results.EnvelopeBuilder(run_id, host, survey, 'native', {'size_mib': 64}, raw_output=raw_output,
                                       now=1795428000.0)
-    for record in ([{'thr': 1, 'write_mib_s': 100.0}] if records is None and status != 'failed' else records or []):
+    measured = status in ('ok', 'partial')
+    for record in ([{'thr': 1, 'write_mib_s': 100.0}] if records is None and measured else records or []):
         builder.add_record(record)
-    for message in errors or ([] if status in ('ok', 'failed') else ['timeout after 60 s']):
+    for message in errors or (['timeout after 60 s'] if status == 'partial' else []):
         builder.add_error(message)
+    if status == 'skipped':
+        builder.mark_nothing_to_do()
     builder.extra_fields.update(extra)
     return builder.finish(now=1795428060.0)
 
