@@ -331,6 +331,8 @@ from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_iokit
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_network
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lctl_dl import parse_lctl_dl
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
@@ -365,7 +367,7 @@ def argument_spec():
         tests=dict(type='list', elements='str', choices=TEST_CHOICES, default=list(obdfilter.DEFAULT_TESTS)),
         verify=dict(type='bool', default=False),
         iokit_script=dict(type='str', default='obdfilter-survey'),
-        nettype=dict(type='str', default=obdfilter.DEFAULT_NETTYPE),
+        nettype=dict(type='str', default=obdfilter_network.DEFAULT_NETTYPE),
         server_shell=dict(type='list', elements='str', default=['ssh', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10']),
     )
     return spec
@@ -398,15 +400,15 @@ def page_kib():
 
 def network_survey(runner, control_runner, server, params, devices, sweep_options):
     """The case=network survey against ``server``; EngineError (naming the option) when it cannot run here."""
-    mounted = obdfilter.mounted_client_oscs(devices)
+    mounted = obdfilter_network.mounted_client_oscs(devices)
     if mounted:
         raise obdfilter.EngineError(
             'case: network needs a node without a mounted Lustre client (the I/O kit says "The existing setup '
             'must be cleaned"); this node has the osc devices %s' % ', '.join(mounted))
-    host, nid = obdfilter.network_peer(server, params['nettype'])
-    server_runner = obdfilter.RemoteRunner(control_runner, params['server_shell'], host)
-    return obdfilter.NetworkSurvey(runner, server, nid, params['size_mib'], server_runner=server_runner,
-                                   **sweep_options)
+    host, nid = obdfilter_network.network_peer(server, params['nettype'])
+    server_runner = obdfilter_network.RemoteRunner(control_runner, params['server_shell'], host)
+    return obdfilter_network.NetworkSurvey(runner, server, nid, params['size_mib'], server_runner=server_runner,
+                                           **sweep_options)
 
 
 def run_native(survey, builder, run_dir):
@@ -441,7 +443,7 @@ def run_iokit(start, script, run_dir, targets):
     names = [obdfilter.echo_client_name(target) for target in targets] if params['case'] == 'disk' else []
     for target, name in zip(targets, names):
         node_state.record('echo_clients', run_id, name=name, target=target, objects=[])
-    records, errors, unused_result = obdfilter.run_iokit(
+    records, errors, unused_result = obdfilter_iokit.run_iokit(
         runner, script, rslt, targets=targets, case=params['case'], size_mib=params['size_mib'],
         rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
         thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'])
@@ -487,8 +489,8 @@ def main():
                 with_nids = parse_lctl_dl(lctl.run(['dl', '-t']).stdout)
             except lctl_utils.LctlError as exc:
                 module.fail_json(msg='cannot list the Lustre devices with their NIDs (lctl dl -t): %s' % exc)
-            peers = obdfilter.netdisk_targets(with_nids, params['targets'], params['nettype'])
-            survey = obdfilter.NetdiskSurvey(runner, peers, params['size_mib'], **sweep_options)
+            peers = obdfilter_network.netdisk_targets(with_nids, params['targets'], params['nettype'])
+            survey = obdfilter_network.NetdiskSurvey(runner, peers, params['size_mib'], **sweep_options)
             targets = survey.targets
             builder.set_environment(netdisk_nids=dict(peers))
         else:
@@ -517,6 +519,8 @@ def main():
         'points': points,
         'skipped_points': [point for point in points if point['skip']],
         'per_ost': survey.totals_per_ost(),
+        'sweep': adaptive.plan_fields(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'],
+                                      adaptive.inner_sweep_sizes(points, 'thr', ('rsz_kib', 'nobj'))),
     }
     plan['estimate'] = plan_estimate.estimate(SURVEY, plan, params['plan_ost_mib_s'], 'plan_ost_mib_s')
     plan['estimated_duration_s'] = plan['estimate']['estimated_duration_s']

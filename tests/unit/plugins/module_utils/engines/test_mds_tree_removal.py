@@ -64,7 +64,7 @@ def children(directory, first, end):
 
 def test_thread_ranges_follow_lctl_layout():
     assert mds_tree_removal.thread_ranges(FILES) == [['/MDT0000-ab12cd-tests', 2, 102],
-                                        ['/MDT0000-ab12cd-tests1', 2 + STEP, 102 + STEP]]
+                                                     ['/MDT0000-ab12cd-tests1', 2 + STEP, 102 + STEP]]
 
 
 @pytest.mark.parametrize('record, left', [

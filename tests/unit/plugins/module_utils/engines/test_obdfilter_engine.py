@@ -16,7 +16,10 @@ import pytest
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_iokit
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_network
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers import obdfilter_detail
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
 
@@ -288,33 +291,33 @@ def test_summary_line_parses_back_to_the_same_figures():
 
 
 def test_samples_are_collected_and_total_lines_ignored():
-    judged = obdfilter.parse_thread_samples(samples_output(2, [20.5, 19.5, 21.0], total=20.1))
+    judged = obdfilter_detail.parse_thread_samples(samples_output(2, [20.5, 19.5, 21.0], total=20.1))
     assert judged == {'rates': [20.5, 19.5, 21.0], 'count': 3, 'error_line': None, 'total_rate': 20.1}
 
 
 def test_no_sample_counts_zero():
-    judged = obdfilter.parse_thread_samples(samples_output(1, [], total=300.0))
+    judged = obdfilter_detail.parse_thread_samples(samples_output(1, [], total=300.0))
     assert judged['count'] == 0 and judged['rates'] == [] and judged['total_rate'] == 300.0
 
 
 def test_a_line_with_error_makes_the_ost_an_error():
     text = samples_output(1, [10.0]) + 'error: test_brw-1: #3 - Input/output error on write\n'
-    judged = obdfilter.parse_thread_samples(text)
+    judged = obdfilter_detail.parse_thread_samples(text)
     assert judged['count'] == -1
     assert judged['error_line'] == 'error: test_brw-1: #3 - Input/output error on write'
 
 
 def test_an_unexpected_line_after_the_first_sample_is_an_error_but_not_before():
     before = 'some banner\n' + samples_output(1, [10.0, 11.0])
-    assert obdfilter.parse_thread_samples(before)['count'] == 2
+    assert obdfilter_detail.parse_thread_samples(before)['count'] == 2
     after = samples_output(1, [10.0]) + '--threads: PID 4242 had rc=5\n'
-    judged = obdfilter.parse_thread_samples(after)
+    judged = obdfilter_detail.parse_thread_samples(after)
     assert judged['count'] == -1 and judged['error_line'] == '--threads: PID 4242 had rc=5'
 
 
 def test_selected_device_line_resets_the_samples():
     text = samples_output(1, [5.0]) + 'Selected device 3\n' + '1/1 Total: 7.000000/second\n'
-    assert obdfilter.parse_thread_samples(text)['rates'] == [7.0]
+    assert obdfilter_detail.parse_thread_samples(text)['rates'] == [7.0]
 
 
 @pytest.mark.parametrize('ids, problem', [
@@ -698,7 +701,7 @@ def iokit_parameters(**change):
 def test_iokit_gets_the_same_parameters_through_its_environment(tmp_path):
     runner = ScriptRunner(summary=SCRIPT_SUMMARY)
     rslt = str(tmp_path / 'obdfilter_survey')
-    records, errors, unused = obdfilter.run_iokit(runner, '/usr/bin/obdfilter-survey', rslt, **iokit_parameters())
+    records, errors, unused = obdfilter_iokit.run_iokit(runner, '/usr/bin/obdfilter-survey', rslt, **iokit_parameters())
     [(argv, env)] = runner.calls
     assert argv == ['bash', '/usr/bin/obdfilter-survey']
     assert env == {'case': 'disk', 'targets': 'testfs-OST0000 testfs-OST0001', 'size': '16', 'rszlo': '1024',
@@ -714,8 +717,8 @@ def test_iokit_gets_the_same_parameters_through_its_environment(tmp_path):
 def test_iokit_exit_status_zero_without_result_is_a_failure(tmp_path):
     stdout = "Can't find any OSTs to test.  Please set targets=...\ndone!\n"
     runner = ScriptRunner(stdout=stdout, rc=0)
-    records, errors, unused = obdfilter.run_iokit(runner, 'obdfilter-survey', str(tmp_path / 'r'),
-                                                  **iokit_parameters())
+    records, errors, unused = obdfilter_iokit.run_iokit(runner, 'obdfilter-survey', str(tmp_path / 'r'),
+                                                        **iokit_parameters())
     assert records == []
     assert errors == [{'point': None, 'message': "obdfilter-survey produced no result: Can't find any OSTs to test."
                                                  "  Please set targets=..."}]
@@ -724,23 +727,23 @@ def test_iokit_exit_status_zero_without_result_is_a_failure(tmp_path):
 def test_iokit_non_contiguous_objects_are_an_error(tmp_path):
     summary = ('ost  2 sz    32768K rsz 1024K obj    2 thr    2 '
                'created object #s on localhost:testfs-OST0000_ecc not contiguous\n')
-    records, errors, unused = obdfilter.run_iokit(ScriptRunner(summary=summary), 'obdfilter-survey',
-                                                  str(tmp_path / 'r'), **iokit_parameters())
+    records, errors, unused = obdfilter_iokit.run_iokit(ScriptRunner(summary=summary), 'obdfilter-survey',
+                                                        str(tmp_path / 'r'), **iokit_parameters())
     assert len(records) == 1 and 'not contiguous' in errors[0]['message']
 
 
 def test_iokit_stopped_by_the_deadline_says_so(tmp_path):
     runner = ScriptRunner(summary=SCRIPT_SUMMARY.splitlines(True)[1], rc=-15, timed_out=True)
-    records, errors, unused = obdfilter.run_iokit(runner, 'obdfilter-survey', str(tmp_path / 'r'),
-                                                  **iokit_parameters())
+    records, errors, unused = obdfilter_iokit.run_iokit(runner, 'obdfilter-survey', str(tmp_path / 'r'),
+                                                        **iokit_parameters())
     assert len(records) == 1
     assert errors[-1] == {'point': None, 'message': 'obdfilter-survey stopped: timeout'}
 
 
 def test_iokit_summary_missing_falls_back_to_stdout(tmp_path):
     runner = ScriptRunner(stdout=SCRIPT_SUMMARY + 'done!\n')
-    records, unused_errors, unused = obdfilter.run_iokit(runner, 'obdfilter-survey', str(tmp_path / 'r'),
-                                                         **iokit_parameters())
+    records, unused_errors, unused = obdfilter_iokit.run_iokit(runner, 'obdfilter-survey', str(tmp_path / 'r'),
+                                                               **iokit_parameters())
     assert len(records) == 2 and not os.path.exists(str(tmp_path / 'r.summary'))
 
 
@@ -762,7 +765,7 @@ SCRIPT_DETAIL = (
 
 
 def test_iokit_detail_gives_every_osts_figures():
-    points = obdfilter.parse_iokit_detail(SCRIPT_DETAIL)
+    points = obdfilter_detail.parse_obdfilter_detail(SCRIPT_DETAIL)
     assert list(points) == [(2, 32768, 1024, 2, 2)]
     per_ost = points[(2, 32768, 1024, 2, 2)]
     assert per_ost['testfs-OST0000']['write'] == {
@@ -779,8 +782,8 @@ def test_iokit_records_get_per_ost_figures_from_the_detail_file(tmp_path):
     rslt = str(tmp_path / 'r')
     with open(rslt + '.detail', 'w') as handle:
         handle.write(SCRIPT_DETAIL)
-    records, unused_errors, unused = obdfilter.run_iokit(ScriptRunner(summary=SCRIPT_SUMMARY), 'obdfilter-survey',
-                                                         rslt, **iokit_parameters())
+    records, unused_errors, unused = obdfilter_iokit.run_iokit(ScriptRunner(summary=SCRIPT_SUMMARY), 'obdfilter-survey',
+                                                               rslt, **iokit_parameters())
     assert records[0]['per_ost']['testfs-OST0001']['write']['max_mib_s'] == 5.0
     # the second point has no section in this detail file: no per_ost rather than a wrong one
     assert 'per_ost' not in records[1]
@@ -848,9 +851,9 @@ def make_network_survey(nodes, tmp_path, **options):
     nodes.client.node_state = state
     options.setdefault('size_mib', 16)
     raw = RawSink()
-    server_runner = obdfilter.RemoteRunner(nodes, SSH, SERVER)
-    survey = obdfilter.NetworkSurvey(nodes, SERVER, SERVER + '@tcp', node_state=state, run_id='run-1', raw=raw,
-                                     clock=nodes.clock, host='client1', server_runner=server_runner, **options)
+    server_runner = obdfilter_network.RemoteRunner(nodes, SSH, SERVER)
+    survey = obdfilter_network.NetworkSurvey(nodes, SERVER, SERVER + '@tcp', node_state=state, run_id='run-1', raw=raw,
+                                             clock=nodes.clock, host='client1', server_runner=server_runner, **options)
     return survey, state, raw
 
 
@@ -986,7 +989,7 @@ def test_network_plan_lists_the_setup_of_both_nodes(tmp_path):
     ('oss7', '10.9.8.7@tcp'),
 ])
 def test_network_peer_gives_the_ssh_host_and_the_nid(server, nid):
-    host, got = obdfilter.network_peer(server, resolve=lambda name: {'oss7': '10.9.8.7'}[name])
+    host, got = obdfilter_network.network_peer(server, resolve=lambda name: {'oss7': '10.9.8.7'}[name])
     assert got == nid and host == server.split('@')[0]
 
 
@@ -994,7 +997,7 @@ def test_network_peer_that_does_not_resolve_names_targets():
     def fail(name):
         raise OSError('Name or service not known')
     with pytest.raises(obdfilter.EngineError, match='^targets: the server nowhere does not resolve'):
-        obdfilter.network_peer('nowhere', resolve=fail)
+        obdfilter_network.network_peer('nowhere', resolve=fail)
 
 
 def test_remote_runner_quotes_each_word_and_runs_locally_without_a_shell():
@@ -1003,8 +1006,8 @@ def test_remote_runner_quotes_each_word_and_runs_locally_without_a_shell():
     class Recorder:
         def run(self, argv, env=None, cwd=None):
             seen.append(argv)
-    obdfilter.RemoteRunner(Recorder(), ['ssh'], 'oss1').run(['lctl', 'set_param', "a b'c"])
-    obdfilter.RemoteRunner(Recorder(), [], 'oss1').run(['lctl', 'dl'])
+    obdfilter_network.RemoteRunner(Recorder(), ['ssh'], 'oss1').run(['lctl', 'set_param', "a b'c"])
+    obdfilter_network.RemoteRunner(Recorder(), [], 'oss1').run(['lctl', 'dl'])
     assert seen[0][:2] == ['ssh', 'oss1'] and shlex.split(seen[0][2]) == [
         'env', 'LANG=C', 'LC_ALL=C', 'lctl', 'set_param', "a b'c"]
     assert seen[1] == ['lctl', 'dl']
@@ -1014,7 +1017,7 @@ def test_mounted_client_oscs_leave_the_mdt_ones_out():
     devices = [{'type': 'osc', 'status': 'UP', 'name': 'testfs-OST0000-osc-ffff8800'},
                {'type': 'osc', 'status': 'UP', 'name': 'testfs-OST0000-osc-MDT0000'},
                {'type': 'osc', 'status': 'AT', 'name': 'testfs-OST0001-osc-ffff8800'}]
-    assert obdfilter.mounted_client_oscs(devices) == ['testfs-OST0000-osc-ffff8800']
+    assert obdfilter_network.mounted_client_oscs(devices) == ['testfs-OST0000-osc-ffff8800']
 
 
 # --------------------------------------------------------------------------
@@ -1033,14 +1036,14 @@ CLIENT_OSCS = [
 
 
 def test_netdisk_targets_come_from_the_mounted_clients_oscs_and_their_nids():
-    assert obdfilter.netdisk_targets(CLIENT_OSCS, []) == [
+    assert obdfilter_network.netdisk_targets(CLIENT_OSCS, []) == [
         ('testfs-OST0000', '10.0.0.21@tcp'), ('testfs-OST0001', '10.0.0.21@tcp'),
         ('testfs-OST0002', '10.0.0.22@tcp')]
 
 
 def test_netdisk_named_targets_take_the_host_or_the_oscs_nid():
-    peers = obdfilter.netdisk_targets(CLIENT_OSCS, ['oss9:testfs-OST0009', 'testfs-OST0002'], nettype='o2ib',
-                                      resolve=lambda name: {'oss9': '10.0.0.29'}[name])
+    peers = obdfilter_network.netdisk_targets(CLIENT_OSCS, ['oss9:testfs-OST0009', 'testfs-OST0002'], nettype='o2ib',
+                                              resolve=lambda name: {'oss9': '10.0.0.29'}[name])
     assert peers == [('testfs-OST0009', '10.0.0.29@o2ib'), ('testfs-OST0002', '10.0.0.22@tcp')]
 
 
@@ -1052,7 +1055,7 @@ def test_netdisk_named_targets_take_the_host_or_the_oscs_nid():
 ])
 def test_netdisk_bad_targets_name_the_option(devices, requested, message):
     with pytest.raises(obdfilter.EngineError, match=message):
-        obdfilter.netdisk_targets(devices, requested)
+        obdfilter_network.netdisk_targets(devices, requested)
 
 
 def make_netdisk_survey(lustre, tmp_path, peers, **options):
@@ -1060,8 +1063,8 @@ def make_netdisk_survey(lustre, tmp_path, peers, **options):
     lustre.node_state = state
     options.setdefault('size_mib', 16)
     raw = RawSink()
-    survey = obdfilter.NetdiskSurvey(lustre, peers, node_state=state, run_id='run-1', raw=raw, clock=lustre.clock,
-                                     host='client1', **options)
+    survey = obdfilter_network.NetdiskSurvey(lustre, peers, node_state=state, run_id='run-1', raw=raw, clock=lustre.clock,
+                                             host='client1', **options)
     return survey, state, raw
 
 
