@@ -23,7 +23,8 @@ import pytest
 
 from conftest import ROOT, wait_for
 
-from ansible_collections.lustre.iokit.plugins.module_utils.engines.stats_collect import parse_vmstat, sampler_alive
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.stats_collect_parsers import parse_vmstat
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.stats_collect_sampler import sampler_alive
 from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
 
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')

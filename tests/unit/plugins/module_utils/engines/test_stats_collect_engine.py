@@ -18,6 +18,8 @@ import time
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import stats_collect as sc
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import stats_collect_parsers as scp
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import stats_collect_sampler as scs
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, process_start_time
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.brw_stats import parse_brw_stats
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
@@ -155,7 +157,7 @@ def test_start_reads_params_takes_snapshots_and_spawns_samplers_in_order(tmp_pat
     ]
     assert [(item['argv'], item['stdout']) for item in processes.spawned] == [
         (['/usr/bin/vmstat', '-n', '-t', '2', '301'], 'stats-vmstat.out'),
-        ([PYTHON, '-c', sc.SAMPLER_SOURCE, '10', '600', 'lctl', 'get_param'] + OSD_PARAMS, 'stats-brw.out'),
+        ([PYTHON, '-c', scs.SAMPLER_SOURCE, '10', '600', 'lctl', 'get_param'] + OSD_PARAMS, 'stats-brw.out'),
         (['/usr/bin/iostat', '-d', '-x', '-k', '-t', '-y', '5', '121'], 'stats-iostat.out'),
     ]
     # Times in UTC and ISO form, so that the parsers read them without the node's locale or time zone.
@@ -168,7 +170,7 @@ def test_start_reads_params_takes_snapshots_and_spawns_samplers_in_order(tmp_pat
     # The sampler's source is not repeated in the node state.
     assert recorded[1]['command'][:3] == [PYTHON, '-c', '<lustre.iokit sampler>']
     with open(os.path.join(stats.directory, 'stats-brw.start')) as handle:
-        expected = '%s 1000.000000 rc=0 took=0.000000\nbrw at start\n%s\n' % (sc.SAMPLE_MARK, sc.SAMPLE_END)
+        expected = '%s 1000.000000 rc=0 took=0.000000\nbrw at start\n%s\n' % (scp.SAMPLE_MARK, scp.SAMPLE_END)
         assert handle.read() == expected
 
 
@@ -263,9 +265,9 @@ def test_stop_without_a_start_changes_nothing(tmp_path):
 
 def test_stopping_never_signals_a_process_that_reused_the_pid():
     own = {'pid': os.getpid(), 'start_time': process_start_time(os.getpid())}
-    assert sc.sampler_alive(own) is True
-    assert sc.sampler_alive(dict(own, start_time=own['start_time'] - 1)) is False
-    assert sc.sampler_alive({'pid': None}) is False
+    assert scs.sampler_alive(own) is True
+    assert scs.sampler_alive(dict(own, start_time=own['start_time'] - 1)) is False
+    assert scs.sampler_alive({'pid': None}) is False
 
 
 # -- delta arithmetic on real brw_stats ------------------------------------------------------------------
@@ -275,7 +277,7 @@ def test_brw_delta_is_the_io_of_the_survey_only():
     start_text = fixture('osd_ldiskfs_production_2022.txt')
     end_text = add_to_row(add_to_row(start_text, 'disk I/O size', '1M', write=5000), 'disk I/O size', '4K', read=10)
     end_text = add_to_row(end_text, 'pages per bulk r/w', '256', write=5000)
-    histograms, reset = sc.brw_delta(parse_brw_stats(start_text), parse_brw_stats(end_text))
+    histograms, reset = scp.brw_delta(parse_brw_stats(start_text), parse_brw_stats(end_text))
     assert reset is False
     assert histograms['disk I/O size'] == [
         {'bucket': '4K', 'read': {'count': 10, 'pct': 100, 'cum_pct': 100}, 'write': {'count': 0, 'pct': 0, 'cum_pct': 0}},
@@ -293,7 +295,7 @@ def test_brw_delta_percentages_split_the_survey_io():
     end_text = start_text
     for bucket, writes in (('4K', 1), ('512K', 1), ('1M', 2)):
         end_text = add_to_row(end_text, 'disk I/O size', bucket, write=writes)
-    histograms, unused_reset = sc.brw_delta(parse_brw_stats(start_text), parse_brw_stats(end_text))
+    histograms, unused_reset = scp.brw_delta(parse_brw_stats(start_text), parse_brw_stats(end_text))
     assert [(row['bucket'], row['write']['count'], row['write']['pct'], row['write']['cum_pct'])
             for row in histograms['disk I/O size']] == [('4K', 1, 25, 25), ('512K', 1, 25, 50), ('1M', 2, 50, 100)]
 
@@ -304,7 +306,7 @@ def test_brw_delta_after_a_reset_takes_the_end_counts():
     end_text = fixture('osd_ldiskfs_production_2022.txt')
     end_text = re.sub(r'(?m)^1M:\s+79706\s+24 100\s+\| 180654', '1M:\t\t         3  24 100   |     7', end_text)
     end = parse_brw_stats(end_text)
-    histograms, reset = sc.brw_delta(start, end)
+    histograms, reset = scp.brw_delta(start, end)
     assert reset is True
     assert [row for row in histograms['disk I/O size'] if row['bucket'] == '1M'][0]['write']['count'] == 7
 
@@ -312,9 +314,9 @@ def test_brw_delta_after_a_reset_takes_the_end_counts():
 def test_brw_delta_sees_a_reset_in_the_start_time_when_there_was_something_to_reset():
     targets = parse_brw_stats(fixture('get_param_three_targets.txt'))['targets']
     ost, mdt = targets[1], targets[0]
-    assert sc.brw_delta(ost, dict(ost, start_time=ost['start_time'] + 60))[1] is True
+    assert scp.brw_delta(ost, dict(ost, start_time=ost['start_time'] + 60))[1] is True
     # Nothing counted yet: a moved start_time cannot spoil the delta.
-    assert sc.brw_delta(mdt, dict(mdt, start_time=mdt['start_time'] + 60))[1] is False
+    assert scp.brw_delta(mdt, dict(mdt, start_time=mdt['start_time'] + 60))[1] is False
 
 
 def test_brw_records_per_target_from_three_target_snapshots(tmp_path):
@@ -356,9 +358,9 @@ def sampled_brw(tmp_path, texts, end_text, interval=1):
         # What SAMPLER_SOURCE writes: one marked sample per get_param, plus one cut short by the stop.
         with open(os.path.join(stats.directory, 'stats-brw.out'), 'w', encoding='utf-8') as handle:
             for second, text in enumerate(texts, 1):
-                mark = '%s %.6f rc=0 took=0.250000\n' % (sc.SAMPLE_MARK, 1000.0 + second)
-                handle.write(mark + text + sc.SAMPLE_END + '\n')
-            handle.write('%s %.6f rc=0\n%s' % (sc.SAMPLE_MARK, 1000.0 + len(texts) + 1, texts[-1][:200]))
+                mark = '%s %.6f rc=0 took=0.250000\n' % (scp.SAMPLE_MARK, 1000.0 + second)
+                handle.write(mark + text + scp.SAMPLE_END + '\n')
+            handle.write('%s %.6f rc=0\n%s' % (scp.SAMPLE_MARK, 1000.0 + len(texts) + 1, texts[-1][:200]))
     clock.now = 1000.0 + len(texts) + 1.5
     records, errors, unused_info = stats.collect()
     assert errors == []
@@ -385,11 +387,11 @@ def test_sampled_brw_keeps_a_sparse_series_whose_sum_is_the_whole_delta(tmp_path
                                          'deltas': [[0, 0, 0, 10], [2, 0, 5, 0], [2, 1, 0, 3]]},
                        'pages per bulk r/w': {'buckets': ['1K'], 'deltas': [[3, 0, 0, 7]]}}}
     # Only the histograms the report cuts per phase are kept sample by sample.
-    assert set(ost['histograms']) > set(sc.BRW_SERIES_HISTOGRAMS)
+    assert set(ost['histograms']) > set(scp.BRW_SERIES_HISTOGRAMS)
     # Idle targets cost their times only.
     assert records['ai400-OST0001']['series'] == {'times': [1001.0, 1002.0, 1003.0, 1004.5], 'resets': [],
                                                   'read_s': 0.25, 'histograms': {}}
-    for title in sc.BRW_SERIES_HISTOGRAMS:
+    for title in scp.BRW_SERIES_HISTOGRAMS:
         kept = ost['series']['histograms'][title]
         summed = {}
         for unused_sample, bucket, read, write in kept['deltas']:
@@ -454,24 +456,24 @@ req_waittime              164 samples [usecs] 2 800 15000 1900000
 
 
 def test_counter_deltas_leave_out_what_did_not_move():
-    start = sc.parse_counters(COUNTERS_START)
-    end = sc.parse_counters(COUNTERS_END)
+    start = scp.parse_counters(COUNTERS_START)
+    end = scp.parse_counters(COUNTERS_END)
     assert start['obdfilter.testfs-OST0000.stats']['counters']['statfs'] == {
         'count': 7, 'unit': 'reqs', 'min': None, 'max': None, 'sum': None, 'sumsq': None}
-    counters, reset = sc.counters_delta(start['obdfilter.testfs-OST0000.stats'], end['obdfilter.testfs-OST0000.stats'])
+    counters, reset = scp.counters_delta(start['obdfilter.testfs-OST0000.stats'], end['obdfilter.testfs-OST0000.stats'])
     assert reset is False
     assert counters == {'write_bytes': {'count': 64, 'sum': 67108864, 'unit': 'bytes'},
                         'statfs': {'count': 2, 'sum': None, 'unit': 'reqs'},
                         'create': {'count': 1, 'sum': 40, 'unit': 'usecs'}}
-    counters, reset = sc.counters_delta(start['ost.OSS.ost_io.stats'], end['ost.OSS.ost_io.stats'])
+    counters, reset = scp.counters_delta(start['ost.OSS.ost_io.stats'], end['ost.OSS.ost_io.stats'])
     assert counters == {'req_waittime': {'count': 64, 'sum': 6000, 'unit': 'usecs'}}
 
 
 def test_counter_delta_after_a_clear_is_flagged():
-    start = sc.parse_counters(COUNTERS_END)['obdfilter.testfs-OST0000.stats']
-    end = sc.parse_counters(COUNTERS_START)['obdfilter.testfs-OST0000.stats']
+    start = scp.parse_counters(COUNTERS_END)['obdfilter.testfs-OST0000.stats']
+    end = scp.parse_counters(COUNTERS_START)['obdfilter.testfs-OST0000.stats']
     end['start_time'] = start['start_time']
-    counters, reset = sc.counters_delta(start, end)
+    counters, reset = scp.counters_delta(start, end)
     assert reset is True
     assert counters['write_bytes'] == {'count': 4, 'sum': 4194304, 'unit': 'bytes'}
 
@@ -485,11 +487,11 @@ VMSTAT_T = '''procs -----------memory---------- ---swap-- -----io---- -system-- 
 
 
 def test_vmstat_drops_the_since_boot_line_and_reads_utc_times():
-    rows = sc.parse_vmstat(VMSTAT_T)
+    rows = scp.parse_vmstat(VMSTAT_T)
     assert [(row['us'], row['sy'], row['wa'], row['bo'], row['time']) for row in rows] == [
         (20, 10, 30, 90000, 1795444840.0), (10, 6, 10, 80000, 1795444841.0)]
-    assert sc.vmstat_summary(rows) == {'samples': 2, 'cpu_busy_pct': {'mean': 23.0, 'max': 30},
-                                       'iowait_pct': {'mean': 20.0, 'max': 30}}
+    assert scp.vmstat_summary(rows) == {'samples': 2, 'cpu_busy_pct': {'mean': 23.0, 'max': 30},
+                                        'iowait_pct': {'mean': 20.0, 'max': 30}}
 
 
 def test_vmstat_without_timestamps_and_with_the_gu_column():
@@ -497,9 +499,9 @@ def test_vmstat_without_timestamps_and_with_the_gu_column():
             ' r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st gu\n'
             ' 1  0      0 100 200 300 0 0 1 2 3 4 5 6 89 0 0 0\n'
             ' 2  0      0 100 200 300 0 0 1 2 3 4 50 6 40 4 0 0\n')
-    assert sc.parse_vmstat(text) == [{'r': 2, 'b': 0, 'swpd': 0, 'free': 100, 'buff': 200, 'cache': 300, 'si': 0,
+    assert scp.parse_vmstat(text) == [{'r': 2, 'b': 0, 'swpd': 0, 'free': 100, 'buff': 200, 'cache': 300, 'si': 0,
                                       'so': 0, 'bi': 1, 'bo': 2, 'in': 3, 'cs': 4, 'us': 50, 'sy': 6, 'id': 40,
-                                      'wa': 4, 'st': 0, 'gu': 0, 'time': None}]
+                                       'wa': 4, 'st': 0, 'gu': 0, 'time': None}]
 
 
 IOSTAT = '''Linux 6.1.0 (oss1) \t11/23/2026 \t_x86_64_\t(2 CPU)
@@ -517,7 +519,7 @@ sdb              0.00      0.00     0.00   0.00    0.00     0.00   90.00  92160.
 
 
 def test_iostat_reports_by_time_and_device():
-    reports = sc.parse_iostat(IOSTAT)
+    reports = scp.parse_iostat(IOSTAT)
     assert [report['time'] for report in reports] == [1795444840.0, 1795444841.0]
     assert reports[0]['devices']['sdb']['wkB/s'] == 102400.0
     assert reports[1]['devices'] == {'sdb': {'r/s': 0.0, 'rkB/s': 0.0, 'rrqm/s': 0.0, '%rrqm': 0.0, 'r_await': 0.0,
@@ -526,15 +528,15 @@ def test_iostat_reports_by_time_and_device():
 
 def test_a_sample_cut_short_by_a_kill_is_ignored():
     text = ('%s 10.5 rc=0\nfirst\n%s\n%s 11.5 rc=0\nsecond\n%s\n%s 12.5 rc=0\nhalf of the thi'
-            % (sc.SAMPLE_MARK, sc.SAMPLE_END, sc.SAMPLE_MARK, sc.SAMPLE_END, sc.SAMPLE_MARK))
-    assert sc.split_samples(text) == [(10.5, 0, 'first\n'), (11.5, 0, 'second\n')]
+            % (scp.SAMPLE_MARK, scp.SAMPLE_END, scp.SAMPLE_MARK, scp.SAMPLE_END, scp.SAMPLE_MARK))
+    assert scp.split_samples(text) == [(10.5, 0, 'first\n'), (11.5, 0, 'second\n')]
 
 
 def test_a_sample_says_how_long_its_command_took_when_the_sampler_wrote_it():
     text = ('%s 10.5 rc=0 took=0.125000\nfirst\n%s\n%s 11.5 rc=0\nsecond\n%s\n'
-            % (sc.SAMPLE_MARK, sc.SAMPLE_END, sc.SAMPLE_MARK, sc.SAMPLE_END))
-    assert sc.split_samples(text) == [(10.5, 0, 'first\n'), (11.5, 0, 'second\n')]
-    assert sc.split_samples(text, with_took=True) == [(10.5, 0, 'first\n', 0.125), (11.5, 0, 'second\n', None)]
+            % (scp.SAMPLE_MARK, scp.SAMPLE_END, scp.SAMPLE_MARK, scp.SAMPLE_END))
+    assert scp.split_samples(text) == [(10.5, 0, 'first\n'), (11.5, 0, 'second\n')]
+    assert scp.split_samples(text, with_took=True) == [(10.5, 0, 'first\n', 0.125), (11.5, 0, 'second\n', None)]
 
 
 def test_collect_stops_first_and_returns_every_collector(tmp_path):
@@ -586,14 +588,14 @@ def test_interval_problems_name_the_option(intervals, message):
 
 def test_the_real_sampler_runs_detached_and_stops_cleanly_on_sigterm(tmp_path):
     out = str(tmp_path / 'out')
-    process = sc.Spawner().spawn([sys.executable, '-c', sc.SAMPLER_SOURCE, '0.1', '60', 'echo', 'hello'],
-                                 out, str(tmp_path / 'err'))
+    process = scs.Spawner().spawn([sys.executable, '-c', scs.SAMPLER_SOURCE, '0.1', '60', 'echo', 'hello'],
+                                  out, str(tmp_path / 'err'))
     try:
         assert os.getpgid(process.pid) == process.pid
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             with open(out) as handle:
-                if handle.read().count(sc.SAMPLE_END) >= 3:
+                if handle.read().count(scp.SAMPLE_END) >= 3:
                     break
             time.sleep(0.05)
         os.killpg(process.pid, signal.SIGTERM)
@@ -603,7 +605,7 @@ def test_the_real_sampler_runs_detached_and_stops_cleanly_on_sigterm(tmp_path):
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     with open(out) as handle:
-        samples = sc.split_samples(handle.read())
+        samples = scp.split_samples(handle.read())
     assert len(samples) >= 3
     assert all(rc == 0 and body == 'hello\n' for unused_time, rc, body in samples)
     assert samples[1][0] > samples[0][0]
@@ -611,8 +613,8 @@ def test_the_real_sampler_runs_detached_and_stops_cleanly_on_sigterm(tmp_path):
 
 def test_the_real_sampler_stops_by_itself_at_its_time_limit(tmp_path):
     out = str(tmp_path / 'out')
-    process = sc.Spawner().spawn([sys.executable, '-c', sc.SAMPLER_SOURCE, '0.2', '0.5', 'true'],
-                                 out, str(tmp_path / 'err'))
+    process = scs.Spawner().spawn([sys.executable, '-c', scs.SAMPLER_SOURCE, '0.2', '0.5', 'true'],
+                                  out, str(tmp_path / 'err'))
     try:
         assert process.wait(timeout=20) == 0
     finally:
@@ -620,7 +622,7 @@ def test_the_real_sampler_stops_by_itself_at_its_time_limit(tmp_path):
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     with open(out) as handle:
-        assert 1 <= len(sc.split_samples(handle.read())) <= 4
+        assert 1 <= len(scp.split_samples(handle.read())) <= 4
 
 
 def test_start_and_stop_with_real_processes_leave_nothing_running(tmp_path):
