@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""iokit_report: the report files of a stored run, a verdict that fails for what is missing or too slow, bad settings
+refused by name."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.catalog import PARSERS
+
+RUN_ID = '20261122T101500Z-3f2a'
+FIXTURE = os.path.join(os.path.dirname(__file__), '..', 'module_utils', 'parsers', 'fixtures', 'obdfilter_survey',
+                       'manual_example_output.txt')
+REPORT_FILES = ('report.json', 'results.csv', 'analysis.json', 'summary.md', 'report.html')
+
+
+def example_records():
+    """The obdfilter-survey manual's example, as the parser reads it: write 10982.73 MiB/s at its one point."""
+    with open(FIXTURE, encoding='utf-8') as handle:
+        return PARSERS['obdfilter_survey'](handle.read())
+
+
+@pytest.fixture
+def store(tmp_path, run_action, make_envelope):
+    """A run of obdfilter on oss1 and oss2, stored by store_result."""
+    directory = tmp_path / 'store'
+    for host in ('oss1', 'oss2'):
+        run_action('store_result', {'envelope': make_envelope(host=host, records=example_records()),
+                                    'results_dir': str(directory), 'fetch_raw_output': False},
+                   task_vars={'inventory_hostname': host})
+    return directory
+
+
+def report(run_action, store, **args):
+    return run_action('iokit_report', dict({'results_dir': str(store), 'run_id': RUN_ID}, **args))
+
+
+def test_the_report_files_are_written_in_the_runs_directory(store, run_action):
+    result = report(run_action, store)
+    run_dir = store / RUN_ID
+    assert result['changed'] is True and result['run_dir'] == str(run_dir)
+    assert (result['hosts'], result['surveys'], result['envelopes']) == (['oss1', 'oss2'], ['obdfilter'], 2)
+    for name in REPORT_FILES:
+        assert (run_dir / name).is_file() and (run_dir / name).stat().st_size > 0
+    assert sorted(result['files'].values()) == sorted(str(run_dir / name) for name in REPORT_FILES)
+    # No criteria: no verdict, and no verdict file that could be read as one.
+    assert result['verdict'] is None and not (run_dir / 'verdict.json').exists()
+    assert 'oss2' in (run_dir / 'report.html').read_text()
+
+
+def test_an_expected_host_without_a_result_fails_the_verdict_by_name(store, run_action):
+    complete = report(run_action, store, default_criteria=True, expected={'obdfilter': ['oss1', 'oss2']})
+    assert complete['verdict'] == 'passed' and complete['failures'] == []
+    missing = report(run_action, store, default_criteria=True, expected={'obdfilter': ['oss1', 'oss2', 'oss3']})
+    assert missing['verdict'] == 'failed'
+    assert missing['failures'] == ['obdfilter on oss3: no result in the run directory (run %s)' % RUN_ID]
+    with open(missing['files']['verdict'], encoding='utf-8') as handle:
+        assert json.load(handle)['verdict'] == 'failed'
+
+
+def test_a_floor_passes_below_the_measured_rate_and_fails_above_it(store, run_action):
+    below = report(run_action, store, criteria={'floors': [{'metric': 'obdfilter_write_mib_s', 'min': 10000}]})
+    assert below['verdict'] == 'passed'
+    above = report(run_action, store, criteria={'floors': [{'metric': 'obdfilter_write_mib_s', 'min': 11000}]})
+    assert above['verdict'] == 'failed' and len(above['failures']) == 2
+    assert all('obdfilter_write_mib_s' in failure for failure in above['failures'])
+
+
+def test_a_corrupt_result_file_is_named_not_skipped(store, run_action):
+    (store / RUN_ID / 'oss3').mkdir()
+    (store / RUN_ID / 'oss3' / 'obdfilter.json').write_text('{"half": ')
+    result = report(run_action, store)
+    assert result['envelopes'] == 2
+    # named relative to the run's directory, with what is wrong
+    assert [item['path'] for item in result['unreadable']] == ['oss3/obdfilter.json']
+    assert result['unreadable'][0]['problems'][0].startswith('not valid JSON')
+
+
+def test_a_run_that_was_never_stored_is_refused(tmp_path, action_fails):
+    message = action_fails('iokit_report', {'results_dir': str(tmp_path), 'run_id': RUN_ID})
+    assert message == ('run directory %s does not exist: no result of run %s is stored in %s'
+                       % (tmp_path / RUN_ID, RUN_ID, tmp_path))
+
+
+@pytest.mark.parametrize('args, words', [
+    ({'run_id': '../x'}, ['run_id must not contain ".."']),
+    ({'options': {'outlier_treshold': 2}}, ['options: unknown key(s) outlier_treshold', 'outlier_threshold']),
+    ({'options': {'outlier_threshold': 'high'}}, ["options.outlier_threshold: 'high' is not valid"]),
+    ({'options': {'efficiency_expected': [0.8]}}, ['options.efficiency_expected', 'two numbers expected']),
+    ({'expected': {'obdfilter': 'oss1'}}, ["expected.obdfilter must be a list of host names, got 'oss1'"]),
+    ({'compare_run_id': '20261101T000000Z-0000'}, ['run 20261101T000000Z-0000 has no samples to compare with']),
+])
+def test_bad_settings_are_refused_by_name_before_anything_is_written(store, args, words, action_fails):
+    message = action_fails('iokit_report', dict({'results_dir': str(store), 'run_id': RUN_ID}, **args))
+    for word in words:
+        assert word in message
+    assert not (store / RUN_ID / 'report.html').exists()
+
+
+def test_bad_criteria_are_refused_with_the_criterions_name(store, action_fails):
+    message = action_fails('iokit_report', {'results_dir': str(store), 'run_id': RUN_ID,
+                                            'criteria': {'floors': [{'metric': 'obdfilter_write_mib_s'}]}})
+    assert 'floors' in message
+    assert not (store / RUN_ID / 'report.html').exists()
