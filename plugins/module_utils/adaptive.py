@@ -62,6 +62,42 @@ def envelope_fields(inner_sweeps, plan):
     return {'sweep': inner_sweeps.summary(points_full), 'skipped_points': list(inner_sweeps.skipped_points)}
 
 
+def inner_sweep_sizes(points, axis, outer_keys):
+    """How many runnable points (``skip`` unset) each inner sweep of a plan has, in plan order: the points that
+    share the values of ``outer_keys`` make one sweep along ``axis``."""
+    sizes = []
+    index = {}
+    for point in points:
+        if point.get('skip') or axis not in point:
+            continue
+        key = tuple(point.get(name) for name in outer_keys)
+        if key not in index:
+            index[key] = len(sizes)
+            sizes.append(0)
+        sizes[index[key]] += 1
+    return sizes
+
+
+def plan_fields(mode, min_gain_pct, patience, inner_sizes, started=()):
+    """The plan's ``sweep``: the mode and settings, and the points an adaptive sweep can run.
+
+    ``inner_sizes``: the runnable points of each inner sweep (``inner_sweep_sizes``); ``started``: for each, how
+    many points it starts from that are already measured (mdtest's nodes step starts from the best tasks-per-node
+    point), 0 when not given.  ``points_full`` is the full grid; ``points_most`` the adaptive worst case, also
+    the full grid (a curve that gains at least ``min_gain_pct`` at every point never stops);
+    ``points_fewest`` the least the stop rule can run: each inner sweep's first point then ``patience`` flat
+    points (a curve flat from its first doubling). A fall of more than ``min_gain_pct`` at the second point stops
+    a sweep after two points, fewer only with a patience above 1.
+    """
+    started = list(started) + [0] * (len(inner_sizes) - len(started))
+    full = sum(inner_sizes)
+    fewest = sum(min(size, max(0, 1 + patience - seen)) for size, seen in zip(inner_sizes, started))
+    fields = {'mode': mode, 'min_gain_pct': min_gain_pct, 'patience': patience, 'points_full': full}
+    if mode == 'adaptive':
+        fields.update(points_most=full, points_fewest=fewest)
+    return fields
+
+
 def spread_pct(figure, low, high, scale=1):
     """Half the min..max range of a point as a percentage of its figure (None when not printed).
 
@@ -219,6 +255,11 @@ class InnerSweeps(object):
     def measured(self, outer, x, figures):
         """A point ran; ``figures`` maps each test to ``{'value', 'spread_pct'}``. Returns the stop reason or None."""
         self.points_run += 1
+        return self.seen(outer, x, figures)
+
+    def seen(self, outer, x, figures):
+        """As ``measured`` for a point the inner sweep starts from but does not run again (mdtest's nodes step
+        starts from the best point of its tasks-per-node step): it joins the curve, it is not counted as run."""
         if not self.adaptive:
             return None
         series = self._series.setdefault(_outer_key(outer), {})

@@ -100,7 +100,9 @@ def work_of(survey, plan):
         read = plan.get('bytes_read') or 0
         amount = (written + read) / MIB
     elif survey == 'mdtest':
-        points = len(plan.get('points') or [])
+        # the nodes step's one-node point is the best point of the first step, not run again
+        points = len([point for point in plan.get('points') or []
+                      if not (isinstance(point, dict) and point.get('reuses_best_tasks_point'))])
         amount = float(points)
     else:
         raise ValueError('no work is defined for the survey %r' % (survey,))
@@ -143,7 +145,32 @@ def estimate(survey, plan, rate=None, where=None, measured=None):
               'estimate_basis': basis, 'source': source}
     if measured is not None:
         answer['measured_run'] = {'run_id': measured['run_id'], 'finished': measured['finished']}
+    bounds = adaptive_bounds((plan or {}).get('sweep'), duration)
+    if bounds is not None:
+        answer['adaptive'] = bounds
     return answer
+
+
+def adaptive_bounds(sweep, duration):
+    """What an adaptive sweep may take (``sweep``: the plan's, adaptive.plan_fields), or None for a full sweep.
+
+    The worst case is the full grid, points and duration: a curve that gains at least the minimum at every point
+    never stops.  The fewest points are those of sweeps flat from their first doubling; their duration is the
+    full one's share by points (every point taken as long as the others: a guess on the high side, since the
+    points left out are the ones with the most threads).
+    """
+    if not isinstance(sweep, dict) or sweep.get('mode') != 'adaptive':
+        return None
+    full, fewest = _number(sweep.get('points_full')), _number(sweep.get('points_fewest'))
+    most = _number(sweep.get('points_most'))
+    most = full if most is None else most
+    fewest_duration = None
+    if duration is not None and full and fewest is not None:
+        fewest_duration = round(duration * fewest / full, 1)
+    return {'points_full': full, 'points_most': most, 'points_fewest': fewest,
+            'estimated_duration_most_s': duration if most == full else None,
+            'estimated_duration_fewest_s': fewest_duration,
+            'min_gain_pct': sweep.get('min_gain_pct'), 'patience': sweep.get('patience')}
 
 
 def _run_seconds(envelope):

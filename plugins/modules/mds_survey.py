@@ -244,6 +244,11 @@ plan:
       C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
       rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
       results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
+    - C(sweep) - O(sweep), O(sweep_min_gain_pct), O(sweep_patience) as C(mode), C(min_gain_pct), C(patience), and
+      C(points_full), the runnable points of the full grid; with O(sweep=adaptive) also C(points_most), the worst
+      case (the full grid again - a thread sweep that keeps gaining never stops), and C(points_fewest), every thread
+      sweep flat from its first doubling. C(estimate.adaptive) repeats them with their durations
+      (C(estimated_duration_most_s), C(estimated_duration_fewest_s), the latter the full duration's share by points).
   returned: always
   type: dict
 '''
@@ -372,6 +377,8 @@ def main():
     builder.set_environment(free_inodes=free_inodes)
     survey_module.fail_on_problems(module, inode_problems)
     plan = survey.plan()
+    plan['sweep'] = adaptive.plan_fields(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'],
+                                         adaptive.inner_sweep_sizes(plan['points'], 'thr', ()))
     if module.check_mode:
         survey_module.exit_with_envelope(module, builder, 'mds survey', True, plan=plan)
 

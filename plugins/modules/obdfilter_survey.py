@@ -313,6 +313,11 @@ plan:
       C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
       rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
       results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
+    - C(sweep) - O(sweep), O(sweep_min_gain_pct), O(sweep_patience) as C(mode), C(min_gain_pct), C(patience), and
+      C(points_full), the runnable points of the full grid; with O(sweep=adaptive) also C(points_most), the worst
+      case (the full grid again - a thread sweep that keeps gaining never stops), and C(points_fewest), every thread
+      sweep flat from its first doubling. C(estimate.adaptive) repeats them with their durations
+      (C(estimated_duration_most_s), C(estimated_duration_fewest_s), the latter the full duration's share by points).
     - With O(case=network), C(per_ost) is keyed by the server (C(stored_on_server) is false, obdecho keeps
       nothing), and C(setup) lists the commands run on the C(server) and on this C(client) before the sweep;
       with O(case=netdisk), C(setup) lists this C(client)'s commands.

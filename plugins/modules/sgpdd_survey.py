@@ -249,6 +249,11 @@ plan:
       C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
       rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
       results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
+    - C(sweep) - O(sweep), O(sweep_min_gain_pct), O(sweep_patience) as C(mode), C(min_gain_pct), C(patience), and
+      C(points_full), the runnable points of the full grid; with O(sweep=adaptive) also C(points_most), the worst
+      case (the full grid again - a thread sweep that keeps gaining never stops), and C(points_fewest), every thread
+      sweep flat from its first doubling. C(estimate.adaptive) repeats them with their durations
+      (C(estimated_duration_most_s), C(estimated_duration_fewest_s), the latter the full duration's share by points).
   returned: always
   type: dict
 '''
@@ -353,6 +358,8 @@ def main():
         'skipped_points': [point for point in points if point['skip']],
         'bytes_written_per_device': survey.bytes_written_per_device(),
         'bytes_read_per_device': survey.bytes_read_per_device(),
+        'sweep': adaptive.plan_fields(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'],
+                                      adaptive.inner_sweep_sizes(points, 'thr', ('rsz_kib', 'crg'))),
     }
     plan['estimate'] = plan_estimate.estimate(SURVEY, plan)
     plan['estimated_duration_s'] = plan['estimate']['estimated_duration_s']

@@ -38,10 +38,26 @@ def _duration(seconds, unknown=0):
 
 
 def host_line(host, estimate):
-    """``oss1: 12 points, 3.0 GiB written, about 6 min (assumed 500 MiB/s per OST (built-in guess))``."""
-    return '%s: %d points, %s written, %s (%s)' % (
+    """``oss1: 12 points, 3.0 GiB written, about 6 min (assumed 500 MiB/s per OST (built-in guess))``, then for
+    an adaptive sweep what it may take (``adaptive_text``)."""
+    line = '%s: %d points, %s written, %s (%s)' % (
         host, estimate.get('points') or 0, bytes_text(estimate.get('bytes_written')),
         _duration(estimate.get('estimated_duration_s')), estimate.get('estimate_basis') or 'no basis given')
+    adaptive = adaptive_text(estimate.get('adaptive'))
+    return '%s; %s' % (line, adaptive) if adaptive else line
+
+
+def adaptive_text(bounds):
+    """``adaptive sweep: up to the full grid (12 points, about 6 min), as few as 4 points (about 2 min) ...``."""
+    if not isinstance(bounds, dict):
+        return ''
+    fewest = bounds.get('points_fewest')
+    text = 'adaptive sweep: up to the full grid (%s points, %s) if every curve keeps gaining' % (
+        bounds.get('points_most'), _duration(bounds.get('estimated_duration_most_s')))
+    if fewest is not None:
+        text += ', as few as %d points (%s) if every curve is flat from its first doubling' % (
+            fewest, _duration(bounds.get('estimated_duration_fewest_s')))
+    return text
 
 
 def _totals_text(totals, what):

@@ -178,3 +178,30 @@ def test_envelope_fields_count_the_runnable_points_of_the_plan():
                                                {'thr': 1, 'skip': 'thr < nobj'}])
     assert fields['skipped_points'] == [{'point': {'nobj': 1, 'thr': 2}, 'reason': 'saturated'}]
     assert (fields['sweep']['points_run'], fields['sweep']['points_full']) == (1, 2)
+
+
+def test_a_point_seen_before_starts_the_curve_without_counting_as_run():
+    sweeps = adaptive.InnerSweeps('adaptive', axis='nodes')
+    assert sweeps.seen({'tasks_per_node': 4}, 1, {'create': {'value': 1000.0}}) is None
+    assert sweeps.measured({'tasks_per_node': 4}, 2, {'create': {'value': 1010.0}}) == 'saturated at nodes 2: +1.0 % < 3 %'
+    assert sweeps.points_run == 1 and sweeps.stopped({'tasks_per_node': 4}) is not None
+
+
+def test_inner_sweep_sizes_group_the_runnable_points_by_their_outer_values():
+    points = [{'rsz_kib': 1024, 'nobj': 1, 'thr': 1, 'skip': None}, {'rsz_kib': 1024, 'nobj': 1, 'thr': 2, 'skip': None},
+              {'rsz_kib': 1024, 'nobj': 2, 'thr': 1, 'skip': 'thr < nobj'},
+              {'rsz_kib': 1024, 'nobj': 2, 'thr': 2, 'skip': None}, {'rsz_kib': 1024, 'nobj': 2, 'thr': 4, 'skip': None},
+              {'rsz_kib': 1024, 'nobj': 2, 'thr': 8, 'skip': None}]
+    assert adaptive.inner_sweep_sizes(points, 'thr', ('rsz_kib', 'nobj')) == [2, 3]
+    assert adaptive.inner_sweep_sizes(points, 'thr', ()) == [5]
+
+
+def test_plan_fields_worst_case_is_the_full_grid_and_the_fewest_a_flat_start():
+    # two thread sweeps of 5 and 1 points: a flat start runs 2 (patience 1) or 3 (patience 2) of the 5, and the 1
+    assert adaptive.plan_fields('adaptive', 3.0, 1, [5, 1]) == {
+        'mode': 'adaptive', 'min_gain_pct': 3.0, 'patience': 1, 'points_full': 6, 'points_most': 6, 'points_fewest': 3}
+    assert adaptive.plan_fields('adaptive', 3.0, 2, [5, 1])['points_fewest'] == 4
+    # a sweep that starts from a point measured before needs only its patience's points
+    assert adaptive.plan_fields('adaptive', 3.0, 1, [4, 3], started=[0, 1])['points_fewest'] == 3
+    assert adaptive.plan_fields('full', 3.0, 1, [5, 1]) == {'mode': 'full', 'min_gain_pct': 3.0, 'patience': 1,
+                                                           'points_full': 6}

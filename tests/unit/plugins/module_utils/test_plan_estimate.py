@@ -170,3 +170,22 @@ def test_fleet_totals_add_the_work_and_take_the_slowest_host():
         {'points': 1, 'bytes_written': 0, 'bytes_read': 0, 'estimated_duration_s': None}])
     assert totals == {'hosts': 3, 'points': 6, 'bytes_written': 30, 'bytes_read': 3, 'estimated_duration_s': 90.0,
                       'unknown_hosts': 1}
+
+
+def test_an_adaptive_plan_gives_the_full_grid_as_its_worst_case_and_a_flat_start_as_its_fewest():
+    plan = dict(OBDFILTER_PLAN, sweep={'mode': 'adaptive', 'min_gain_pct': 3.0, 'patience': 1, 'points_full': 2,
+                                       'points_most': 2, 'points_fewest': 1})
+    answer = plan_estimate.estimate('obdfilter', plan, rate=100.0)
+    # 200 MiB per OST at 100 MiB/s: 2 s for the full grid, also the worst case; half the points, about half of it
+    assert answer['estimated_duration_s'] == 2.0
+    assert answer['adaptive'] == {'points_full': 2, 'points_most': 2, 'points_fewest': 1,
+                                  'estimated_duration_most_s': 2.0, 'estimated_duration_fewest_s': 1.0,
+                                  'min_gain_pct': 3.0, 'patience': 1}
+    full = dict(OBDFILTER_PLAN, sweep={'mode': 'full', 'min_gain_pct': 3.0, 'patience': 1, 'points_full': 2})
+    assert 'adaptive' not in plan_estimate.estimate('obdfilter', full, rate=100.0)
+    # without a rate the points still say it
+    mdtest = {'points': [{}, {}, {}, {'reuses_best_tasks_point': True}, {}],
+              'sweep': {'mode': 'adaptive', 'points_full': 4, 'points_most': 4, 'points_fewest': 2}}
+    answer = plan_estimate.estimate('mdtest', mdtest)
+    assert answer['points'] == 4 and answer['adaptive']['estimated_duration_most_s'] is None
+    assert (answer['adaptive']['points_most'], answer['adaptive']['points_fewest']) == (4, 2)

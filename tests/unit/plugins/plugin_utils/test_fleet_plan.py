@@ -77,3 +77,17 @@ def test_the_action_takes_the_stored_run_else_the_modules_estimate(tmp_path):
     # 200 MiB per OST in 10 s: 20 MiB/s, so the plan's 100 MiB takes 5 s
     assert measured['estimated_duration_s'] == 5.0 and measured['source'] == 'stored run'
     assert measured['estimate_basis'] == 'from run before of 2026-03-01 (20 MiB/s per OST measured)'
+
+
+def test_an_adaptive_sweeps_host_line_says_up_to_the_full_grid_and_as_few_as_a_flat_start():
+    plan = {'points': [{'thr': thr, 'skip': None} for thr in (1, 2, 4, 8)],
+            'per_ost': {'OST0000': {'bytes_written': 600 * GIB, 'bytes_read': 0}},
+            'sweep': {'mode': 'adaptive', 'min_gain_pct': 3.0, 'patience': 1, 'points_full': 4, 'points_most': 4,
+                      'points_fewest': 2}}
+    entry = plan_entry('obdfilter', plan, 'oss1')
+    # 600 GiB at 500 MiB/s: 1228.8 s; a flat start runs half the points
+    assert entry['estimate']['adaptive']['estimated_duration_fewest_s'] == 614.4
+    assert fleet_plan([entry], survey='obdfilter')[1] == (
+        '  oss1: 4 points, 600.0 GiB written, about 20 min (assumed 500 MiB/s per OST (built-in guess)); adaptive sweep:'
+        ' up to the full grid (4 points, about 20 min) if every curve keeps gaining, as few as 2 points (about 10 min)'
+        ' if every curve is flat from its first doubling')
