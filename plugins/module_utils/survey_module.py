@@ -337,7 +337,11 @@ def add_iokit_outcome(builder, records, errors, runner):
 
 
 def add_survey_outcome(builder, survey, cleanup_problems=()):
-    """A native survey's errors, its cleanup problems, then why it stopped early (if it did)."""
+    """A native survey's errors, its cleanup problems, then why it stopped early (if it did); the envelope fields
+    the survey adds itself (``envelope_fields()``, such as an adaptive sweep's), when it has them."""
+    fields = getattr(survey, 'envelope_fields', None)
+    if callable(fields):
+        builder.extra_fields.update(fields())
     for error in survey.errors:
         builder.add_error(error['message'], error['point'])
     for problem in cleanup_problems:

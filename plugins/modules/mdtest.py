@@ -20,6 +20,13 @@ description:
     (O(tasks_per_node), such as 1, 2, 4, 8) on one node, then the nodes (O(nodes), by default 1, 2, 4, ... up to
     the number of O(hosts)) at the tasks per node that gave the best mean rate of O(best_by). The one-node point
     of the second step is the best point of the first, not run again."
+  - "With O(sweep=adaptive) each step stops early once the mean rate of O(best_by) gains too little: step 1 stops
+    doubling the tasks per node, step 2 adding nodes (the rule of O(sweep), O(sweep_min_gain_pct) and
+    O(sweep_patience); a point's spread is half its min..max range over the iterations). O(best_by) decides
+    because it is the figure that picks the tasks per node of step 2: the other operations are recorded at every
+    point run but do not hold a step back, and their own peaks may lie past where the sweep stopped. Every point
+    passed over is listed with the reason in RV(skipped_points); RV(sweep) says how many of the full sweep's
+    points ran."
   - Every point runs C(mdtest -i) O(iterations); its summary gives max, min, mean and standard deviation over the
     iterations. With O(drop_caches) each phase runs as its own mdtest invocation, with the client caches dropped on
     every node of the point before each phase after create, and the statistics over the iterations are computed
@@ -46,6 +53,7 @@ extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
   - lustre.iokit.client_launch
+  - lustre.iokit.sweep.adaptive
 options:
   tasks_per_node:
     description: The tasks per node of the first step, on one node, in increasing order.
@@ -159,6 +167,8 @@ notes:
   - There is no O(engine=iokit) for this survey - lustre-iokit has no mdtest script, mdtest is the tool itself.
     O(engine=iokit) is refused; only V(native) runs.
   - mdtest's own output of every invocation is kept in RV(raw_output), each preceded by the command line.
+  - O(sweep_min_gain_pct) applies to rates averaged over O(iterations); with O(iterations=1) no spread is known
+    and a single noisy point can stop a step - keep 2 or more iterations for an adaptive sweep.
   - The directories below mdtest's C(test-dir) follow the file system's default directory layout (C(lfs
     setdirstripe -D)); O(mdt_count) stripes each point's directory itself.
 seealso:
@@ -200,6 +210,15 @@ EXAMPLES = r'''
     mdt_count: -1
     drop_caches: true
     allow_run_as_root: true
+
+- name: Stop each step once the file creation rate gains less than 5 %, two points in a row
+  lustre.iokit.mdtest:
+    mount_point: /mnt/testfs
+    hosts: [client1, client2, client3, client4]
+    tasks_per_node: [1, 2, 4, 8, 16, 32]
+    sweep: adaptive
+    sweep_min_gain_pct: 5
+    sweep_patience: 2
 
 - name: Show the plan only
   lustre.iokit.mdtest:
@@ -281,14 +300,33 @@ plan:
       (each with C(step), C(nodes), C(tasks_per_node) and C(tasks), null for the second step until the first has
       chosen, and C(hosts)), C(best_by), C(mdtest_invocations_per_point), C(first_command) (the first point's
       whole command, the launcher's or the module shell's argument list),
-      C(layout) and C(estimated_duration_s) (null).
+      C(layout), C(estimated_duration_s) (null unless a stored run gives a rate), C(estimate) and C(sweep).
+    - C(sweep) has C(mode), C(min_gain_pct), C(patience) and C(points_full), the points of the full sweep (the
+      nodes step's one-node point is not counted, it is not run again); with O(sweep=adaptive) also
+      C(points_most) (the worst case, the full sweep again - a curve that keeps gaining never stops) and
+      C(points_fewest) (both steps flat from their first doubling). C(estimate.adaptive) gives their durations
+      when the estimate has a rate.
   returned: always
   type: dict
+sweep:
+  description:
+    - How the sweep went. C(mode), C(min_gain_pct), C(patience), C(axis) (V(tasks_per_node)), C(points_run) and
+      C(points_full) (both steps together) and C(stops), each with its C(axis) (V(tasks_per_node) or V(nodes)),
+      the step's other coordinate, the point it stopped after and the C(reason). A full sweep never stops.
+  returned: when the sweep ran
+  type: dict
+skipped_points:
+  description:
+    - "Every point an adaptive sweep did not run: C(point) (C(step), C(nodes), C(tasks_per_node)) and C(reason),
+      such as C(saturated at tasks_per_node 8: +1.2 % < 3 %). Empty for a full sweep."
+  returned: when the sweep ran
+  type: list
+  elements: dict
 '''
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
+from ansible_collections.lustre.iokit.plugins.module_utils import adaptive, client_launch
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mdtest
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import survey_common_argument_spec
@@ -297,7 +335,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import su
 SWEEP_OPTIONS = ('items', 'items_per_dir', 'depth', 'branching', 'unique_dir_per_task', 'files_only', 'dirs_only',
                  'leaf_only', 'write_bytes', 'read_bytes', 'phases', 'stride', 'iterations', 'stonewall_s',
                  'tasks_per_node', 'nodes', 'best_by', 'stripe_count', 'mdt_count', 'mdt_index', 'drop_caches',
-                 'drop_caches_command')
+                 'drop_caches_command', 'sweep', 'sweep_min_gain_pct', 'sweep_patience')
 ENGINE_OPTIONS = SWEEP_OPTIONS + client_launch.LAUNCH_PARAMETERS
 PARAMETER_NAMES = ('mount_point', 'directory', 'hosts') + ENGINE_OPTIONS + ('engine', 'timeout')
 NO_IOKIT_ENGINE = 'engine: lustre-iokit has no mdtest script (mdtest is the tool itself); use engine=native'
@@ -306,6 +344,7 @@ NO_IOKIT_ENGINE = 'engine: lustre-iokit has no mdtest script (mdtest is the tool
 def argument_spec():
     spec = survey_common_argument_spec()
     spec.update(client_launch.launch_argument_spec())
+    spec.update(adaptive.sweep_argument_spec())
     spec.update(
         tasks_per_node=dict(type='list', elements='int', default=list(mdtest.DEFAULT_TASKS_PER_NODE)),
         nodes=dict(type='list', elements='int'),

@@ -31,6 +31,12 @@ point (``nodes<N>-ppn<P>``), made with ``lfs mkdir -c/-i`` when asked to
 spread over MDTs, and given a default file layout with ``lfs setstripe -c``
 when asked. The cache drops run through the same launcher, one task per node.
 
+With ``sweep: adaptive`` each step stops early once the mean rate of ``best_by``
+no longer gains (module_utils/adaptive.py, the rule every survey shares):
+step 1 stops doubling the tasks per node, step 2 adding nodes; every point
+passed over is listed with the reason (``skipped_points``).  The other
+operations are measured at every point run but do not hold a step back.
+
 There is no ``engine: iokit``: lustre-iokit has no mdtest script, mdtest is
 the tool itself.
 
@@ -44,7 +50,7 @@ __metaclass__ = type
 import math
 import os
 
-from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
+from ansible_collections.lustre.iokit.plugins.module_utils import adaptive, client_launch
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mdtest import parse_mdtest
 
 # a refusal before anything is made (the client-launch layer's)
@@ -89,6 +95,9 @@ DEFAULTS = dict(client_launch.LAUNCH_DEFAULTS, **{
     'mdt_index': None,
     'drop_caches': False,
     'drop_caches_command': list(DEFAULT_DROP_CACHES_COMMAND),
+    'sweep': 'full',
+    'sweep_min_gain_pct': adaptive.DEFAULT_MIN_GAIN_PCT,
+    'sweep_patience': adaptive.DEFAULT_PATIENCE,
 })
 
 
@@ -145,6 +154,9 @@ def option_problems(options, host_count):
         problems.append('mdt_index: must be 0 or more, got %d' % opts['mdt_index'])
     if opts['drop_caches'] and not opts['drop_caches_command']:
         problems.append('drop_caches_command: give the command that drops the client caches')
+    if opts['sweep'] not in adaptive.SWEEP_MODES:
+        problems.append('sweep: must be %s, got %s' % (' or '.join(adaptive.SWEEP_MODES), opts['sweep']))
+    problems.extend(adaptive.option_problems(opts))
     return problems + client_launch.launch_option_problems(opts, host_count)
 
 
@@ -201,6 +213,13 @@ def best_rate(record, operation):
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def sweep_figure(record, operation):
+    """The stop rule's view of a point: the mean rate of ``operation`` and its spread over the iterations."""
+    stats = (record or {}).get('summary', {}).get(operation) or {}
+    value = best_rate(record, operation) if record else None
+    return {operation: {'value': value, 'spread_pct': adaptive.spread_pct(value, stats.get('min'), stats.get('max'))}}
+
+
 def choose_best(records, operation):
     """The record with the highest mean rate of ``operation`` (the first, fewer tasks, wins a tie), or None."""
     best = None
@@ -229,6 +248,10 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
                                                 hosts, options, **kwargs)
         self.mdtest = mdtest
         self.best = None
+        # one inner sweep per step: tasks per node on one node, then nodes at the best tasks per node
+        self.sweeps = dict((axis, adaptive.InnerSweeps(self.opts['sweep'], self.opts['sweep_min_gain_pct'],
+                                                       self.opts['sweep_patience'], axis=axis))
+                           for axis in (STEP_TASKS, STEP_NODES))
 
     def point_key(self, point):
         return {'nodes': point['nodes'], 'tasks_per_node': point['tasks_per_node']}
@@ -257,7 +280,24 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
                        'mdt_index': self.opts['mdt_index']},
             'estimated_duration_s': None,
         })
+        plan['sweep'] = self.plan_sweep()
         return plan
+
+    def plan_sweep(self):
+        """The plan's ``sweep`` (adaptive.plan_fields): step 1, then step 2 from the best point of step 1."""
+        counts = self.node_counts()
+        reused = 1 if 1 in counts else 0
+        return adaptive.plan_fields(self.opts['sweep'], self.opts['sweep_min_gain_pct'], self.opts['sweep_patience'],
+                                    [len(self.opts['tasks_per_node']), len(counts) - reused], started=[0, reused])
+
+    def envelope_fields(self):
+        """The envelope's ``sweep`` (both steps together; each stop names its ``axis``) and ``skipped_points``."""
+        tasks, nodes = self.sweeps[STEP_TASKS], self.sweeps[STEP_NODES]
+        summary = tasks.summary(self.plan_sweep()['points_full'])
+        summary['points_run'] = tasks.points_run + nodes.points_run
+        summary['stops'] = ([dict(stop, axis=STEP_TASKS) for stop in tasks.stops]
+                            + [dict(stop, axis=STEP_NODES) for stop in nodes.stops])
+        return {'sweep': summary, 'skipped_points': tasks.skipped_points + nodes.skipped_points}
 
     def point_directory(self, nodes, tasks_per_node):
         return os.path.join(self.tree, 'nodes%d-ppn%d' % (nodes, tasks_per_node))
@@ -291,26 +331,46 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
     def run(self):
         """Both steps of the sweep; returns the records (one per measured point), also kept in ``records``."""
         tasks_records = []
+        sweep = self.sweeps[STEP_TASKS]
         for point in self.tasks_points():
+            if self._skipped(sweep, point, {'nodes': 1}, point['tasks_per_node']):
+                continue
             record = self._measure_point(point)
             if self.aborted:
                 return self.records
             if record is not None:
                 tasks_records.append(record)
+            sweep.measured({'nodes': 1}, point['tasks_per_node'], sweep_figure(record, self.opts['best_by']))
         self.best = choose_best(tasks_records, self.opts['best_by'])
         if self.best is None:
             self.error(None, 'no tasks-per-node point measured %s; the nodes step did not run' % self.opts['best_by'])
             return self.records
         self.best['best_tasks_per_node'] = True
+        sweep = self.sweeps[STEP_NODES]
+        outer = {'tasks_per_node': self.best['tasks_per_node']}
         for count in self.node_counts():
             if count == 1:
+                # the best point of step 1 is this step's one-node point: the curve starts from it
+                sweep.seen(outer, 1, sweep_figure(self.best, self.opts['best_by']))
                 continue
             point = {'step': STEP_NODES, 'nodes': count, 'tasks_per_node': self.best['tasks_per_node'],
                      'tasks': count * self.best['tasks_per_node']}
-            self._measure_point(point)
+            if self._skipped(sweep, point, outer, count):
+                continue
+            record = self._measure_point(point)
             if self.aborted:
                 break
+            sweep.measured(outer, count, sweep_figure(record, self.opts['best_by']))
         return self.records
+
+    @staticmethod
+    def _skipped(sweep, point, outer, x):
+        """True (and the point listed with the reason) when the adaptive sweep of its step has stopped."""
+        reason = sweep.stopped(outer, x)
+        if reason is None:
+            return False
+        sweep.skip(dict((key, point[key]) for key in ('step', 'nodes', 'tasks_per_node')), reason)
+        return True
 
     def _launch(self, point, program):
         result = self.launch(point, point['nodes'], point['tasks_per_node'], program)

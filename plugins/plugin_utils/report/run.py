@@ -196,9 +196,11 @@ def _sweep_summary(envelope: dict) -> dict | None:
     stops = []
     for stop in sweep.get('stops') or ():
         if isinstance(stop, dict):
+            # a sweep of two steps (mdtest: tasks per node, then nodes) names each stop's axis
+            stop_axis = stop.get('axis') or axis
             outer = ', '.join('%s %s' % (key, value) for key, value in sorted(stop.items())
-                              if key not in (axis, 'reason'))
-            stops.append({'curve': outer or '-', 'x': stop.get(axis), 'reason': str(stop.get('reason') or '')})
+                              if key not in (stop_axis, 'reason', 'axis'))
+            stops.append({'curve': outer or '-', 'x': stop.get(stop_axis), 'reason': str(stop.get('reason') or '')})
     run, full = sweep.get('points_run'), sweep['points_full']
     skipped = envelope.get('skipped_points')
     return {'mode': str(sweep.get('mode') or 'full'), 'axis': axis, 'points_run': run, 'points_full': full,

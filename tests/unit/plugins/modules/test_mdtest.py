@@ -154,3 +154,20 @@ def test_slurm_settings_need_srun(run_module, tmp_path, mount):
     result = run_module(base(tmp_path, mount, partition='batch'))
     assert result['failed'] and 'partition, account: Slurm settings need launcher srun' in result['msg']
     assert Node.fake.calls == []
+
+
+def test_an_adaptive_survey_lists_what_it_skipped_and_its_plan_says_up_to_the_full_sweep(run_module, tmp_path, mount):
+    args = base(tmp_path, mount, tasks_per_node=[1, 2, 4, 8], sweep='adaptive')
+    plan = run_module(args, check_mode=True)['plan']
+    assert plan['sweep'] == {'mode': 'adaptive', 'min_gain_pct': 3.0, 'patience': 1, 'points_full': 5,
+                             'points_most': 5, 'points_fewest': 3}
+    assert plan['estimate']['points'] == 5 and plan['estimate']['adaptive']['points_most'] == 5
+    result = run_module(args)
+    envelope = result['envelope']
+    assert result['status'] == 'ok' and results.validate_envelope(envelope) == []
+    # 4 tasks per node create no faster than 2: 8 is not run; the nodes step still runs (2 nodes at 2 tasks)
+    assert [(r['nodes'], r['tasks_per_node']) for r in envelope['records']] == [(1, 1), (1, 2), (1, 4), (2, 2)]
+    assert envelope['skipped_points'] == [{'point': {'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 8},
+                                           'reason': 'saturated at tasks_per_node 4: +0.0 % < 3 %'}]
+    assert (envelope['sweep']['points_run'], envelope['sweep']['points_full']) == (4, 5)
+    assert envelope['parameters']['sweep'] == 'adaptive'

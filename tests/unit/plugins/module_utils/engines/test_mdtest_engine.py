@@ -53,8 +53,9 @@ class FakeRunner:
     """Plays the client: lfs getname for the mount, mpirun hostfile or srun placement, a module shell, mdtest's
     summary. ``calls`` has every command as given; ``launches`` the launcher commands with the modules loaded first."""
 
-    def __init__(self, mount, fail_points=(), hang_points=(), getname_rc=0):
+    def __init__(self, mount, fail_points=(), hang_points=(), getname_rc=0, rates=None):
         self.mount = mount
+        self.rates = CREATE_RATES if rates is None else rates
         self.calls = []
         self.stop_reason = None
         self.fail_points = set(fail_points)
@@ -127,7 +128,7 @@ class FakeRunner:
             return CommandResult(argv, 1, '', 'mdtest: Process 0: FAILED in create_remove_items_helper\n', 0.1)
         iterations = program[program.index('-i') + 1]
         return CommandResult(argv, 0, SUMMARY_33.format(tasks=tasks, nodes=nodes, path=directory, items=tasks * 10,
-                                                        iterations=iterations, create=CREATE_RATES[point]), '', 0.5)
+                                                        iterations=iterations, create=self.rates[point]), '', 0.5)
 
 
 @pytest.fixture
@@ -442,3 +443,89 @@ def test_a_sweep_through_the_simulated_srun_with_environment_modules(sim, tmp_pa
     assert [(job['nodes'], job['partition'], job['account'], job['modules'], job['status']) for job in jobs] == [
         (r['nodes'], 'batch', 'proj1', ['gcc', 'openmpi', 'mdtest'], 0) for r in records]
     assert not os.path.exists(survey.tree) and node_state.entries('paths') == []
+
+
+# -- adaptive sweeps: the file creation rate (best_by) of each (nodes, tasks per node), min = max (no spread)
+
+FLAT = {(1, 1): 1000.0, (1, 2): 1010.0, (1, 4): 1000.0, (1, 8): 990.0, (2, 2): 1015.0, (4, 2): 1000.0}
+RISING = {(1, 1): 1000.0, (1, 2): 1800.0, (1, 4): 3000.0, (1, 8): 5000.0, (2, 8): 9000.0, (4, 8): 16000.0}
+KNEE = {(1, 1): 1000.0, (1, 2): 1800.0, (1, 4): 2000.0, (1, 8): 2020.0, (1, 16): 2000.0, (2, 8): 3500.0,
+        (4, 8): 3550.0, (8, 8): 3600.0}
+
+
+def adaptive_run(mount, tmp_path, rates, tasks_per_node, hosts, **options):
+    options.setdefault('sweep', 'adaptive')
+    survey, runner, unused = survey_for(mount, tmp_path, FakeRunner(mount, rates=rates), hosts=hosts,
+                                        tasks_per_node=tasks_per_node, **options)
+    survey.inspect()
+    survey.setup()
+    records = survey.run()
+    assert survey.teardown() == [] and survey.errors == [] and survey.aborted is None
+    return survey, [(record['nodes'], record['tasks_per_node']) for record in records], survey.envelope_fields()
+
+
+def test_adaptive_flat_curve_stops_both_steps_after_their_first_flat_point(mount, tmp_path):
+    survey, points, fields = adaptive_run(mount, tmp_path, FLAT, [1, 2, 4, 8], ('c1', 'c2', 'c3', 'c4'))
+    # 2 tasks gain 1 % on 1 task: flat, step 1 stops; 2 nodes gain 0.5 % on the one-node best point: step 2 stops
+    assert points == [(1, 1), (1, 2), (2, 2)]
+    assert fields['skipped_points'] == [
+        {'point': {'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 4},
+         'reason': 'saturated at tasks_per_node 2: +1.0 % < 3 %'},
+        {'point': {'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 8},
+         'reason': 'saturated at tasks_per_node 2: +1.0 % < 3 %'},
+        {'point': {'step': 'nodes', 'nodes': 4, 'tasks_per_node': 2}, 'reason': 'saturated at nodes 2: +0.5 % < 3 %'}]
+    sweep = fields['sweep']
+    assert (sweep['mode'], sweep['points_run'], sweep['points_full']) == ('adaptive', 3, 6)
+    assert sweep['stops'] == [
+        {'nodes': 1, 'tasks_per_node': 2, 'axis': 'tasks_per_node', 'reason': 'saturated at tasks_per_node 2: +1.0 % < 3 %'},
+        {'tasks_per_node': 2, 'nodes': 2, 'axis': 'nodes', 'reason': 'saturated at nodes 2: +0.5 % < 3 %'}]
+
+
+def test_adaptive_rising_curve_runs_the_full_sweep(mount, tmp_path):
+    survey, points, fields = adaptive_run(mount, tmp_path, RISING, [1, 2, 4, 8], ('c1', 'c2', 'c3', 'c4'))
+    assert points == [(1, 1), (1, 2), (1, 4), (1, 8), (2, 8), (4, 8)]
+    assert fields['skipped_points'] == [] and fields['sweep']['stops'] == []
+    assert (fields['sweep']['points_run'], fields['sweep']['points_full']) == (6, 6)
+
+
+def test_adaptive_knee_stops_past_it_and_the_nodes_step_goes_on_while_it_gains(mount, tmp_path):
+    hosts = ('c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8')
+    survey, points, fields = adaptive_run(mount, tmp_path, KNEE, [1, 2, 4, 8, 16], hosts, sweep_patience=1)
+    # 4 tasks still gain 11 %, 8 tasks 1 %: 16 is skipped; 8 tasks is the best, 2 nodes gain 73 %, 4 nodes 1.4 %
+    assert points == [(1, 1), (1, 2), (1, 4), (1, 8), (2, 8), (4, 8)]
+    assert [(item['point']['step'], item['point']['nodes'], item['point']['tasks_per_node'])
+            for item in fields['skipped_points']] == [('tasks_per_node', 1, 16), ('nodes', 8, 8)]
+    assert [item['reason'] for item in fields['skipped_points']] == [
+        'saturated at tasks_per_node 8: +1.0 % < 3 %', 'saturated at nodes 4: +1.4 % < 3 %']
+    assert (fields['sweep']['points_run'], fields['sweep']['points_full']) == (6, 8)
+    assert [record for record in survey.records if record['best_tasks_per_node']][0]['tasks_per_node'] == 8
+
+
+def test_full_sweep_runs_every_point_of_a_flat_curve_and_skips_nothing(mount, tmp_path):
+    survey, points, fields = adaptive_run(mount, tmp_path, FLAT, [1, 2, 4, 8], ('c1', 'c2', 'c3', 'c4'),
+                                          sweep='full')
+    assert points == [(1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (4, 2)]
+    assert fields['skipped_points'] == [] and fields['sweep']['mode'] == 'full'
+    assert (fields['sweep']['points_run'], fields['sweep']['points_full']) == (6, 6)
+
+
+def test_the_plan_gives_the_adaptive_sweeps_most_and_fewest_points(mount, tmp_path):
+    survey, unused, unused = survey_for(mount, tmp_path, hosts=('c1', 'c2', 'c3', 'c4'), tasks_per_node=[1, 2, 4, 8],
+                                        sweep='adaptive', sweep_patience=2)
+    survey.inspect()
+    # 4 + 2 points (the one-node point of step 2 is step 1's best); fewest: 3 of step 1, 2 of step 2 (it starts from
+    # the best point of step 1)
+    assert survey.plan()['sweep'] == {'mode': 'adaptive', 'min_gain_pct': 3.0, 'patience': 2, 'points_full': 6,
+                                      'points_most': 6, 'points_fewest': 5}
+    survey, unused, unused = survey_for(mount, tmp_path, hosts=('c1', 'c2'))
+    assert survey.plan()['sweep'] == {'mode': 'full', 'min_gain_pct': 3.0, 'patience': 1, 'points_full': 4}
+
+
+@pytest.mark.parametrize('options, message', [
+    ({'sweep_min_gain_pct': 0.0}, 'sweep_min_gain_pct: must be above 0'),
+    ({'sweep_patience': 0}, 'sweep_patience: must be at least 1'),
+    ({'sweep': 'smart'}, 'sweep: must be full or adaptive'),
+])
+def test_bad_sweep_options_are_named(options, message):
+    problems = mdtest.option_problems(options, 1)
+    assert any(problem.startswith(message) for problem in problems), problems
