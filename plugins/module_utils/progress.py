@@ -170,14 +170,28 @@ def point_of(record):
                 if key in record and isinstance(record[key], (int, float, str)) and not isinstance(record[key], bool))
 
 
+# Top-level rates of a record, as ``(key, name shown)``: lnet's and ost's per-direction figures, IOR's means.
+DIRECTION_RATES = (('write_mib_s', 'write'), ('read_mib_s', 'read'), ('ior_write_mib_s', 'write'),
+                   ('ior_read_mib_s', 'read'))
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def figure_of(record):
     """A short text of the point's result: each test's aggregate rate (``write 812.3 MiB/s``), else None."""
     tests = record.get('tests')
     parts = []
     if isinstance(tests, dict):
         for name, result in tests.items():
-            if isinstance(result, dict) and isinstance(result.get('mib_s'), (int, float)):
+            if isinstance(result, dict) and _is_number(result.get('mib_s')):
                 parts.append('%s %.1f MiB/s' % (name, result['mib_s']))
+            elif isinstance(result, dict) and _is_number(result.get('ops_s')):
+                parts.append('%s %.1f ops/s' % (name, result['ops_s']))
+    for key, name in DIRECTION_RATES:
+        if _is_number(record.get(key)):
+            parts.append('%s %.1f MiB/s' % (name, record[key]))
     for key, unit in (('mib_s', 'MiB/s'), ('ops_s', 'ops/s'), ('rate', '/s')):
         if not parts and isinstance(record.get(key), (int, float)) and not isinstance(record.get(key), bool):
             parts.append('%.1f %s' % (record[key], unit))
@@ -207,11 +221,22 @@ def planned_points(points, keys, weight_key=None):
     return planned
 
 
+# The progress log of each run directory and survey this process writes (a module runs one survey): how an
+# engine that is handed no log (ior, run by the client-launch layer) finds it (``running_log``).
+_RUNNING_LOGS = {}
+
+
+def running_log(run_dir, survey):
+    """The ProgressLog this process keeps for ``survey`` in ``run_dir``, or None."""
+    return _RUNNING_LOGS.get((os.path.abspath(run_dir), survey))
+
+
 class ProgressLog:
     """Writes the progress files of one survey run; ``point_done`` is called once per finished point.
 
     ``planned`` is the list of points the engine plans to run (dicts; an optional ``weight`` each, e.g. its bytes),
     ``planned_duration_s`` the plan's estimate of the whole sweep (None when unknown).
+    A survey that ends with one record for its whole sweep (ost) counts its steps instead (``step_done``).
     """
 
     def __init__(self, run_dir, survey, run_id, host, planned=None, planned_duration_s=None, attempt=1,
@@ -234,7 +259,31 @@ class ProgressLog:
         self.state = 'running'
         self.problems = []
         self.envelope_fields = None
+        # Records already logged (an engine that reports its points itself hands them to the builder again).
+        self._logged = set()
+        self._steps = False
+        _RUNNING_LOGS[(os.path.abspath(run_dir), survey)] = self
         self._write_summary()
+
+    def set_plan(self, planned, planned_duration_s=None):
+        """The points and the estimate, for an engine that plans only once it runs (before its first point)."""
+        self.planned = list(planned or [])
+        self.planned_duration_s = planned_duration_s
+        self._write_summary()
+
+    def step_done(self, point, figure=None):
+        """One step of a sweep whose single record comes at its end (ost: an OST written or read) is done.
+
+        Counted and shown as a point (``figure`` its result, None after a failure); the record, when it comes, is
+        still kept in the points file but not counted again.
+        """
+        now = self._clock()
+        self._steps = True
+        self.done_weight += self._weight(self.done)
+        self.done += 1
+        self.last = {'point': dict(point), 'figure': figure, 'duration_s': round(now - self._point_started, 3)}
+        self._point_started = now
+        self._write_summary(now)
 
     @property
     def total(self):
@@ -253,6 +302,9 @@ class ProgressLog:
 
     def point_done(self, record):
         """Append the finished point durably, then refresh the summary."""
+        if id(record) in self._logged:
+            return
+        self._logged.add(id(record))
         now = self._clock()
         # The record in the envelope says which attempt measured it (the builder holds the same dict).
         record.setdefault('attempt', self.attempt)
@@ -266,6 +318,9 @@ class ProgressLog:
                 os.fsync(stream.fileno())
         except (IOError, OSError, TypeError, ValueError) as exc:
             self._problem('cannot append the point to %s: %s' % (points_path(self.run_dir, self.survey), exc))
+        if self._steps:
+            # its steps were counted as they ended
+            return
         self.done_weight += self._weight(self.done)
         self.done += 1
         self.last = {'point': line['point'], 'figure': figure_of(record), 'duration_s': line['duration_s']}

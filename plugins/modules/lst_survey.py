@@ -251,6 +251,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import lnet
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
@@ -346,7 +347,10 @@ def main():
         module.fail_json(msg='lst is not installed on this node (Lustre client or server utilities); the native '
                              'engine drives it', plan=plan)
 
-    run_dir = start.make_run_dir()
+    # The progress counts the tests of every group pair, each sampled for the same time.
+    planned = [{'servers': pair['server_group'], 'clients': pair['client_group'], 'mode': mode}
+               for pair in plan['pairs'] for mode in plan['tests']]
+    run_dir = start.make_run_dir(planned, plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'])
     builder.set_environment(lnet_selftest_loaded_by_us=start.load_kernel_module(lnet.SELFTEST_MODULE))
     try:
         if params['engine'] == 'iokit':

@@ -183,6 +183,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
@@ -258,7 +259,9 @@ def main():
     if module.check_mode:
         survey_module.exit_with_envelope(module, builder, 'ost survey', bool(survey.active_osts()), plan=plan)
 
-    raw_path = os.path.join(start.make_run_dir(), 'ost_survey.out')
+    # The progress counts the OSTs written, then read: the record of the whole survey comes at its end.
+    run_dir = start.make_run_dir(survey.steps(), plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'])
+    raw_path = os.path.join(run_dir, 'ost_survey.out')
     if not survey.active_osts():
         changed = False
     elif params['engine'] == 'iokit':
@@ -272,6 +275,8 @@ def main():
     else:
         # measurements (sync, dd, setstripe) run under the deadline; the rest on the control runner
         survey.runner = runner
+        if start.progress is not None:
+            survey.on_step = start.progress.step_done
         changed = run_native(survey, builder, control_runner, raw_path)
     builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
     survey_module.exit_with_envelope(module, builder, 'ost survey', changed, plan=plan)

@@ -41,6 +41,8 @@ import os
 import shutil
 
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
+from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
+from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ior import parse_ior
 
 # a refusal before anything is made (the client-launch layer's)
@@ -138,6 +140,8 @@ class IorSurvey(client_launch.ClientTreeSurvey):
         client_launch.ClientTreeSurvey.__init__(self, runner, control_runner, node_state, run_id, mount_point,
                                                 hosts, options, **kwargs)
         self.ior = ior
+        # The module's progress log (found in setup), told of each point measured.
+        self.progress = None
 
     def point_key(self, point):
         return point_name(point)
@@ -157,10 +161,14 @@ class IorSurvey(client_launch.ClientTreeSurvey):
                                        'bytes_per_phase': tasks * self.opts['block_size_mib'] * MIB * segments})
         return points
 
+    def bytes_per_phase(self, points):
+        """Bytes the sweep of ``points`` writes (and reads again), every iteration."""
+        return sum(point['bytes_per_phase'] for point in points) * self.opts['iterations']
+
     def plan(self):
         points = self.points()
         first = points[0] if points else None
-        total = sum(point['bytes_per_phase'] for point in points) * self.opts['iterations']
+        total = self.bytes_per_phase(points)
         plan = self.plan_common()
         plan.update({
             'points': [dict(point, hosts=self.hosts[:point['nodes']]) for point in points],
@@ -196,6 +204,20 @@ class IorSurvey(client_launch.ClientTreeSurvey):
 
     # -- running ---------------------------------------------------------------------------
 
+    def setup(self):
+        """The tree (client_launch), and the module's progress log told the points and the plan's estimate."""
+        client_launch.ClientTreeSurvey.setup(self)
+        # The client-launch layer starts the log without a plan: the points are told here, before the first runs.
+        self.progress = progress_utils.running_log(self.run_dir, self.SURVEY)
+        if self.progress is not None:
+            points = self.points()
+            total = self.bytes_per_phase(points)
+            estimate = plan_estimate.estimate(self.SURVEY, {'points': points, 'bytes_written': total,
+                                                            'bytes_read': total})
+            self.progress.set_plan(progress_utils.planned_points(
+                points, ('access', 'nodes', 'tasks_per_node', 'transfer_kib'), 'bytes_per_phase'),
+                estimate['estimated_duration_s'])
+
     def run(self):
         for point in self.points():
             if self.runner.expired():
@@ -225,6 +247,9 @@ class IorSurvey(client_launch.ClientTreeSurvey):
             record['ior_%s_mib_s' % operation] = row['mean_mib_s'] if row else None
             record['ior_%s_max_mib_s' % operation] = row['max_mib_s'] if row else None
         self.records.append(record)
+        if self.progress is not None:
+            # on disk now; the envelope receives the records once the sweep ends
+            self.progress.point_done(record)
         # IOR removed its files; drop the empty point directory now so the tree stays small.
         shutil.rmtree(directory, ignore_errors=True)
         return record

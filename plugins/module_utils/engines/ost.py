@@ -242,6 +242,8 @@ class OstSurvey:
         self.fstype = None
         self.errors = []
         self.aborted = None
+        # Told of each OST written or read, ``on_step(point, figure)`` (the module's progress log); None: nobody.
+        self.on_step = None
         self.directory = os.path.join(self.mount_point, 'ost_survey_%s' % run_id)
         self._saved_cache = None
         self._files = []
@@ -304,6 +306,10 @@ class OstSurvey:
                                                                         needed_kib, self.size_mib,
                                                                         self.min_free_factor))
         return problems
+
+    def steps(self):
+        """The steps of the sweep in order, as ``on_step`` names them: every active OST written, then every one read."""
+        return [{'operation': operation, 'ost': ost['ost']} for operation in OPERATIONS for ost in self.active_osts()]
 
     def plan(self):
         """What the survey would do: the OSTs, the files, the bytes per OST and the cache change."""
@@ -407,35 +413,45 @@ class OstSurvey:
             if self.runner.expired():
                 self._stop({'ost': entry['ost'], 'operation': operation}, 'not run')
                 return False
-            path = os.path.join(self.directory, 'file%d' % entry['ost'])
-            if operation == 'write':
-                self.node_state.record('paths', self.run_id, path=path, mount_point=self.mount_point, survey='ost')
-                self._files.append(path)
-                result = self._run([self.lfs, 'setstripe', '-S', '0', '-i', str(entry['ost']), '-c', '1', path])
-                if result.rc != 0:
-                    self.errors.append({'point': {'ost': entry['ost'], 'operation': operation},
-                                        'message': 'lfs setstripe -i %d failed (rc %s): %s' % (
-                                            entry['ost'], result.rc, (result.stderr or result.stdout).strip())})
-                    continue
-                argv = self.write_argv(path)
-            else:
-                if entry['write_mib_s'] is None:
-                    continue
-                argv = self.read_argv(path)
-            seconds, result, interrupted, (start_time, end_time) = self._measure(argv)
-            # Times even for a failed or cut dd: its I/O still shows in the statistics of that window.
-            entry[operation + '_start_time'] = start_time
-            entry[operation + '_end_time'] = end_time
-            if interrupted:
-                self._stop({'ost': entry['ost'], 'operation': operation}, '%s interrupted' % operation)
+            if not self._run_step(operation, entry):
                 return False
+            if self.on_step is not None:
+                rate = entry[operation + '_mib_s']
+                self.on_step({'operation': operation, 'ost': entry['ost']},
+                             None if rate is None else '%s %.1f MiB/s' % (operation, rate))
+        return True
+
+    def _run_step(self, operation, entry):
+        """Write or read one OST's file into ``entry``; False when the survey was stopped during it."""
+        path = os.path.join(self.directory, 'file%d' % entry['ost'])
+        if operation == 'write':
+            self.node_state.record('paths', self.run_id, path=path, mount_point=self.mount_point, survey='ost')
+            self._files.append(path)
+            result = self._run([self.lfs, 'setstripe', '-S', '0', '-i', str(entry['ost']), '-c', '1', path])
             if result.rc != 0:
                 self.errors.append({'point': {'ost': entry['ost'], 'operation': operation},
-                                    'message': 'dd %s on OST index %d failed (rc %s): %s' % (
-                                        operation, entry['ost'], result.rc, result.stderr.strip())})
-                continue
-            entry[operation + '_time_s'] = seconds
-            entry[operation + '_mib_s'] = rate_mib_s(self.size_mib, seconds)
+                                    'message': 'lfs setstripe -i %d failed (rc %s): %s' % (
+                                        entry['ost'], result.rc, (result.stderr or result.stdout).strip())})
+                return True
+            argv = self.write_argv(path)
+        else:
+            if entry['write_mib_s'] is None:
+                return True
+            argv = self.read_argv(path)
+        seconds, result, interrupted, (start_time, end_time) = self._measure(argv)
+        # Times even for a failed or cut dd: its I/O still shows in the statistics of that window.
+        entry[operation + '_start_time'] = start_time
+        entry[operation + '_end_time'] = end_time
+        if interrupted:
+            self._stop({'ost': entry['ost'], 'operation': operation}, '%s interrupted' % operation)
+            return False
+        if result.rc != 0:
+            self.errors.append({'point': {'ost': entry['ost'], 'operation': operation},
+                                'message': 'dd %s on OST index %d failed (rc %s): %s' % (
+                                    operation, entry['ost'], result.rc, result.stderr.strip())})
+            return True
+        entry[operation + '_time_s'] = seconds
+        entry[operation + '_mib_s'] = rate_mib_s(self.size_mib, seconds)
         return True
 
     def _stop(self, point, what):

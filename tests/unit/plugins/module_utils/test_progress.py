@@ -173,3 +173,37 @@ def test_a_run_that_failed_before_its_first_point_leaves_nothing(tmp_path):
     run_dir.mkdir()
     progress.ProgressLog(str(run_dir), 'mdtest', 'run4', 'client1')
     assert progress.remove_tree_keeping_points(str(run_dir)) is True and not run_dir.exists()
+
+
+@pytest.mark.parametrize('measured, figure', [
+    ({'mode': 'rw_1m', 'read_mib_s': 812.34, 'write_mib_s': 790.0}, 'write 790.0 MiB/s, read 812.3 MiB/s'),
+    ({'access': 'fpp', 'ior_write_mib_s': 1500.0, 'ior_read_mib_s': None}, 'write 1500.0 MiB/s'),
+    ({'thr': 4, 'tests': {'create': {'ops_s': 2500.0, 'status': 'ok'}}}, 'create 2500.0 ops/s'),
+    ({'mode': 'ping', 'read_mib_s': None, 'write_mib_s': None}, None),
+])
+def test_the_last_figure_of_lnet_ior_and_mds_records(measured, figure):
+    assert progress.figure_of(measured) == figure
+
+
+def test_steps_of_a_one_record_survey_are_its_points_and_its_record_is_kept_not_counted(tmp_path):
+    clock = FakeClock()
+    log = progress.ProgressLog(str(tmp_path), 'ost', 'run-1', 'client1', clock=clock)
+    # a plan told later (as the ior engine tells it) replaces the empty one
+    log.set_plan([{'operation': operation, 'ost': index} for operation in ('write', 'read') for index in (0, 1)], 40.0)
+    assert (log.summary()['total'], log.summary()['eta_s']) == (4, 40.0)
+    for seconds, (operation, index) in zip((10, 10, 5), [('write', 0), ('write', 1), ('read', 0)]):
+        clock.now += seconds
+        log.step_done({'operation': operation, 'ost': index}, '%s 3.2 MiB/s' % operation)
+    summary = log.summary()
+    assert (summary['done'], summary['total'], summary['current']) == (3, 4, {'operation': 'read', 'ost': 1})
+    assert summary['last'] == {'point': {'operation': 'read', 'ost': 0}, 'figure': 'read 3.2 MiB/s', 'duration_s': 5.0}
+    assert summary['eta_s'] == round(25.0 / 3, 1)
+    clock.now += 5
+    log.step_done({'operation': 'read', 'ost': 1}, None)
+    the_record = {'active_osts': 2, 'osts': []}
+    log.point_done(the_record)
+    log.point_done(the_record)
+    log.finish('ok')
+    assert (log.summary()['done'], log.summary()['total']) == (4, 4)
+    assert len(read_lines(progress.points_path(str(tmp_path), 'ost'))) == 1
+    assert progress.running_log(str(tmp_path), 'ost') is log

@@ -14,6 +14,7 @@ import os
 
 import pytest
 
+from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_survey import parse_lst_survey
@@ -167,3 +168,30 @@ def test_the_iokit_engine_is_refused_on_2_15_naming_the_version(run_module, tmp_
     assert result['failed'] is True
     assert 'Lustre 2.15.5' in result['msg'] and '2.16' in result['msg']
     assert changed_anything() == []
+
+
+def test_each_test_of_each_group_pair_moves_the_progress_on(run_module, tmp_path, monkeypatch):
+    progress_file = str(tmp_path / 'work' / 'test-run' / 'lnet.progress.json')
+    seen = []
+    play = Node.console.run
+
+    def run_noting_the_progress(argv, env=None):
+        if argv[1] == 'stat':
+            summary = progress_utils.read_progress(progress_file)
+            seen.append((summary['done'], summary['total'], summary['current'], summary['eta_s']))
+        return play(argv, env=env)
+    monkeypatch.setattr(Node.console, 'run', run_noting_the_progress)
+    result = run_module(base(tmp_path, split=['all', 'each_server']))
+    assert result['envelope']['status'] == 'ok'
+    assert [entry[:3] for entry in seen] == [
+        (0, 6, {'servers': 'servers', 'clients': 'clients', 'mode': 'read_4k'}),
+        (1, 6, {'servers': 'servers', 'clients': 'clients', 'mode': 'ping'}),
+        (2, 6, {'servers': 'server0', 'clients': 'clients', 'mode': 'read_4k'}),
+        (3, 6, {'servers': 'server0', 'clients': 'clients', 'mode': 'ping'}),
+        (4, 6, {'servers': 'server1', 'clients': 'clients', 'mode': 'read_4k'}),
+        (5, 6, {'servers': 'server1', 'clients': 'clients', 'mode': 'ping'})]
+    # before the first test ends the ETA is the plan's: 6 tests of one 1 s sample
+    assert seen[0][3] is not None and seen[0][3] <= 6
+    final = progress_utils.read_progress(progress_file)
+    assert (final['state'], final['done'], final['total']) == ('ok', 6, 6)
+    assert final['last']['figure'] is not None

@@ -13,6 +13,7 @@ import os
 
 import pytest
 
+from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
@@ -114,3 +115,32 @@ def test_timeout_gives_a_partial_result_and_cleans_up(run_module, tmp_path, moun
     assert result['records'][0]['read']['avg_mib_s'] is None
     assert Node.fake.calls[-1] == ['lctl', 'set_param', '-n', 'llite.%s.max_cached_mb=12051' % INSTANCE]
     assert os.listdir(mount) == []
+
+
+def test_each_ost_written_or_read_moves_the_progress_on(run_module, tmp_path, mount, monkeypatch):
+    """The one record comes at the end: the progress counts every OST written, then read, as a point."""
+    progress_file = tmp_path / 'work' / 'test-run' / 'ost.progress.json'
+    seen = []
+    play = Node.fake.run
+
+    def run_noting_the_progress(argv, env=None, cwd=None):
+        if argv[0] == 'dd':
+            summary = progress_utils.read_progress(str(progress_file))
+            seen.append((summary['done'], summary['total'], summary['current'], summary['eta_s'] is not None,
+                         (summary['last'] or {}).get('figure')))
+        return play(argv, env=env, cwd=cwd)
+    monkeypatch.setattr(Node.fake, 'run', run_noting_the_progress)
+    result = run_module(base(tmp_path, mount))
+    assert result['envelope']['status'] == 'ok'
+    # three active OSTs (0, 2, 3): written, then read; the plan's ETA before the first step ends
+    assert [entry[:3] for entry in seen] == [
+        (0, 6, {'operation': 'write', 'ost': 0}), (1, 6, {'operation': 'write', 'ost': 2}),
+        (2, 6, {'operation': 'write', 'ost': 3}), (3, 6, {'operation': 'read', 'ost': 0}),
+        (4, 6, {'operation': 'read', 'ost': 2}), (5, 6, {'operation': 'read', 'ost': 3})]
+    assert all(entry[3] for entry in seen)
+    assert seen[0][4] is None and seen[1][4].startswith('write ') and seen[4][4].startswith('read ')
+    final = progress_utils.read_progress(str(progress_file))
+    assert (final['state'], final['done'], final['total'], final['current']) == ('ok', 6, 6, None)
+    # the record is still kept on the node, not counted as a seventh point
+    with open(str(tmp_path / 'work' / 'test-run' / 'ost.points.jsonl')) as handle:
+        assert len(handle.readlines()) == 1
