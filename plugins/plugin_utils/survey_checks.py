@@ -1,0 +1,392 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A survey role's settings checked on the controller by the survey's own module and engine code.
+
+A preflight gives the role's variables (``<prefix><option>``, such as ``obdfilter_size_mib``); this module turns
+them into the options the role passes to the survey module, converts them as the module's argument spec does, runs
+the module's ``option_problems`` and the engine checks that need no look at the node, and adds the checks every
+survey role shares (timeout, async margin, poll interval, slow share, slowest count, workdir, iterations).  Each
+problem comes back as one line naming the role variable and its value first, such as
+``obdfilter_size_mib (3): 3 MiB is not a multiple of the 1024 KiB record``.
+
+The mapping from a role variable to a module option is the one rule of the survey roles: the option's name after
+the role's prefix, except ``timeout`` (``<prefix>timeout_s``); ``engine``, ``timeout`` and ``workdir`` are named
+after the ``iokit_*`` settings users give.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+
+from ansible.module_utils.common.validation import (
+    check_type_bool,
+    check_type_float,
+    check_type_int,
+    check_type_list,
+    check_type_str,
+)
+
+from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
+
+# survey: its role's variable prefix, its module, and where the role's call differs from the rule
+# (aliases: option -> the role variable's suffix; fixed: options the role always passes so; unset_zero: options the
+# role leaves out when 0)
+SURVEYS = {
+    'sgpdd': {'prefix': 'sgpdd_', 'module': 'sgpdd_survey'},
+    'obdfilter': {'prefix': 'obdfilter_', 'module': 'obdfilter_survey'},
+    'mds': {'prefix': 'mds_survey_', 'module': 'mds_survey'},
+    'ost': {'prefix': 'ost_survey_', 'module': 'ost_survey'},
+    'lnet': {'prefix': 'lnet_', 'module': 'lst_survey',
+             'aliases': {'servers': 'server_nids', 'clients': 'client_nids', 'session_timeout': 'session_timeout_s'}},
+    'ior': {'prefix': 'ior_', 'module': 'ior', 'aliases': {'hosts': 'mpi_hosts', 'ior_path': 'binary'},
+            'fixed': {'engine': 'native'}, 'unset_zero': ('client_memory_mib',)},
+    'mdtest': {'prefix': 'mdtest_', 'module': 'mdtest', 'aliases': {'hosts': 'mpi_hosts', 'mdtest_path': 'binary'},
+               'fixed': {'engine': 'native'}, 'unset_zero': ('items_per_dir',)},
+}
+
+# Options that come from the iokit_* settings: the role variable's suffix and the name users set.
+SHARED_OPTIONS = {
+    'timeout': ('timeout_s', 'iokit_timeout_s'),
+    'workdir': ('workdir', 'iokit_workdir'),
+    'engine': ('engine', 'iokit_engine'),
+}
+
+# Options a preflight does not check: made by the run (run_id, launch_id), or decided per iteration.
+RUN_OPTIONS = ('run_id', 'launch_id', 'force_rerun')
+
+# An option's value as the module's argument spec converts it, by the option's type.
+_CONVERTERS = {
+    'int': check_type_int,
+    'float': check_type_float,
+    'bool': check_type_bool,
+    'list': check_type_list,
+    'str': check_type_str,
+    'path': check_type_str,
+    'raw': lambda value: value,
+}
+
+_OPTION_RE = re.compile(r'^([a-z_]+(?:, [a-z_]+)*): (.*)\Z', re.S)
+_LOW_HIGH_RE = re.compile(r'^[a-z]+(lo|hi)\Z')
+
+
+class UnknownSurvey(ValueError):
+    pass
+
+
+def _plain(value):
+    """Ansible's tagged strings, lists and dicts as the builtin types (for messages and the module code)."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return dict((_plain(key), _plain(item)) for key, item in value.items())
+    return value
+
+
+def _as_int(value):
+    try:
+        return check_type_int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _as_float(value):
+    try:
+        return check_type_float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _at_least(minimum, rule):
+    def check(value):
+        number = _as_int(value)
+        return None if number is not None and number >= minimum else rule
+    return check
+
+
+def _share(value):
+    number = _as_float(value)
+    return None if number is not None and 0 < number <= 1 else 'must be in (0, 1]'
+
+
+def _workdir(value):
+    value = _plain(value)
+    ok = isinstance(value, str) and os.path.isabs(value) and os.path.normpath(value) != '/'
+    return None if ok else 'must be an absolute path other than /'
+
+
+def _iterations(value):
+    ok = re.match(r'^[0-9]+\Z', str(_plain(value))) and int(str(_plain(value))) >= 1
+    return None if ok else 'must be a whole number >= 1: how many times the {survey} survey runs on each host'
+
+
+# suffix: (the name shown, the check); the name shown is the role variable unless given
+ROLE_CHECKS = (
+    ('timeout_s', 'iokit_timeout_s', _at_least(1, 'must be >= 1')),
+    ('async_margin_s', None, _at_least(30, 'must be >= 30')),
+    ('poll_interval_s', None, _at_least(1, 'must be >= 1')),
+    ('slow_share', None, _share),
+    ('slowest_count', None, _at_least(0, 'must be >= 0')),
+    ('workdir', 'iokit_workdir', _workdir),
+    ('iterations', None, _iterations),
+)
+
+
+def _devices(value, settings, context):
+    value = _plain(value)
+    relative = [str(item) for item in value if not os.path.isabs(str(item))] if isinstance(value, list) else []
+    return 'not absolute paths: %s' % ', '.join(relative) if relative else None
+
+
+def _lnet_console(value, settings, context):
+    return None if value else 'must name a host'
+
+
+def _lnet_network(value, settings, context):
+    value = _plain(value)
+    return None if value in ('', None) or re.match(r'^[a-z]+[0-9]*\Z', str(value)) else \
+        'must be empty or a network name such as tcp or o2ib1'
+
+
+def _lnet_hosts(kind):
+    def check(value, settings, context):
+        if _plain(value) or _plain(settings.get('lnet_%s_nids' % kind)):
+            return None
+        return 'or lnet_%s_nids must not be empty (default: the %s group)' % (kind, 'oss' if kind == 'server' else
+                                                                             'clients')
+    return check
+
+
+def _lnet_selftest_hosts(value, settings, context):
+    play = context.get('play_hosts')
+    if play is None:
+        return None
+    missing = [str(host) for host in _plain(value) or [] if host and host not in _plain(play)]
+    if not missing:
+        return None
+    return ('iokit_lnet_hosts', ','.join(str(host) for host in _plain(play)),
+            'must include every host of the test; not in the play: %s' % ', '.join(missing))
+
+
+# Checks of a survey role that its module cannot make (settings of the role only, or the inventory's):
+# suffix -> check(value, settings, context) returning the rule broken (or the name, value and rule to show) or None
+EXTRA_CHECKS = {
+    'sgpdd': (('devices', _devices),),
+    'lnet': (('console_host', _lnet_console), ('server_hosts', _lnet_hosts('server')),
+             ('client_hosts', _lnet_hosts('client')), ('selftest_hosts', _lnet_selftest_hosts),
+             ('network', _lnet_network)),
+}
+
+
+def survey_names():
+    return sorted(SURVEYS)
+
+
+def _survey(name):
+    try:
+        return SURVEYS[name]
+    except KeyError:
+        raise UnknownSurvey('unknown survey %r; known: %s' % (name, ', '.join(survey_names())))
+
+
+def _module(survey):
+    name = _survey(survey)['module']
+    return importlib.import_module('ansible_collections.lustre.iokit.plugins.modules.%s' % name)
+
+
+def option_variables(survey):
+    """option -> (role variable, name shown to users) for every option of the survey module a role passes."""
+    info = _survey(survey)
+    aliases = info.get('aliases', {})
+    mapping = {}
+    for option in _module(survey).argument_spec():
+        if option in RUN_OPTIONS or option in info.get('fixed', {}):
+            continue
+        suffix, shown = SHARED_OPTIONS.get(option, (aliases.get(option, option), None))
+        variable = info['prefix'] + suffix
+        mapping[option] = (variable, shown or variable)
+    return mapping
+
+
+def _role_checks(survey):
+    """The shared checks that apply to the survey: not those of a module option of the same name (ior's and
+    mdtest's ``iterations`` is the benchmark's repeat count, not the role's)."""
+    options = option_variables(survey)
+    prefix = _survey(survey)['prefix']
+    taken = set(variable for variable, unused in options.values() if variable not in (
+        prefix + 'timeout_s', prefix + 'workdir'))
+    return [check for check in ROLE_CHECKS if prefix + check[0] not in taken]
+
+
+def variables(survey, defined=None):
+    """The role variables the check of ``survey`` reads, limited to ``defined`` (names) when given."""
+    prefix = _survey(survey)['prefix']
+    names = set(variable for variable, unused in option_variables(survey).values())
+    names.update(prefix + suffix for suffix, unused, unused_check in _role_checks(survey))
+    names.update(prefix + suffix for suffix, unused in EXTRA_CHECKS.get(survey, ()))
+    if defined is not None:
+        names &= set(defined)
+    return sorted(names)
+
+
+def _shown_value(value):
+    value = _plain(value)
+    return 'unset' if value is None else str(value)
+
+
+def _line(name, value, rule):
+    return '%s (%s): %s' % (name, _shown_value(value), rule)
+
+
+def _convert(option, spec, value):
+    """The value as the module would get it, or raise ValueError with the rule it breaks."""
+    kind = spec.get('type', 'str')
+    if value is None:
+        return None
+    try:
+        converted = _CONVERTERS[kind](_plain(value))
+        if kind == 'list' and spec.get('elements'):
+            converted = [_CONVERTERS[spec['elements']](item) for item in converted]
+    except (TypeError, ValueError):
+        article = {'int': 'a whole number', 'float': 'a number', 'bool': 'true or false', 'list': 'a list',
+                   'str': 'a string', 'path': 'a path'}
+        what = article.get(kind, kind)
+        if kind == 'list' and spec.get('elements') in article:
+            what = 'a list of %ss' % article[spec['elements']].split(' ', 1)[1]
+        raise ValueError('must be %s' % what)
+    choices = spec.get('choices')
+    if choices:
+        given = converted if kind == 'list' else [converted]
+        unknown = [item for item in given if item not in choices]
+        if unknown:
+            words = [str(choice) for choice in choices]
+            either = ' or '.join([', '.join(words[:-1]), words[-1]] if len(words) > 1 else words)
+            raise ValueError(('each must be %s' if kind == 'list' else 'must be %s') % either)
+    return converted
+
+
+def _module_params(survey, settings, context, problems):
+    """The module's options from the role's settings, converted as its argument spec does, and left out where the
+    role leaves them out; a setting that cannot be converted keeps the module's default (its problem added) so that
+    the module's checks still run."""
+    info = _survey(survey)
+    spec = _module(survey).argument_spec()
+    mapping = option_variables(survey)
+    params = {}
+    for option, option_spec in spec.items():
+        params[option] = info.get('fixed', {}).get(option, option_spec.get('default'))
+        if option not in mapping or option in ('timeout', 'workdir'):
+            continue  # timeout and workdir are the shared checks' (one message each)
+        variable, shown = mapping[option]
+        if variable not in settings:
+            continue
+        value = _plain(settings[variable])
+        # An option without a module default is left out by the role when its variable is empty (or 0 for some).
+        if option_spec.get('default') is None and (value in ('', [], None) or (
+                value in (0, '0') and option in info.get('unset_zero', ()))):
+            continue
+        try:
+            params[option] = _convert(option, option_spec, value)
+        except ValueError as exc:
+            problems.append(_line(shown, value, str(exc)))
+    if survey == 'mdtest' and params.get('items_per_dir') is not None:
+        params['items'] = None  # the role passes one of them
+    if survey == 'ior' and params.get('client_memory_mib') is None and context.get('memory_mib'):
+        params['client_memory_mib'] = _as_int(context['memory_mib'])  # the launcher's, gathered by the preflight
+    if survey == 'lnet':
+        # NIDs left empty are found on the hosts when the survey runs: any NID stands for them here (with neither
+        # hosts nor NIDs, the role's own check names both).
+        for option in ('servers', 'clients'):
+            params[option] = params[option] or ['0@lo']
+    return params
+
+
+def _engine_problems(survey, params):
+    """The module's checks and the engine checks that need no look at the node (the module runs the others once
+    it has the node's devices)."""
+    module = _module(survey)
+    if survey in ('ior', 'mdtest'):
+        # Whether the node runs the module as root is the node's business: the module checks that itself.
+        return list(module.option_problems(params, euid=-1))
+    problems = list(module.option_problems(params))
+    if survey == 'obdfilter':
+        problems.extend(obdfilter.ObdfilterSurvey(
+            None, [], params['size_mib'], rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'],
+            nobjhi=params['nobjhi'], thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'],
+            case=params['case']).problems())
+    return problems
+
+
+def _rename(text, mapping):
+    """Option names inside an engine message as the role variables users set (thrhi -> obdfilter_thrhi)."""
+    for option, (variable, shown) in sorted(mapping.items(), key=lambda item: -len(item[0])):
+        if '_' in option or _LOW_HIGH_RE.match(option):
+            text = re.sub(r'(?<![\w.-])%s(?![\w-])' % re.escape(option), shown, text)
+    return text.replace('engine native', 'iokit_engine native')
+
+
+def _role_line(problem, mapping, settings):
+    """``option: text`` of the module or engine as ``role_variable (value): text``."""
+    match = _OPTION_RE.match(problem)
+    if not match:
+        return problem
+    options = match.group(1).split(', ')
+    text = _rename(match.group(2), mapping)
+    if any(option not in mapping for option in options):
+        return problem
+    if len(options) > 1:
+        return '%s: %s' % (', '.join(mapping[option][1] for option in options), text)
+    variable, shown = mapping[options[0]]
+    value = settings.get(variable)
+    # "..., got 3" after the value already shown adds nothing
+    plain = _plain(value)
+    for same in (str(plain), ', '.join(str(item) for item in plain) if isinstance(plain, list) else None):
+        if same is not None and text.endswith(', got %s' % same):
+            text = text[:-len(', got %s' % same)]
+            break
+    return _line(shown, value, text)
+
+
+def problems(survey, settings, play_hosts=None, memory_mib=None):
+    """Every problem of a survey role's settings, one line each, the role variable and its value first.
+
+    ``settings``: the role's variables by name (``obdfilter_size_mib``: 3, ...); variables not given keep the
+    module's defaults.  ``play_hosts``: the hosts of the play (lnet checks that every host of the test is in it);
+    ``memory_mib``: the launching client's memory, for ior's cache rule when ``ior_client_memory_mib`` is 0.
+    """
+    info = _survey(survey)
+    settings = dict((str(name), value) for name, value in (settings or {}).items())
+    context = {'play_hosts': play_hosts, 'memory_mib': memory_mib}
+    found = []
+    params = _module_params(survey, settings, context, found)
+    # A setting that could not be converted is named once; the module's checks ran with its default.
+    named = set(line.split(' (', 1)[0] for line in found)
+    mapping = option_variables(survey)
+    for problem in _engine_problems(survey, params):
+        line = _role_line(problem, mapping, settings)
+        if line not in found and line.split(' (', 1)[0] not in named:
+            found.append(line)
+    for suffix, check in EXTRA_CHECKS.get(survey, ()):
+        variable = info['prefix'] + suffix
+        rule = check(settings[variable], settings, context) if variable in settings else None
+        if rule:
+            found.append(_line(*rule) if isinstance(rule, tuple) else _line(variable, settings[variable], rule))
+    for suffix, shown, check in _role_checks(survey):
+        variable = info['prefix'] + suffix
+        if variable not in settings:
+            continue
+        rule = check(settings[variable])
+        if rule:
+            value = settings[variable]
+            if suffix == 'iterations':
+                value = '%s, default iokit_iterations' % _shown_value(value)
+                rule = rule.format(survey=survey)
+            found.append(_line(shown or variable, value, rule))
+    return found

@@ -1,0 +1,179 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""survey_problems and survey_variables: a survey role's variables checked by the survey's own module and engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.lustre.iokit.plugins.filter.survey_problems import FilterModule as ProblemsFilters
+from ansible_collections.lustre.iokit.plugins.filter.survey_problems import survey_problems
+from ansible_collections.lustre.iokit.plugins.filter.survey_variables import FilterModule as VariablesFilters
+from ansible_collections.lustre.iokit.plugins.filter.survey_variables import survey_variables
+
+# What a role's defaults resolve to for the settings every survey role shares (vars/main.yml reads iokit_*).
+SHARED = {'timeout_s': '3600', 'workdir': '/tmp/lustre-iokit', 'async_margin_s': 120, 'poll_interval_s': 10,
+          'slow_share': 0.85, 'slowest_count': 3}
+
+# survey: settings that are fine (with the shared ones under the survey's prefix)
+VALID = {
+    'sgpdd': {'sgpdd_devices': ['/dev/sdb', '/dev/sdc'], 'sgpdd_destroy_data': True, 'sgpdd_size_mib': 8192,
+              'sgpdd_thrlo': 1, 'sgpdd_thrhi': 16, 'sgpdd_iterations': '1', 'sgpdd_engine': 'native'},
+    'obdfilter': {'obdfilter_size_mib': 16384, 'obdfilter_rszlo': 1024, 'obdfilter_rszhi': 1024,
+                  'obdfilter_tests': ['write', 'rewrite', 'read'], 'obdfilter_case': 'disk', 'obdfilter_targets': [],
+                  'obdfilter_sweep': 'adaptive', 'obdfilter_engine': 'native', 'obdfilter_iterations': 2},
+    'mds': {'mds_survey_thrlo': '4', 'mds_survey_thrhi': '32', 'mds_survey_file_count': 100000,
+            'mds_survey_dir_count': None, 'mds_survey_tests': ['create', 'lookup', 'destroy'],
+            'mds_survey_iterations': 1},
+    'ost': {'ost_survey_mount_point': '/mnt/testfs', 'ost_survey_size_mib': 30, 'ost_survey_min_free_factor': 2,
+            'ost_survey_iterations': 1},
+    'lnet': {'lnet_server_hosts': ['oss1'], 'lnet_client_hosts': ['client1'], 'lnet_console_host': 'client1',
+             'lnet_selftest_hosts': ['oss1', 'client1'], 'lnet_server_nids': [], 'lnet_client_nids': [],
+             'lnet_network': '', 'lnet_sizes': ['4k', 1048576], 'lnet_modes': ['read', 'write', 'ping'],
+             'lnet_distribute': None, 'lnet_session_timeout_s': 300},
+    'ior': {'ior_mount_point': '/mnt/testfs', 'ior_mpi_hosts': ['client1', 'client2'], 'ior_nodes': [],
+            'ior_tasks_per_node': [1, 2], 'ior_iterations': 1, 'ior_client_memory_mib': 0, 'ior_partition': '',
+            'ior_account': '', 'ior_stripe_count': '', 'ior_stripe_size_kib': '', 'ior_launcher': 'mpirun'},
+    'mdtest': {'mdtest_mount_point': '/mnt/testfs', 'mdtest_mpi_hosts': ['client1'], 'mdtest_nodes': [],
+               'mdtest_items': 1000, 'mdtest_items_per_dir': 0, 'mdtest_launcher': 'srun', 'mdtest_partition': 'batch',
+               'mdtest_account': '', 'mdtest_environment_modules': ['gcc', 'openmpi/4.1']},
+}
+PREFIX = {'sgpdd': 'sgpdd_', 'obdfilter': 'obdfilter_', 'mds': 'mds_survey_', 'ost': 'ost_survey_', 'lnet': 'lnet_',
+          'ior': 'ior_', 'mdtest': 'mdtest_'}
+CONTEXT = {'lnet': {'play_hosts': ['oss1', 'client1']}, 'ior': {'memory_mib': 4096}}
+
+# survey: (changed settings, the problem lines expected, exactly and in order)
+INVALID = [
+    ('sgpdd', {'sgpdd_thrlo': 4, 'sgpdd_thrhi': 2, 'sgpdd_boundary': -1},
+     ['sgpdd_boundary (-1): must not be negative', 'sgpdd_thrlo (4): 4 is greater than sgpdd_thrhi (2)']),
+    ('sgpdd', {'sgpdd_devices': ['sdb'], 'sgpdd_destroy_data': False, 'sgpdd_actions': ['write', 'write']},
+     ['sgpdd_actions ([\'write\', \'write\']): each action may appear once',
+      'sgpdd_destroy_data (False): must be true to run the write action, which overwrites the data on sdb',
+      "sgpdd_devices (['sdb']): not absolute paths: sdb"]),
+    ('sgpdd', {'sgpdd_sweep': 'adaptive', 'sgpdd_engine': 'iokit', 'sgpdd_iterations': '1.5'},
+     ['sgpdd_sweep (adaptive): adaptive needs iokit_engine native (the installed I/O-kit script always runs the full '
+      'grid)',
+      'sgpdd_iterations (1.5, default iokit_iterations): must be a whole number >= 1: how many times the sgpdd survey '
+      'runs on each host']),
+    ('obdfilter', {'obdfilter_size_mib': 3, 'obdfilter_rszlo': 2048, 'obdfilter_rszhi': 2048},
+     ['obdfilter_size_mib (3): 3 MiB is not a multiple of the 2048 KiB record',
+      'obdfilter_size_mib (3): 3 MiB per OST is less than one 2048 KiB record for each of 2 threads; raise '
+      'obdfilter_size_mib or lower obdfilter_thrhi']),
+    ('obdfilter', {'obdfilter_thrlo': 4, 'obdfilter_thrhi': 2, 'obdfilter_tests': ['read']},
+     ['obdfilter_thrlo (4): 4 is greater than obdfilter_thrhi (2)',
+      "obdfilter_tests (['read']): the first test must be 'write' (the objects are empty until written), got 'read'"]),
+    ('obdfilter', {'obdfilter_case': 'tape', 'obdfilter_thrhi': 'many', 'obdfilter_slow_share': 0},
+     ['obdfilter_case (tape): must be disk, network or netdisk', 'obdfilter_thrhi (many): must be a whole number',
+      'obdfilter_slow_share (0): must be in (0, 1]']),
+    ('mds', {'mds_survey_file_count': 2, 'mds_survey_thrhi': 8, 'mds_survey_async_margin_s': 5},
+     ['mds_survey_file_count (2): 2 is less than 8 threads, so a thread would get no file (lctl rejects -n 0); raise '
+      'mds_survey_file_count or lower mds_survey_thrhi', 'mds_survey_async_margin_s (5): must be >= 30']),
+    ('mds', {'mds_survey_tests': ['lookup'], 'mds_survey_thrhi': 8192},
+     ['mds_survey_thrhi (8192): lctl --threads allows at most 4096 threads',
+      "mds_survey_tests (['lookup']): the first test must be 'create' and the last 'destroy'"]),
+    ('mds', {'mds_survey_dir_count': 64, 'mds_survey_workdir': 'tmp'},
+     ['mds_survey_dir_count (64): 64 is greater than every thread count from mds_survey_thrlo 4 to mds_survey_thrhi '
+      '32, so every thread count would be skipped', 'iokit_workdir (tmp): must be an absolute path other than /']),
+    ('ost', {'ost_survey_size_mib': 0, 'ost_survey_slow_share': 2},
+     ['ost_survey_size_mib (0): must be at least 1', 'ost_survey_slow_share (2): must be in (0, 1]']),
+    ('ost', {'ost_survey_min_free_factor': 0.5, 'ost_survey_timeout_s': '0', 'ost_survey_slowest_count': -1},
+     ['ost_survey_min_free_factor (0.5): must be at least 1 (the file itself)', 'iokit_timeout_s (0): must be >= 1',
+      'ost_survey_slowest_count (-1): must be >= 0']),
+    ('lnet', {'lnet_concurrency': 0, 'lnet_network': 'Bad!'},
+     ['lnet_concurrency (0): must be from 1 to 1024',
+      'lnet_network (Bad!): must be empty or a network name such as tcp or o2ib1']),
+    ('lnet', {'lnet_server_nids': ['x', 'x'], 'lnet_sizes': ['2m'], 'lnet_console_host': ''},
+     ["lnet_server_nids (['x', 'x']): not a NID (address@network, such as 10.0.0.1@tcp or 10.0.0.[1-4]@o2ib): x, x",
+      "lnet_server_nids (['x', 'x']): each NID may appear once",
+      "lnet_sizes (['2m']): 2m is above the LNet MTU (1m), which lst refuses",
+      'lnet_console_host (): must name a host']),
+    ('lnet', {'lnet_client_hosts': [], 'lnet_selftest_hosts': ['oss1', 'client9'], 'lnet_poll_interval_s': 0},
+     ['lnet_client_hosts ([]): or lnet_client_nids must not be empty (default: the clients group)',
+      'iokit_lnet_hosts (oss1,client1): must include every host of the test; not in the play: client9',
+      'lnet_poll_interval_s (0): must be >= 1']),
+    ('ior', {'ior_access': ['fpp', 'both'], 'ior_nodes': [1, 3], 'ior_partition': 'batch'},
+     ["ior_access (['fpp', 'both']): each must be fpp or ssf", 'ior_nodes ([1, 3]): 3 nodes asked but hosts lists '
+      'only 2', 'ior_partition, ior_account: Slurm settings need launcher srun']),
+    ('ior', {'ior_transfer_sizes_kib': [3], 'ior_block_size_mib': 1, 'ior_iterations': 0},
+     ['ior_transfer_sizes_kib ([3]): IOR needs the block (ior_block_size_mib 1 = 1024 KiB) to be a multiple of every '
+      'transfer size; 3 KiB is not', 'ior_iterations (0): must be at least 1']),
+    ('mdtest', {'mdtest_depth': -1, 'mdtest_read_bytes': 10},
+     ['mdtest_depth (-1): must be 0 or more',
+      'mdtest_read_bytes (10): cannot read 10 bytes from files written with mdtest_write_bytes 0']),
+    ('mdtest', {'mdtest_launcher': 'pbs', 'mdtest_account': 'proj1',
+                'mdtest_environment_modules': ['gcc', 'openmpi mdtest']},
+     ['mdtest_launcher (pbs): must be mpirun or srun',
+      'mdtest_partition, mdtest_account: Slurm settings need launcher srun',
+      "mdtest_environment_modules (['gcc', 'openmpi mdtest']): module names are single words of letters, digits and "
+      "._+/@:,=~%-, got 'openmpi mdtest'"]),
+]
+
+
+def settings(survey, **changed):
+    given = dict((PREFIX[survey] + name, value) for name, value in SHARED.items())
+    given.update(VALID[survey])
+    given.update(changed)
+    return given
+
+
+def test_the_filters_are_registered():
+    assert ProblemsFilters().filters() == {'survey_problems': survey_problems}
+    assert VariablesFilters().filters() == {'survey_variables': survey_variables}
+
+
+@pytest.mark.parametrize('survey', sorted(VALID))
+def test_valid_settings_have_no_problem(survey):
+    assert survey_problems(settings(survey), survey, **CONTEXT.get(survey, {})) == []
+
+
+@pytest.mark.parametrize('survey, changed, expected', INVALID)
+def test_each_problem_is_one_line_naming_the_role_variable_and_its_value(survey, changed, expected):
+    assert survey_problems(settings(survey, **changed), survey, **CONTEXT.get(survey, {})) == expected
+
+
+def test_variables_left_out_keep_the_module_defaults():
+    assert survey_problems({}, 'obdfilter') == []
+    assert survey_problems({'sgpdd_devices': ['/dev/sdb'], 'sgpdd_actions': ['read']}, 'sgpdd') == []
+
+
+def test_ior_cache_rule_needs_a_memory_given_or_gathered():
+    without = settings('ior')
+    assert survey_problems(without, 'ior') == [
+        'ior_client_memory_mib (0): the cache rule (ior_memory_factor 2.0) needs the memory of a client; give it, or '
+        'set ior_memory_factor 0']
+    assert survey_problems(dict(without, ior_client_memory_mib=2048), 'ior') == []
+    assert survey_problems(dict(without, ior_memory_factor=0), 'ior') == []
+
+
+def test_mdtest_items_per_dir_replaces_items_as_the_role_passes_them():
+    assert survey_problems(settings('mdtest', mdtest_items_per_dir=10), 'mdtest') == []
+
+
+def test_ior_and_mdtest_iterations_are_the_benchmarks_repeats_not_the_roles():
+    assert 'ior_iterations' in survey_variables(['ior_iterations'], 'ior')
+    assert survey_problems(settings('ior', ior_iterations=3), 'ior', memory_mib=4096) == []
+
+
+def test_survey_variables_are_the_checked_ones_among_those_defined():
+    defined = ['obdfilter_size_mib', 'obdfilter_poll_retries', 'obdfilter_async_s', 'obdfilter_timeout_s',
+               'obdfilter_workdir', 'obdfilter_iterations', 'obdfilter_results_dir', 'obdfilter_engine']
+    assert survey_variables(defined, 'obdfilter') == [
+        'obdfilter_engine', 'obdfilter_iterations', 'obdfilter_size_mib', 'obdfilter_timeout_s', 'obdfilter_workdir']
+    assert 'lnet_server_nids' in survey_variables(['lnet_server_nids', 'lnet_servers'], 'lnet')
+    assert survey_variables(['lnet_servers'], 'lnet') == []
+    assert survey_variables(['mds_survey_run_id', 'mds_survey_launch_id'], 'mds') == []
+
+
+@pytest.mark.parametrize('call', [
+    lambda: survey_problems({}, 'tape'),
+    lambda: survey_problems(['obdfilter_size_mib'], 'obdfilter'),
+    lambda: survey_variables([], 'tape'),
+    lambda: survey_variables('obdfilter_size_mib', 'obdfilter'),
+])
+def test_a_wrong_call_is_a_filter_error(call):
+    with pytest.raises(AnsibleFilterError):
+        call()
