@@ -97,9 +97,9 @@ class LocalNode:
             raise AssertionError('%s printed no JSON: %s %s' % (module, completed.stdout, completed.stderr))
 
 
-def make_action(name, args, node, check_mode=False, shell_options=None, task_vars=None):
+def make_action(name, args, node, check_mode=False, shell_options=None, task_vars=None, task_uuid=None):
     """The collection's ActionModule ``name`` for a task with ``args``, whose node is ``node``; its templar sees
-    ``task_vars``."""
+    ``task_vars``. Hosts of one task share its ``task_uuid``."""
     action_class = importlib.import_module('ansible_collections.lustre.iokit.plugins.action.' + name).ActionModule
 
     class OnNode(action_class):  # pylint: disable=too-few-public-methods
@@ -107,8 +107,10 @@ def make_action(name, args, node, check_mode=False, shell_options=None, task_var
             return node.execute(module_name, module_args, check_mode=self._task.check_mode)
 
     loader = DataLoader()
-    action = OnNode(FakeTask('lustre.iokit.' + name, args, check_mode=check_mode),
-                    FakeConnection(shell_options), None, loader, Templar(loader=loader, variables=task_vars or {}), None)
+    task = FakeTask('lustre.iokit.' + name, args, check_mode=check_mode)
+    task._uuid = task_uuid or task._uuid  # pylint: disable=protected-access
+    action = OnNode(task, FakeConnection(shell_options), None, loader, Templar(loader=loader, variables=task_vars or {}),
+                    None)
     action._load_name = 'lustre.iokit.' + name  # pylint: disable=protected-access,attribute-defined-outside-init
     return action
 
@@ -119,11 +121,18 @@ def node(tmp_path):
 
 
 @pytest.fixture
+def action_for(node):
+    """``action_for(name, args, **settings)``: the action object (make_action's settings), to run later."""
+    def make(name, args, **settings):
+        return make_action(name, args, node, **settings)
+    return make
+
+
+@pytest.fixture
 def run_action(node):
-    """``run(name, args, task_vars=None, check_mode=False, shell_options=None)``: the action's result."""
-    def run(name, args, task_vars=None, check_mode=False, shell_options=None):
-        action = make_action(name, args, node, check_mode=check_mode, shell_options=shell_options,
-                             task_vars=task_vars)
+    """``run(name, args, task_vars=None, check_mode=False, shell_options=None, task_uuid=None)``: the action's result."""
+    def run(name, args, task_vars=None, **settings):
+        action = make_action(name, args, node, task_vars=task_vars, **settings)
         return action.run(task_vars=dict(task_vars or {}))
     return run
 

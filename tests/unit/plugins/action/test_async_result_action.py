@@ -2,7 +2,8 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The wait stops when the ansible-playbook that forked its worker is gone: a real fork, a real parent killed."""
+"""The wait stops when the ansible-playbook that forked its worker is gone: a real fork, a real parent killed; the
+action itself fails in such a worker (a task of a controller that is not there would ask the node for an hour)."""
 
 from __future__ import annotations
 
@@ -111,3 +112,50 @@ def test_the_hosts_workers_share_their_progress_and_one_line_is_printed_per_inte
     assert share_progress(directory, 'oss1', fast, every_s=10, now=1005.0) is None
     later = share_progress(directory, 'oss2', dict(slow, done=2), every_s=10, now=1010.0)
     assert later.startswith('obdfilter: 2 hosts, 5/8 points (62 %), slowest oss2 50 %, ETA ')
+
+
+def _orphaned_wait(report, action):
+    # A worker of a controller that is killed: once re-parented it runs the wait task and says how it ended.
+    os.write(report, b'ready\n')
+    deadline = time.monotonic() + DEADLINE_S
+    while controller_gone() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        action.run(task_vars={'inventory_hostname': 'oss1'})
+        os.write(report, b'ran\n')
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        os.write(report, ('%s: %s\n' % (type(exc).__name__, getattr(exc, 'message', exc))).encode())
+
+
+def _controller_of(report, action):
+    os.setpgid(0, 0)
+    worker = multiprocessing.get_context('fork').Process(target=_orphaned_wait, args=(report, action))
+    worker.start()
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+@pytest.mark.skipif(not hasattr(os, 'fork'), reason='needs fork')
+def test_the_wait_task_of_a_killed_controller_fails_at_once_without_asking_the_node(tmp_path, action_for):
+    action = action_for('async_result', {'results_file': str(tmp_path / 'j1.42'), 'wait_s': 600})
+    read_end, write_end = os.pipe()
+    controller = multiprocessing.get_context('fork').Process(target=_controller_of, args=(write_end, action))
+    controller.start()
+    os.close(write_end)
+    deadline = time.monotonic() + DEADLINE_S
+    try:
+        assert _read_line(read_end, deadline) == b'ready\n'
+        os.kill(controller.pid, signal.SIGKILL)
+        controller.join(DEADLINE_S)
+        line = _read_line(read_end, deadline).decode()
+    finally:
+        os.close(read_end)
+        try:
+            os.killpg(controller.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        controller.join(DEADLINE_S)
+    assert line.startswith('AnsibleActionFail: the controller that started this wait (ansible-playbook, pid %d) is gone'
+                           % controller.pid)
+    assert 'run playbooks/cleanup.yml' in line
