@@ -151,3 +151,15 @@ def test_host_dead(sim, tmp_path):
         state.setdefault("faults", []).append({"type": "host_dead"})
     result = mdtest(sim, "-n", "1", "-d", str(tmp_path))
     assert result.returncode == 255 and "Connection refused" in result.stderr
+
+
+def test_an_mdt_curve_holds_every_phase_to_its_rate(tmp_path):
+    # 40 ops/s at the knee of 4 tasks: one task gets 10 ops/s, so 10 files take at least 1 s per phase
+    node = node_from_config(tmp_path / "node", "mdts: [{index: 0, curve: {peak_ops_s: 40, knee_threads: 4}}]\n")
+    work = tmp_path / "work"
+    result = mdtest(node, "-n", "10", "-F", "-C", "-r", "-d", str(work))
+    assert result.returncode == 0, result.stdout + result.stderr
+    rates = dict((line.split(":")[0].strip(), float(line.split()[-2]))
+                 for line in result.stdout.splitlines() if line.startswith("   File "))
+    # slow by construction: the throttle, far below the machine's speed, is the most a phase can reach
+    assert 0 < rates["File creation"] <= 10.0 and 0 < rates["File removal"] <= 10.0, rates

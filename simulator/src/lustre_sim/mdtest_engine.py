@@ -173,6 +173,8 @@ class Plan:
     def __init__(self, opts, size):
         self.opts = opts
         self.size = size
+        # ops/s all ranks together may reach (the client's MDT curve at this task count), None: unthrottled
+        self.rate_ops_s = None
         for flag, text in (("shared_file", "-S"), ("collective_creates", "-c"),
                            ("make_node", "-k"), ("stonewall_file", "-x")):
             if getattr(opts, flag):
@@ -485,19 +487,23 @@ class Rank:
             if deadline is not None:
                 stonewall = self.stonewall_exchange(done, times[0], paths)
                 items = stonewall["max"]
+            self.throttle(times[-1], items)
         self.phase_end()
         times.append(time.monotonic())
         if plan.stat:
             self.stat_items(tops[1], bases[1], dirs, names[1], items)
+            self.throttle(times[-1], items)
         self.phase_end()
         times.append(time.monotonic())
         if plan.read and not dirs:
             self.read_items(tops[2], bases[2], names[2], items)
+            self.throttle(times[-1], items)
         self.phase_end()
         times.append(time.monotonic())
         if plan.remove:
             paths = self.item_list(tops[3], bases[3], dirs, names[3])
             self.remove_items(paths[:items], dirs)
+            self.throttle(times[-1], items)
         self.phase_end()
         times.append(time.monotonic())
         enabled = (plan.create, plan.stat, plan.read, plan.remove)
@@ -511,6 +517,14 @@ class Rank:
         if stonewall:
             table["stonewall_time"] = stonewall["time"]
             table["stonewall_items"] = stonewall["sum"]
+
+    def throttle(self, started, items):
+        """Hold this rank until all ranks' ``items`` each, at the plan's rate, would have taken since ``started``."""
+        if not self.plan.rate_ops_s:
+            return
+        delay = started + items * self.size / self.plan.rate_ops_s - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
 
     def stonewall_exchange(self, done, started, paths):
         """updateStoneWallIterations: agree on the largest count and let every rank catch up."""
@@ -670,14 +684,16 @@ def _row_40(out, prefix, values):
                                                    deviation))
 
 
-def run(argv, program="mdtest", size=1, nodes=1, version="3.3.0", out=None):
-    """Run mdtest with ``size`` ranks; returns the exit status."""
+def run(argv, program="mdtest", size=1, nodes=1, version="3.3.0", out=None, rate_ops_s=None):
+    """Run mdtest with ``size`` ranks; returns the exit status.  ``rate_ops_s``: the ops/s of every phase, all
+    ranks together, at most (the phases last at least their items over it)."""
     out = out or sys.stdout
     if version not in SUPPORTED_VERSIONS:
         version = "3.3.0"
     try:
         opts = parse_args(argv)
         plan = Plan(opts, size)
+        plan.rate_ops_s = rate_ops_s
     except UsageError as error:
         out.write("%s: %s\n" % (program, error))
         return 1

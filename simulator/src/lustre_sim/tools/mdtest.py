@@ -25,6 +25,14 @@ def mdtest_version(node):
     return str(section.get("version") or "3.3.0")
 
 
+def metadata_rate(node, tasks):
+    """The ops/s the first MDT with a concurrency curve allows ``tasks`` tasks (None: no MDT has a curve)."""
+    for target in node.targets("mdt"):
+        if target.get("curve"):
+            return node.target_rate(target["name"], tasks, "mdtest")
+    return None
+
+
 def main(argv=None, program=None, size=None, nodes=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     program = program or os.environ.get("LUSTRE_SIM_ARGV0") or "mdtest"
@@ -43,7 +51,7 @@ def main(argv=None, program=None, size=None, nodes=None):
     node.register_helper(pid, " ".join([program] + argv))
     try:
         return mdtest_engine.run(argv, program=program, size=size, nodes=nodes,
-                                 version=mdtest_version(node))
+                                 version=mdtest_version(node), rate_ops_s=metadata_rate(node, size))
     finally:
         node.unregister_helper(pid)
         signal.signal(signal.SIGTERM, previous)
