@@ -196,15 +196,14 @@ def test_a_rerun_with_the_same_run_id_skips_the_hosts_already_ok(cluster):
 
 def test_bad_obdfilter_variables_are_all_named_before_any_node_is_touched(cluster):
     bad = cluster.playbook('survey-obdfilter.yml', extra={
-        'iokit_run_id': 'pbtest-bad-vars', 'obdfilter_thrlo': 4, 'obdfilter_thrhi': 2, 'obdfilter_size_mib': 3,
-        'obdfilter_rszlo': 2048, 'obdfilter_rszhi': 2048})
+        'iokit_run_id': 'pbtest-bad-vars', 'obdfilter_thrlo': 4, 'obdfilter_thrhi': 2, 'obdfilter_slow_share': 2})
     assert bad.returncode != 0
     # Every problem in one message, one line each, starting with the variable that is wrong and its value.
     # (ansible-core 2.19+ prints the message as it is; older ones show it in JSON, with its newlines escaped).
     text = bad.stdout.replace('\\n', '\n')
-    assert 'obdfilter_thrhi (2): must be >= obdfilter_thrlo (4)\n' in text
-    assert ('\nobdfilter_size_mib (3 MiB): must be a multiple of every record size of the sweep (obdfilter_rszlo 2048 '
-            'KiB doubling up to obdfilter_rszhi 2048 KiB); 2048 KiB do not divide it') in text
+    # The lines of the module's and engine's own checks (lustre.iokit.survey_problems), then the role's.
+    assert 'obdfilter_thrlo (4): 4 is greater than obdfilter_thrhi (2)\n' in text
+    assert '\nobdfilter_slow_share (2): must be in (0, 1]' in text
     assert 'Run the obdfilter survey on every host at once' not in bad.stdout
     assert not os.path.exists(os.path.join(cluster.results, 'pbtest-bad-vars'))
     assert not os.path.exists(os.path.join(cluster.workdir, 'pbtest-bad-vars'))
