@@ -175,10 +175,18 @@ def _lnet_selftest_hosts(value, settings, context):
             'must include every host of the test; not in the play: %s' % ', '.join(missing))
 
 
+def _module_shell(value, settings, context):
+    modules = [name for name, item in settings.items() if name.endswith('_environment_modules') and _plain(item)]
+    return 'must name the shell that runs module load, such as [/bin/bash, -l, -c]' if modules and not _plain(value) \
+        else None
+
+
 # Checks of a survey role that its module cannot make (settings of the role only, or the inventory's):
 # suffix -> check(value, settings, context) returning the rule broken (or the name, value and rule to show) or None
 EXTRA_CHECKS = {
     'sgpdd': (('devices', _devices),),
+    'ior': (('module_shell', _module_shell),),
+    'mdtest': (('module_shell', _module_shell),),
     'lnet': (('console_host', _lnet_console), ('server_hosts', _lnet_hosts('server')),
              ('client_hosts', _lnet_hosts('client')), ('selftest_hosts', _lnet_selftest_hosts),
              ('network', _lnet_network)),

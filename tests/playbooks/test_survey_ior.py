@@ -196,8 +196,9 @@ def test_bad_variables_are_all_named_before_anything_runs(client):
     bad = client.playbook('survey-ior.yml', extra={'iokit_run_id': 'pbtest-ior-bad', 'ior_access': ['fpp', 'both'],
                                                    'ior_nodes': [1, 3], 'ior_partition': 'batch'})
     assert bad.returncode != 0
-    for message in ('ior_access', 'ior_nodes ([1, 3]): must be empty or increasing counts >= 1, at most the 2',
-                    'ior_partition (batch): and ior_account need ior_launcher srun'):
+    for message in ("ior_access (['fpp', 'both']): each must be fpp or ssf",
+                    'ior_nodes ([1, 3]): 3 nodes asked but hosts lists only 2',
+                    'ior_partition, ior_account: Slurm settings need launcher srun'):
         assert message in bad.stdout, bad.stdout[-4000:]
     assert not os.path.exists(os.path.join(client.results, 'pbtest-ior-bad', 'localhost'))
 

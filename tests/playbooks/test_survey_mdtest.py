@@ -184,8 +184,8 @@ def test_bad_launch_variables_are_all_named_before_anything_runs(client):
         'mdtest_environment_modules': ['gcc', 'openmpi mdtest']})
     assert bad.returncode != 0
     for message in ("mdtest_launcher (pbs): must be mpirun or srun",
-                    "mdtest_partition (): and mdtest_account (proj1) need mdtest_launcher srun",
-                    "mdtest_environment_modules (['gcc', 'openmpi mdtest']): must be a list of module names"):
+                    "mdtest_partition, mdtest_account: Slurm settings need launcher srun",
+                    "mdtest_environment_modules (['gcc', 'openmpi mdtest']): module names are single words"):
         assert message in bad.stdout, bad.stdout[-4000:]
     assert not os.path.exists(os.path.join(client.results, 'pbtest-mdtest-bad-launch'))
     assert len(client.slurm_jobs()) == jobs_before

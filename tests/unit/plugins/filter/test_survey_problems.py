@@ -101,6 +101,8 @@ INVALID = [
     ('ior', {'ior_transfer_sizes_kib': [3], 'ior_block_size_mib': 1, 'ior_iterations': 0},
      ['ior_transfer_sizes_kib ([3]): IOR needs the block (ior_block_size_mib 1 = 1024 KiB) to be a multiple of every '
       'transfer size; 3 KiB is not', 'ior_iterations (0): must be at least 1']),
+    ('ior', {'ior_environment_modules': ['gcc'], 'ior_module_shell': []},
+     ['ior_module_shell ([]): must name the shell that runs module load, such as [/bin/bash, -l, -c]']),
     ('mdtest', {'mdtest_depth': -1, 'mdtest_read_bytes': 10},
      ['mdtest_depth (-1): must be 0 or more',
       'mdtest_read_bytes (10): cannot read 10 bytes from files written with mdtest_write_bytes 0']),
