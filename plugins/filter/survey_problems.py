@@ -24,7 +24,9 @@ description:
     C(obdfilter_size_mib (3\): 3 MiB per OST is less than one 1024 KiB record for each of 4 threads; ...). Options
     that users set through the C(iokit_*) settings are named so - C(iokit_timeout_s), C(iokit_workdir),
     C(iokit_engine).
-  - The prefixes are C(sgpdd_), C(obdfilter_), C(mds_survey_), C(ost_survey_), C(lnet_), C(ior_) and C(mdtest_).
+  - The prefixes are C(sgpdd_), C(obdfilter_), C(mds_survey_), C(ost_survey_), C(lnet_), C(ior_) and C(mdtest_), and
+    C(stats_collect_) for the statistics that any survey can collect (V(stats_collect), with the
+    P(lustre.iokit.stats_collect#module) module's checks).
     Where a role's module call departs from C(<prefix><option>), the check follows it - C(lnet_server_nids) and
     C(lnet_client_nids) (V(servers), V(clients); NIDs left empty are found on C(lnet_server_hosts) and
     C(lnet_client_hosts) later), C(lnet_session_timeout_s), C(ior_mpi_hosts) and C(mdtest_mpi_hosts) (V(hosts),
@@ -33,7 +35,8 @@ description:
     targets, free space and the node's Lustre version are checked by the module on the node, not here.
   - Role checks that the module cannot make are here too - each of C(sgpdd_devices) an absolute path; an
     C(lnet_console_host), servers and clients (hosts or NIDs), every host of the LNet test in the play, and an
-    C(lnet_network) name.
+    C(lnet_network) name; C(ior_module_shell) and C(mdtest_module_shell) given with environment modules; a
+    C(stats_collect_action) of V(start), V(stop) or V(collect).
   - P(lustre.iokit.survey_variables#filter) names the variables a survey's check reads, so that a preflight passes
     exactly those.
 options:
@@ -46,7 +49,7 @@ options:
     description: The survey whose role the variables are of.
     type: str
     required: true
-    choices: [sgpdd, obdfilter, mds, ost, lnet, ior, mdtest]
+    choices: [sgpdd, obdfilter, mds, ost, lnet, ior, mdtest, stats_collect]
   play_hosts:
     description:
       - The hosts of the play (C(ansible_play_hosts_all)); for V(lnet), every host of the test (console, servers,

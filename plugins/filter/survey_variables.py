@@ -28,7 +28,7 @@ options:
     description: The survey whose role the variables are of.
     type: str
     required: true
-    choices: [sgpdd, obdfilter, mds, ost, lnet, ior, mdtest]
+    choices: [sgpdd, obdfilter, mds, ost, lnet, ior, mdtest, stats_collect]
 seealso:
   - plugin: lustre.iokit.survey_problems
     plugin_type: filter

@@ -46,6 +46,9 @@ SURVEYS = {
             'fixed': {'engine': 'native'}, 'unset_zero': ('client_memory_mib',)},
     'mdtest': {'prefix': 'mdtest_', 'module': 'mdtest', 'aliases': {'hosts': 'mpi_hosts', 'mdtest_path': 'binary'},
                'fixed': {'engine': 'native'}, 'unset_zero': ('items_per_dir',)},
+    # The samplers around any survey: the run id is the preflight's (results_location made or checked it).
+    'stats_collect': {'prefix': 'stats_collect_', 'module': 'stats_collect',
+                      'fixed': {'state': 'started', 'run_id': 'preflight'}},
 }
 
 # Options that come from the iokit_* settings: the role variable's suffix and the name users set.
@@ -181,12 +184,17 @@ def _module_shell(value, settings, context):
         else None
 
 
+def _stats_action(value, settings, context):
+    return None if _plain(value) in ('start', 'stop', 'collect') else 'must be start, stop or collect'
+
+
 # Checks of a survey role that its module cannot make (settings of the role only, or the inventory's):
 # suffix -> check(value, settings, context) returning the rule broken (or the name, value and rule to show) or None
 EXTRA_CHECKS = {
     'sgpdd': (('devices', _devices),),
     'ior': (('module_shell', _module_shell),),
     'mdtest': (('module_shell', _module_shell),),
+    'stats_collect': (('action', _stats_action),),
     'lnet': (('console_host', _lnet_console), ('server_hosts', _lnet_hosts('server')),
              ('client_hosts', _lnet_hosts('client')), ('selftest_hosts', _lnet_selftest_hosts),
              ('network', _lnet_network)),

@@ -4,8 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Every role's preflight names what is wrong one problem per line, the wrong variable and its value first.
 
-The survey roles' lines are those of the survey module's and engine's own checks (the lustre.iokit.survey_problems
-filter), with the role's variable names.
+The survey and statistics roles' lines are those of their module's and engine's own checks (the
+lustre.iokit.survey_problems filter), with the role's variable names.
 
 One ansible-playbook run, one play per role, each given bad values; the preflights touch no node.
 
@@ -43,8 +43,8 @@ CASES = {
              ['lnet_concurrency (0): must be from 1 to 1024',
               'lnet_network (Bad!): must be empty or a network name such as tcp or o2ib1']),
     'stats_collect': ({'stats_collect_vmstat_interval': 0, 'stats_collect_brw_interval': -2},
-                      ['stats_collect_vmstat_interval (0): must be >= 1 second',
-                       'stats_collect_brw_interval (-2): must be 0 (start and stop snapshots) or more seconds']),
+                      ['stats_collect_vmstat_interval (0): vmstat samples every N >= 1 seconds',
+                       'stats_collect_brw_interval (-2): 0 (a snapshot at start and at stop) or N >= 1 seconds']),
     'cleanup': ({'cleanup_stop_grace_s': -1}, ['cleanup_stop_grace_s (-1): must be >= 0']),
     'node_prep': ({'node_prep_nr_requests': 0, 'node_prep_read_ahead_kb': 'lots'},
                   ['node_prep_nr_requests (0): must be a positive number or null',

@@ -41,9 +41,12 @@ VALID = {
     'mdtest': {'mdtest_mount_point': '/mnt/testfs', 'mdtest_mpi_hosts': ['client1'], 'mdtest_nodes': [],
                'mdtest_items': 1000, 'mdtest_items_per_dir': 0, 'mdtest_launcher': 'srun', 'mdtest_partition': 'batch',
                'mdtest_account': '', 'mdtest_environment_modules': ['gcc', 'openmpi/4.1']},
+    'stats_collect': {'stats_collect_action': 'start', 'stats_collect_label': 'obdfilter',
+                      'stats_collect_collectors': ['vmstat', 'brw'], 'stats_collect_vmstat_interval': '1',
+                      'stats_collect_brw_interval': 0, 'stats_collect_max_duration_s': 21600},
 }
 PREFIX = {'sgpdd': 'sgpdd_', 'obdfilter': 'obdfilter_', 'mds': 'mds_survey_', 'ost': 'ost_survey_', 'lnet': 'lnet_',
-          'ior': 'ior_', 'mdtest': 'mdtest_'}
+          'ior': 'ior_', 'mdtest': 'mdtest_', 'stats_collect': 'stats_collect_'}
 CONTEXT = {'lnet': {'play_hosts': ['oss1', 'client1']}, 'ior': {'memory_mib': 4096}}
 
 # survey: (changed settings, the problem lines expected, exactly and in order)
@@ -112,11 +115,24 @@ INVALID = [
       'mdtest_partition, mdtest_account: Slurm settings need launcher srun',
       "mdtest_environment_modules (['gcc', 'openmpi mdtest']): module names are single words of letters, digits and "
       "._+/@:,=~%-, got 'openmpi mdtest'"]),
+    ('stats_collect', {'stats_collect_vmstat_interval': 0, 'stats_collect_brw_interval': -2},
+     ['stats_collect_vmstat_interval (0): vmstat samples every N >= 1 seconds',
+      'stats_collect_brw_interval (-2): 0 (a snapshot at start and at stop) or N >= 1 seconds']),
+    ('stats_collect', {'stats_collect_action': 'go', 'stats_collect_label': ' ', 'stats_collect_collectors': ['top'],
+                       'stats_collect_max_duration_s': 0},
+     ["stats_collect_collectors (['top']): each must be vmstat, brw, service, iostat or client",
+      'stats_collect_max_duration_s (0): must be at least 1 second',
+      'stats_collect_label ( ): must not be empty (the survey the statistics are for, or stats)',
+      'stats_collect_action (go): must be start, stop or collect']),
 ]
+
+# The statistics role has none of the survey roles' async and poll settings: only its workdir is shared.
+STATS_SHARED = ('workdir',)
 
 
 def settings(survey, **changed):
-    given = dict((PREFIX[survey] + name, value) for name, value in SHARED.items())
+    shared = STATS_SHARED if survey == 'stats_collect' else SHARED
+    given = dict((PREFIX[survey] + name, SHARED[name]) for name in shared)
     given.update(VALID[survey])
     given.update(changed)
     return given
