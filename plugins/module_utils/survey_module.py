@@ -102,6 +102,8 @@ class SurveyStart:
         self._recorded = False
         self.progress = None
         self.done_points = []
+        # The records of done_points, in the same order (an adaptive sweep takes their figures into account).
+        self.done_records = []
         # One survey of this kind per node at a time (taken in make_run_dir, before anything is made).
         self.lock = SurveyLock(node_state.workdir, survey) if exclusive and node_state is not None else None
         self.run_id = run_id
@@ -164,6 +166,7 @@ class SurveyStart:
         for record in earlier:
             self.builder.add_record(record)
         self.done_points = [record_point(record) for record in earlier]
+        self.done_records = list(earlier)
         self.builder.extra_fields['attempts'] = attempts
         return attempt, earlier
 

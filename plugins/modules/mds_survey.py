@@ -102,6 +102,15 @@ options:
     description: The C(mds-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
     type: str
     default: mds-survey
+  force_rerun:
+    description:
+      - With O(engine=native), a run id that ran here before resumes - the thread counts its earlier attempts
+        finished (kept in O(workdir)/O(run_id)/mds.points.jsonl) go into the envelope, each with its C(attempt),
+        and only the others are measured; the envelope lists the attempts with their start and end in
+        C(attempts). Earlier points of other parameters fail the module (a changed sweep is a new run).
+      - V(true) forgets the earlier attempts and measures every point again.
+    type: bool
+    default: false
 notes:
   - O(engine=iokit) runs the installed script with the same parameters and parses its summary; its exit status
     is ignored (it exits 0 on most failures), success is read from the summary. Echo clients the script leaves
@@ -287,8 +296,14 @@ def argument_spec():
         layer=dict(type='str', choices=list(mds.LAYERS), default='mdd'),
         start_number=dict(type='int', default=mds.DEFAULT_START_NUMBER),
         iokit_script=dict(type='str', default='mds-survey'),
+        force_rerun=dict(type='bool', default=False),
     )
     return spec
+
+
+def record_point(record):
+    """A record's sweep point as the progress plan names it."""
+    return {'thr': record['thr']}
 
 
 def option_problems(params):
@@ -385,7 +400,11 @@ def main():
     # The progress counts the thread counts of the plan, each weighed by the files it touches.
     planned = [dict(thr=point['thr'], weight=point['thr'] * point['files_per_thread'])
                for point in plan['points'] if point['skip'] is None]
-    run_dir = start.make_run_dir(planned, plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'])
+    # The installed script cannot skip points: only the native engine resumes.
+    resumable = params['engine'] == 'native'
+    run_dir = start.make_run_dir(planned, plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'],
+                                 record_point=record_point if resumable else None)
+    survey.done_points = dict((point['thr'], record) for point, record in zip(start.done_points, start.done_records))
     builder.set_environment(obdecho_loaded_by_us=start.load_kernel_module(ECHO_MODULE))
     try:
         if params['engine'] == 'iokit':

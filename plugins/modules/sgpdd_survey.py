@@ -95,6 +95,15 @@ options:
     description: The C(sgpdd-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
     type: str
     default: sgpdd-survey
+  force_rerun:
+    description:
+      - With O(engine=native), a run id that ran here before resumes - the points its earlier attempts finished
+        (kept in O(workdir)/O(run_id)/sgpdd.points.jsonl) go into the envelope, each with its C(attempt), and
+        only the others are measured; the envelope lists the attempts with their start and end in C(attempts).
+        Earlier points of other parameters fail the module (a changed sweep is a new run).
+      - V(true) forgets the earlier attempts and measures every point again.
+    type: bool
+    default: false
 notes:
   - O(engine=iokit) runs the installed script, which needs SCSI devices listed by C(sg_map); with sg3_utils 1.48
     or later the script counts every instance as failed, and the result says so in RV(errors).
@@ -297,8 +306,14 @@ def argument_spec():
         boundary=dict(type='int', default=sgpdd.DEFAULT_BOUNDARY_BLOCKS),
         max_threads_per_region=dict(type='int', default=sgpdd.SG_MAX_QUEUE),
         iokit_script=dict(type='str', default='sgpdd-survey'),
+        force_rerun=dict(type='bool', default=False),
     )
     return spec
+
+
+def record_point(record):
+    """A record's sweep point as the plan names it (regions and threads per device)."""
+    return {'rsz_kib': record['rsz_kib'], 'crg': record['crg_per_dev'], 'thr': record['thr_per_dev']}
 
 
 def option_problems(params):
@@ -369,8 +384,12 @@ def main():
             builder.mark_nothing_to_do()
         survey_module.exit_with_envelope(module, builder, 'sgpdd survey', destructive, plan=plan)
 
+    # The installed script cannot skip points: only the native engine resumes.
+    resumable = params['engine'] == 'native'
     run_dir = start.make_run_dir(progress_utils.planned_points(points, ('rsz_kib', 'crg', 'thr'), 'size_kib'),
-                                 plan['estimated_duration_s'])
+                                 plan['estimated_duration_s'], record_point=record_point if resumable else None)
+    survey.done_points = dict(((point['rsz_kib'], point['crg'], point['thr']), record)
+                              for point, record in zip(start.done_points, start.done_records))
     wrote = False
     if params['engine'] == 'iokit':
         script = survey_module.iokit_script_path(module)

@@ -319,6 +319,8 @@ class MdsSurvey:
         self.wall_clock = wall_clock
         # Full unless the caller sets an adaptive one: the thread sweep may then stop once the MDTs saturate.
         self.inner_sweeps = adaptive.InnerSweeps()
+        # Thread counts an earlier attempt of the run measured, to their records: not measured again.
+        self.done_points = {}
         self.errors = []
         self.aborted = None
         self.devnos = {}
@@ -452,6 +454,12 @@ class MdsSurvey:
                                                   self.host or os.uname()[1]))
         for point in sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count):
             if point['skip']:
+                continue
+            earlier = self.done_points.get(point['thr'])
+            if earlier is not None:
+                # the module resumes: the point is in the envelope already, its figures still count
+                if not self.inner_sweeps.stopped({}):
+                    self.inner_sweeps.measured({}, point['thr'], adaptive.figures(earlier['tests'], ndevs, 'ops_s'))
                 continue
             stopped = self.inner_sweeps.stopped({})
             if stopped:

@@ -251,6 +251,8 @@ class SgpddSurvey:
         # Full unless the caller sets an adaptive one: the thread sweep of each (rsz, crg) may then stop once
         # the devices saturate.
         self.inner_sweeps = adaptive.InnerSweeps()
+        # Points an earlier attempt of the run measured, (rsz_kib, crg, thr) to its record: not measured again.
+        self.done_points = {}
         self.errors = []
         self.aborted = None
 
@@ -392,6 +394,13 @@ class SgpddSurvey:
         self._raw('summary', self.header(time.strftime('%a %b %d %H:%M:%S %Z %Y')) + '\n')
         for entry in self.plan():
             if entry['skip'] and not entry['enomem']:
+                continue
+            earlier = self.done_points.get((entry['rsz_kib'], entry['crg'], entry['thr']))
+            if earlier is not None:
+                # the module resumes: the point is in the envelope already, its figures still count
+                if not entry['enomem'] and not self.inner_sweeps.stopped(_outer_key(entry)):
+                    self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
+                                               adaptive.figures(earlier['tests'], entry['instances']))
                 continue
             stopped = self.inner_sweeps.stopped(_outer_key(entry))
             if stopped:

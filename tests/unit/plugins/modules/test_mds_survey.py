@@ -105,3 +105,55 @@ def test_an_error_on_one_test_gives_a_partial_result(run_module, tmp_path):
     assert result['status'] == 'partial'
     assert result['records'][0]['tests']['lookup']['status'] == 'error'
     assert result['errors'][0]['point'] == {'thr': 2, 'test': 'lookup'}
+
+
+class StoppedAtCreate(FakeRunner):
+    """The ``stop_at_create``-th create of the first MDT's echo client is cut short, as a kill or timeout does."""
+
+    def __init__(self, stop_at_create):
+        FakeRunner.__init__(self)
+        self.stop_at_create = stop_at_create
+        self.creates = 0
+
+    def _answer(self, argv):
+        if argv[1:2] == ['--threads'] and argv[5] == 'test_create' and argv[4] == '27':
+            self.creates += 1
+            if self.creates == self.stop_at_create:
+                self.stop_at = (27, 'create')
+        return FakeRunner._answer(self, argv)
+
+
+def thread_counts_measured():
+    return sorted(set(thr for thr, test, unused in Node.fake.threads_started if test == 'create'))
+
+
+def test_a_rerun_of_a_cut_run_measures_only_the_missing_thread_counts(run_module, tmp_path, fake_runners):
+    # thread counts 1, 2 and 4; the third create is cut short
+    Node.fake = StoppedAtCreate(3)
+    fake_runners(mds_survey, Node.fake)
+    first = run_module(base(tmp_path, thrhi=4))
+    assert first['status'] == 'partial' and [record['thr'] for record in first['records']] == [1, 2]
+    Node.fake = FakeRunner()
+    fake_runners(mds_survey, Node.fake)
+    second = run_module(base(tmp_path, thrhi=4))
+    assert second['status'] == 'ok'
+    assert thread_counts_measured() == [4]
+    assert [(record['thr'], record['attempt']) for record in second['records']] == [(1, 1), (2, 1), (4, 2)]
+    assert [item['attempt'] for item in second['envelope']['attempts']] == [1, 2]
+    assert results.validate_envelope(second['envelope']) == []
+    summary = progress.read_progress(str(tmp_path / 'work' / 'test-run' / 'mds.progress.json'))
+    assert (summary['done'], summary['total'], summary['attempt']) == (3, 3, 2)
+
+
+def test_a_rerun_with_other_parameters_is_refused_and_force_rerun_starts_over(run_module, tmp_path, fake_runners):
+    Node.fake = StoppedAtCreate(2)
+    fake_runners(mds_survey, Node.fake)
+    assert run_module(base(tmp_path, thrhi=4))['status'] == 'partial'
+    Node.fake = FakeRunner()
+    fake_runners(mds_survey, Node.fake)
+    refused = run_module(base(tmp_path, thrhi=4, file_count=200))
+    assert refused['failed'] is True and thread_counts_measured() == []
+    assert 'mds: run test-run not resumed' in refused['msg'] and 'file_count was 100' in refused['msg']
+    forced = run_module(base(tmp_path, thrhi=4, file_count=200, force_rerun=True))
+    assert forced['status'] == 'ok' and thread_counts_measured() == [1, 2, 4]
+    assert [record['attempt'] for record in forced['records']] == [1, 1, 1]

@@ -158,3 +158,81 @@ def test_read_only_run_reports_no_change(run_module, tmp_path):
 def test_timeout_option_sets_the_runner_deadline(run_module, tmp_path):
     run_module(dict(BASE, workdir=str(tmp_path), timeout=30))
     assert Node.runners[0].deadline is not None
+
+
+class StoppedAt(Devices):
+    """Like Devices, but the ``stop_at``-th batch of sgp_dd (1-based) is cut short, as a kill or timeout does."""
+
+    def __init__(self, stop_at):
+        Devices.__init__(self)
+        self.stop_at = stop_at
+        self.batches = 0
+        self.stop_reason = None
+
+    def expired(self):
+        return self.stop_reason is not None
+
+    def run_many(self, argvs, env=None, cwd=None):
+        if argvs and argvs[0][0] == 'sgp_dd':
+            self.batches += 1
+            if self.batches == self.stop_at:
+                self.commands.extend(list(argv) for argv in argvs)
+                self.stop_reason = 'timeout'
+                return [CommandResult(argv, -15, '', '', 0.01, timed_out=True) for argv in argvs]
+        return Devices.run_many(self, argvs, env=env)
+
+
+def measured_points():
+    """(crg, thr) per device of each point whose write ran, from the sgp_dd commands (one per region)."""
+    return [argv for argv in sgp_dd_commands() if argv[1].startswith('if=/dev/zero')]
+
+
+def test_a_rerun_of_a_cut_run_measures_only_the_missing_points_and_numbers_the_attempts(run_module, tmp_path,
+                                                                                         fake_runners):
+    # three points (crg 1 thr 1, crg 1 thr 2, crg 2 thr 2), each a write then a read: the 5th batch is the
+    # third point's write, cut short
+    Node.devices = StoppedAt(5)
+    fake_runners(sgpdd_survey, Node.devices)
+    first = run_module(dict(BASE, workdir=str(tmp_path)))
+    assert first['status'] == 'partial' and len(first['records']) == 2
+    assert [record['attempt'] for record in first['records']] == [1, 1]
+    Node.devices = Devices()
+    fake_runners(sgpdd_survey, Node.devices)
+    second = run_module(dict(BASE, workdir=str(tmp_path)))
+    assert second['status'] == 'ok'
+    # only the third point ran again: two devices x two regions, one write and one read each
+    assert len(sgp_dd_commands()) == 2 * 2 * 2
+    assert [(record['crg_per_dev'], record['thr_per_dev'], record['attempt']) for record in second['records']] == [
+        (1, 1, 1), (1, 2, 1), (2, 2, 2)]
+    assert [(item['attempt'], item['finished'] is not None) for item in second['envelope']['attempts']] == [
+        (1, True), (2, True)]
+    assert results.validate_envelope(second['envelope']) == []
+
+
+def test_a_rerun_with_other_parameters_is_refused_naming_them_and_force_rerun_starts_over(run_module, tmp_path,
+                                                                                          fake_runners):
+    Node.devices = StoppedAt(3)
+    fake_runners(sgpdd_survey, Node.devices)
+    assert run_module(dict(BASE, workdir=str(tmp_path)))['status'] == 'partial'
+    Node.devices = Devices()
+    fake_runners(sgpdd_survey, Node.devices)
+    refused = run_module(dict(BASE, workdir=str(tmp_path), size_mib=8))
+    assert refused['failed'] is True and sgp_dd_commands() == []
+    assert 'sgpdd: run test-run not resumed' in refused['msg'] and 'size_mib was 4' in refused['msg']
+    assert 'iokit_force_rerun=true' in refused['msg']
+    forced = run_module(dict(BASE, workdir=str(tmp_path), size_mib=8, force_rerun=True))
+    assert forced['status'] == 'ok' and len(sgp_dd_commands()) == 2 * (2 + 2 + 4)
+    assert [record['attempt'] for record in forced['records']] == [1, 1, 1]
+    assert [item['attempt'] for item in forced['envelope']['attempts']] == [1]
+
+
+def test_the_iokit_engine_does_not_resume(run_module, tmp_path, monkeypatch):
+    calls = []
+
+    def run_iokit(runner, script, devices, rslt, **unused):
+        calls.append(script)
+        return [], [{'point': None, 'message': 'script failed'}], None
+    monkeypatch.setattr(sgpdd.__name__ + '.run_iokit', run_iokit)
+    monkeypatch.setattr(sgpdd_survey.survey_module, 'iokit_script_path', lambda module: '/bin/true')
+    result = run_module(dict(BASE, workdir=str(tmp_path), engine='iokit'))
+    assert calls == ['/bin/true'] and 'attempts' not in result['envelope']

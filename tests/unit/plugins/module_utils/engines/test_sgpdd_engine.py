@@ -394,3 +394,21 @@ def test_adaptive_thread_sweep_stops_one_point_past_the_knee_for_each_region_cou
     assert skipped == [{'point': {'rsz_kib': 1024, 'crg': 1, 'thr': 16}, 'reason': reason},
                        {'point': {'rsz_kib': 1024, 'crg': 2, 'thr': 16}, 'reason': reason}]
     assert adaptive.envelope_fields(engine.inner_sweeps, engine.plan())['sweep']['points_full'] == 9
+
+
+def test_a_resumed_adaptive_sweep_skips_the_done_points_and_still_stops_past_the_knee():
+    clock = FakeClock()
+    first = survey(SaturatingRunner(clock, knee=4), [block_target('loop0')], clock, size_mib=8, crglo=1, crghi=1,
+                   thrlo=1, thrhi=16, actions=['write', 'read'])
+    first.inner_sweeps = adaptive.InnerSweeps('adaptive')
+    # an attempt killed after its third point (thr 4)
+    done = [record for record, unused in zip(first.run(), range(3))]
+    engine = survey(SaturatingRunner(clock, knee=4), [block_target('loop0')], clock, size_mib=8, crglo=1, crghi=1,
+                    thrlo=1, thrhi=16, actions=['write', 'read'])
+    engine.inner_sweeps = adaptive.InnerSweeps('adaptive')
+    engine.done_points = dict(((record['rsz_kib'], record['crg_per_dev'], record['thr_per_dev']), record)
+                              for record in done)
+    records = list(engine.run())
+    # thr 8 runs (flat after thr 4, which the earlier attempt measured), then the sweep stops: 16 is skipped
+    assert [record['thr_per_dev'] for record in records] == [8]
+    assert [item['point']['thr'] for item in engine.inner_sweeps.skipped_points] == [16]
