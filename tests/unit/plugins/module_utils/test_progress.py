@@ -14,14 +14,7 @@ import os
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import progress, results
-
-
-class FakeClock:
-    def __init__(self, now=1000.0):
-        self.now = now
-
-    def __call__(self):
-        return self.now
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock
 
 
 def record(thr, write):
@@ -38,7 +31,7 @@ def read_lines(path):
 
 
 def test_each_point_is_on_disk_before_the_next_and_the_summary_counts_them(tmp_path):
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     log = progress.ProgressLog(str(tmp_path), 'obdfilter', 'run1', 'oss1', planned=PLAN, clock=clock)
     summary_file = progress.progress_path(str(tmp_path), 'obdfilter')
     first = progress.read_progress(summary_file, now=clock.now)
@@ -64,7 +57,7 @@ def test_each_point_is_on_disk_before_the_next_and_the_summary_counts_them(tmp_p
 
 
 def test_between_points_elapsed_moves_on_and_the_eta_counts_down(tmp_path):
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     log = progress.ProgressLog(str(tmp_path), 'obdfilter', 'run1', 'oss1', planned=PLAN, clock=clock)
     clock.now += 20
     log.point_done(record(1, 100.0))
@@ -186,7 +179,7 @@ def test_the_last_figure_of_lnet_ior_and_mds_records(measured, figure):
 
 
 def test_steps_of_a_one_record_survey_are_its_points_and_its_record_is_kept_not_counted(tmp_path):
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     log = progress.ProgressLog(str(tmp_path), 'ost', 'run-1', 'client1', clock=clock)
     # a plan told later (as the ior engine tells it) replaces the empty one
     log.set_plan([{'operation': operation, 'ost': index} for operation in ('write', 'read') for index in (0, 1)], 40.0)

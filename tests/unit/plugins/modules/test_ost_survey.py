@@ -18,9 +18,9 @@ from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
 from ansible_collections.lustre.iokit.plugins.modules import ost_survey
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock
 from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines.test_ost_engine import (
     INSTANCE,
-    FakeClock,
     FakeRunner,
 )
 
@@ -33,7 +33,7 @@ class Node:
 def mount(tmp_path, fake_runners):
     path = tmp_path / 'mnt'
     path.mkdir()
-    Node.fake = FakeRunner(FakeClock(), str(path))
+    Node.fake = FakeRunner(FakeClock(1000.0), str(path))
     fake_runners(ost_survey, Node.fake)
     return str(path)
 

@@ -15,6 +15,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import lnet
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_survey import parse_lst_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+from ansible_collections.lustre.iokit.tests.unit.fakes import RawSink
 
 S1, S2, C1 = '10.0.0.1@tcp', '10.0.0.2@tcp', '10.0.0.3@tcp'
 KEY = 4242
@@ -109,18 +110,6 @@ class FakeConsole:
                     nid, self.node_errors[nid])
             out += 'Total %d error nodes in %s\n' % (len(bad), group)
         return CommandResult(argv, 0, out, err, 0.01)
-
-
-class RawSink:
-    def __init__(self):
-        self.summary_text = ''
-        self.detail_text = ''
-
-    def summary(self, text):
-        self.summary_text += text
-
-    def detail(self, text):
-        self.detail_text += text
 
 
 def make_survey(tmp_path, console, servers=(S1, S2), clients=(C1,), **options):

@@ -17,6 +17,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock
 
 INSTANCE = 'testfs-ffff8803c9f3a800'
 TARGET_OBD = ('0: testfs-OST0000_UUID ACTIVE\n1: testfs-OST0001_UUID INACTIVE\n'
@@ -34,14 +35,6 @@ def lfs_df(mount, available_kib):
             lines.append('testfs-OST%04x_UUID      1048576           0 %11d   0%% %s[OST:%d]' % (
                 index, available, mount, index))
     return '\n'.join(lines) + '\n'
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
 
 
 class FakeRunner:
@@ -100,7 +93,7 @@ WALL_ORIGIN = 1800000000.0
 def make_survey(tmp_path, **options):
     mount = tmp_path / 'mnt'
     mount.mkdir()
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     runner_options = dict((key, options.pop(key)) for key in list(options)
                           if key in ('seconds', 'available', 'getname_rc', 'stop_at', 'dd_fail'))
     runner = FakeRunner(clock, str(mount), **runner_options)

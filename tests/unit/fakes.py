@@ -1,0 +1,41 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The small fakes the engine, module and progress tests share (the per-survey fake nodes stay with their tests).
+
+Import them as ``from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, RawSink``: the same path
+works from the checkout and from ansible-test's staged copy.
+"""
+
+from __future__ import annotations
+
+
+class FakeClock:
+    """A clock that only moves when told: call it for the time (epoch seconds); ``sleep`` moves it on.
+
+    A fake node advances ``now`` as its commands take time, so that durations and ETAs are exact.
+    """
+
+    def __init__(self, now=100.0):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+class RawSink:
+    """Where an engine writes the tool's raw output (``summary`` and ``detail`` text), kept for the test to read."""
+
+    def __init__(self):
+        self.summary_text = ''
+        self.detail_text = ''
+
+    def summary(self, text):
+        self.summary_text += text
+
+    def detail(self, text):
+        self.detail_text += text
