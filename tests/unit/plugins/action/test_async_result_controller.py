@@ -73,14 +73,16 @@ def progress_file(tmp_path, host, done):
 def test_one_fleet_line_per_interval_whichever_host_polls(tmp_path, finished_job, controller_tmp, run_action, monkeypatch, capsys):
     monkeypatch.setenv('ANSIBLE_STDOUT_CALLBACK', 'default')
     task_uuid = 'task-1'
-    first = run_action('async_result', {'results_file': str(finished_job('oss1')), 'wait_s': 600,
+    # The interval is the task's wait_s: a day, so the second poll is within it on any machine (the jobs have
+    # finished, so no poll waits).
+    first = run_action('async_result', {'results_file': str(finished_job('oss1')), 'wait_s': 86400,
                                         'progress_file': progress_file(tmp_path, 'oss1', 1)},
                        task_vars={'inventory_hostname': 'oss1'}, task_uuid=task_uuid)
     assert (first['progress']['done'], first['progress']['total']) == (1, 4)
     printed = capsys.readouterr().out
     assert 'obdfilter: 1 host, 1/4 points (25 %)' in printed
-    # The second host polls within the interval (wait_s, here 600 s): its progress waits for the next line.
-    run_action('async_result', {'results_file': str(finished_job('oss2')), 'wait_s': 600,
+    # The second host polls within the interval: its progress waits for the next line.
+    run_action('async_result', {'results_file': str(finished_job('oss2')), 'wait_s': 86400,
                                 'progress_file': progress_file(tmp_path, 'oss2', 3)},
                task_vars={'inventory_hostname': 'oss2'}, task_uuid=task_uuid)
     assert 'points' not in capsys.readouterr().out
