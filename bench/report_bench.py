@@ -45,8 +45,9 @@ def _import_collection():
     if COLLECTIONS not in sys.path:
         sys.path.insert(0, COLLECTIONS)
     from ansible_collections.lustre.iokit.plugins.module_utils import results
+    from ansible_collections.lustre.iokit.plugins.plugin_utils import results_store
     from ansible_collections.lustre.iokit.plugins.plugin_utils.report import run
-    return results, run
+    return results, results_store, run
 
 
 def _doubling(low: int, high: int) -> list[int]:
@@ -71,7 +72,7 @@ def _envelope(results, host: str, survey: str, parameters: dict, records: list) 
 
 def make_run(results_dir: str, oss_count: int, seed: int = 1) -> int:
     """Write a synthetic run; return the number of records."""
-    results, _run = _import_collection()
+    results, results_store, _run = _import_collection()
     rng = random.Random(seed)
     records_total = 0
     slow = {(rng.randrange(oss_count), rng.randrange(OSTS_PER_OSS)) for _ in range(max(1, oss_count // 50))}
@@ -114,7 +115,7 @@ def make_run(results_dir: str, oss_count: int, seed: int = 1) -> int:
                               'thr': thr * OSTS_PER_OSS, 'crg_per_dev': crg, 'thr_per_dev': thr, 'host': host,
                               'devices': devices, 'enomem': False, 'tests': tests})
         for survey, records in (('obdfilter', obdfilter), ('sgpdd', sgpdd)):
-            results.write_envelope(results_dir, _envelope(results, host, survey, {'default_sweep': True}, records))
+            results_store.write_envelope(results_dir, _envelope(results, host, survey, {'default_sweep': True}, records))
             records_total += len(records)
     for mds in ('mds01', 'mds02'):
         records = [{'mdt': 1, 'file': 100000, 'dir': d, 'thr': thr,
@@ -122,17 +123,17 @@ def make_run(results_dir: str, oss_count: int, seed: int = 1) -> int:
                                      'status': 'ok'} for test, peak in (('create', 52000), ('lookup', 310000),
                                                                         ('md_getattr', 240000), ('destroy', 61000))}}
                    for d in _doubling(1, 4) for thr in _doubling(1, 64)]
-        results.write_envelope(results_dir, _envelope(results, mds, 'mds', {}, records))
+        results_store.write_envelope(results_dir, _envelope(results, mds, 'mds', {}, records))
         records_total += len(records)
     osts = [{'ost': number, 'read_mib_s': round(rng.uniform(900, 1000), 3), 'write_mib_s': round(rng.uniform(700, 800), 3),
              'read_time_s': 1.0, 'write_time_s': 1.3, 'active': True} for number in range(len(all_osts))]
-    results.write_envelope(results_dir, _envelope(results, 'client01', 'ost', {'fsname': 'testfs'},
-                                                  [{'active_osts': len(osts), 'osts': osts}]))
+    results_store.write_envelope(results_dir, _envelope(results, 'client01', 'ost', {'fsname': 'testfs'},
+                                                        [{'active_osts': len(osts), 'osts': osts}]))
     return records_total + 1
 
 
 def child(oss_count: int, keep: str | None) -> dict:
-    _results, run = _import_collection()
+    _results, _store, run = _import_collection()
     workdir = keep or tempfile.mkdtemp(prefix='report-bench-')
     try:
         started = time.monotonic()

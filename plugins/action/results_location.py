@@ -15,10 +15,12 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.lustre.iokit.plugins.module_utils.results import (
-    DEFAULT_RESULTS_DIR,
-    check_results_dir,
     checked_run_id,
     new_run_id,
+)
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import (
+    DEFAULT_RESULTS_DIR,
+    check_results_dir,
     resolve_results_dir,
 )
 

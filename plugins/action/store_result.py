@@ -26,10 +26,12 @@ from ansible_collections.lustre.iokit.plugins.module_utils.results import (
     OPTIONAL_ENVELOPE_KEYS,
     EnvelopeError,
     check_envelope,
-    envelope_path,
-    store_directory,
     validate_host,
     validate_path_component,
+)
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import (
+    envelope_path,
+    store_directory,
     write_bytes_atomic,
     write_json_atomic,
 )

@@ -17,12 +17,14 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.lustre.iokit.plugins.module_utils.results import (
     SURVEYS,
     EnvelopeError,
+    validate_host,
+    validate_run_id,
+)
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import (
     envelope_path,
     list_envelopes,
     read_envelope,
     should_skip,
-    validate_host,
-    validate_run_id,
 )
 
 ARGUMENT_SPEC = {

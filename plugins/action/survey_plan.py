@@ -14,6 +14,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.plugin_utils.fleet_plan import host_line
+from ansible_collections.lustre.iokit.plugins.plugin_utils import results_store
 
 ARGUMENT_SPEC = {
     'survey': {'type': 'str', 'required': True, 'choices': sorted(plan_estimate.WORK_UNITS)},
@@ -26,7 +27,7 @@ ARGUMENT_SPEC = {
 
 def plan_entry(survey, plan, host, results_dir=None, run_id=None):
     """``{'survey', 'host', 'estimate'}``: the module's assumed estimate, or one from the host's last stored run."""
-    measured = plan_estimate.stored_rate(results_dir, host, survey, exclude_run_id=run_id) if results_dir else None
+    measured = results_store.stored_rate(results_dir, host, survey, exclude_run_id=run_id) if results_dir else None
     if measured is not None:
         estimate = plan_estimate.estimate(survey, plan, measured=measured)
     elif isinstance(plan.get('estimate'), dict):

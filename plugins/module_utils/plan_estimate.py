@@ -21,9 +21,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import glob
-import os
-
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 
 MIB = 1024 * 1024
@@ -42,9 +39,6 @@ WORK_UNITS = {
     # mdtest's plan has no item count to divide: only a stored run says how long a point takes.
     'mdtest': ('points', 'points/s', None, None),
 }
-
-# How many stored envelopes of a host's survey are read, newest first, to find one to measure from.
-STORE_READ_LIMIT = 20
 
 
 def _number(value):
@@ -220,40 +214,6 @@ def measured_rate(survey, envelope):
     return {'rate': rate, 'run_id': envelope.get('run_id'), 'finished': finished,
             'basis': 'from run %s of %s (%s %s measured)' % (envelope.get('run_id'), finished[:10] or 'unknown date',
                                                              _rate_text(rate), WORK_UNITS[survey][1])}
-
-
-def stored_rate(results_dir, host, survey, exclude_run_id=None, limit=STORE_READ_LIMIT):
-    """The rate the newest usable earlier run of ``survey`` on ``host`` measured (``measured_rate``), or None.
-
-    Reads ``<results_dir>/*/<host>/<survey>.json`` newest first (by file time), at most ``limit`` of them, leaving
-    out ``exclude_run_id`` (the run being planned); an unreadable envelope is passed over.
-    """
-    if not results_dir or not os.path.isdir(results_dir):
-        return None
-    try:
-        results.validate_host(host)
-        results.validate_survey(survey)
-    except ValueError:
-        return None
-    paths = glob.glob(os.path.join(glob.escape(results_dir), '*', glob.escape(host), survey + '.json'))
-    candidates = []
-    for path in paths:
-        run_id = os.path.basename(os.path.dirname(os.path.dirname(path)))
-        if run_id == exclude_run_id:
-            continue
-        try:
-            candidates.append((os.path.getmtime(path), path))
-        except OSError:
-            continue
-    for unused_mtime, path in sorted(candidates, reverse=True)[:limit]:
-        try:
-            envelope = results.read_envelope(path)
-        except results.EnvelopeError:
-            continue
-        measured = measured_rate(survey, envelope)
-        if measured is not None:
-            return measured
-    return None
 
 
 def fleet_totals(estimates):

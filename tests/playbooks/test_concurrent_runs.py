@@ -23,7 +23,7 @@ import pytest
 from conftest import ROOT, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import live_runs
-from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
 from test_survey_playbooks import ANSIBLE_PLAYBOOK, INVENTORY, LUSTRE_SIM, VENV_BIN, Cluster
 

@@ -25,7 +25,7 @@ from conftest import ROOT, simulated_local_host
 
 from test_survey_playbooks import ANSIBLE_PLAYBOOK, LUSTRE_SIM, VENV_BIN
 
-from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, ROOT, VENV_BIN, localhost_inventory
 
-from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')

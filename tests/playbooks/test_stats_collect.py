@@ -25,7 +25,7 @@ from conftest import ROOT, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.stats_collect_parsers import parse_vmstat
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.stats_collect_sampler import sampler_alive
-from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
 LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))

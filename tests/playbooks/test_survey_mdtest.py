@@ -25,7 +25,7 @@ from conftest import ROOT
 
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.mdtest import MARKER
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
-from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
 LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))

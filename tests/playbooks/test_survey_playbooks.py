@@ -23,7 +23,7 @@ import pytest
 
 from conftest import ANSIBLE_BIN, NODE_PYTHON, ROOT
 
-from ansible_collections.lustre.iokit.plugins.module_utils.results import envelope_path, read_envelope
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
 LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))

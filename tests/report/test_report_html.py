@@ -19,7 +19,7 @@ import pytest
 from browser import Browser, find_chromium
 from conftest import ROOT
 
-from ansible_collections.lustre.iokit.plugins.module_utils.results import write_envelope
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import write_envelope
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import run
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import (
     REPORT_TEMPLATES, RUN_ID, envelope, fleet, obdfilter_sweep)

@@ -5,7 +5,7 @@
 """A run directory in, the report files out: what the ``iokit_report`` action (and the benchmark) call.
 
 ``load_run`` reads ``<results_dir>/<run_id>/<host>/<survey>.json`` through the
-results store (``results.list_envelopes``), keeps every envelope's status and
+results store (``results_store.list_envelopes``), keeps every envelope's status and
 errors, and names every file that could not be used.  ``build_report`` runs
 the analysis and the criteria; ``write_report`` writes into the run directory:
 
@@ -31,6 +31,7 @@ import time
 import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.plugin_utils import results_store
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, charts, compare, criteria, findings
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import stats as stats_section
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import EXTRACTORS, POINT_KEYS, Sample, envelope_samples
@@ -66,7 +67,7 @@ def load_run(results_dir: str, run_id: str) -> RunData:
     samples: list[Sample] = []
     envelopes = []
     unreadable = []
-    entries = results.list_envelopes(results_dir, run_id)
+    entries = results_store.list_envelopes(results_dir, run_id)
     for index, (path, envelope) in enumerate(entries):
         relative = os.path.relpath(path, run_dir)
         host = os.path.basename(os.path.dirname(path))

@@ -32,6 +32,7 @@ import os
 import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.plugin_utils import results_store
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import charts
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import make_point, point_label
 
@@ -61,7 +62,7 @@ def load_stats(run_dir: str) -> tuple[list[dict], list[dict]]:
         if not os.path.isfile(path):
             continue
         try:
-            envelopes.append(results.read_envelope(path))
+            envelopes.append(results_store.read_envelope(path))
         except results.EnvelopeError as exc:
             unusable.append({'host': host, 'path': os.path.relpath(path, run_dir), 'problems': exc.problems})
     return envelopes, unusable
@@ -213,7 +214,7 @@ def _survey_envelopes(run_dir: str, envelopes: list[dict], hosts: set) -> list[d
         if item.get('host') not in hosts or item.get('survey') == SURVEY or not item.get('path'):
             continue
         try:
-            found.append(results.read_envelope(os.path.join(run_dir, item['path'])))
+            found.append(results_store.read_envelope(os.path.join(run_dir, item['path'])))
         except (results.EnvelopeError, OSError):
             # load_run read it a moment ago; a file gone since is already named there.
             continue

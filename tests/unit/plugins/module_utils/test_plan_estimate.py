@@ -8,7 +8,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
 
 import pytest
 
@@ -131,36 +130,6 @@ def test_merged_iterations_each_ran_the_plan():
                                      {'survey': 'mds'}])
 def test_a_run_that_cannot_tell_a_rate_is_not_used(changed):
     assert plan_estimate.measured_rate('obdfilter', dict(envelope(), **changed)) is None
-
-
-def store(results_dir, made, mtime):
-    path = results.envelope_path(results_dir, made['run_id'], made['host'], made['survey'])
-    os.makedirs(os.path.dirname(path))
-    results.write_json_atomic(path, made)
-    os.utime(path, (mtime, mtime))
-
-
-def test_the_store_gives_the_hosts_newest_usable_run_of_the_survey(tmp_path):
-    directory = str(tmp_path)
-    store(directory, envelope('old', duration_s=40.0), 1000)
-    store(directory, envelope('newer', duration_s=10.0), 2000)
-    store(directory, dict(envelope('newest-failed', status='partial')), 3000)
-    store(directory, envelope('planned-now', duration_s=1.0), 4000)
-    measured = plan_estimate.stored_rate(directory, 'oss1', 'obdfilter', exclude_run_id='planned-now')
-    assert (measured['run_id'], measured['rate']) == ('newer', 20.0)
-    assert plan_estimate.stored_rate(directory, 'oss2', 'obdfilter') is None
-    assert plan_estimate.stored_rate(directory, 'oss1', 'mds') is None
-    assert plan_estimate.stored_rate(str(tmp_path / 'none'), 'oss1', 'obdfilter') is None
-
-
-def test_an_unreadable_envelope_is_passed_over(tmp_path):
-    directory = str(tmp_path)
-    store(directory, envelope('good'), 1000)
-    path = results.envelope_path(directory, 'broken', 'oss1', 'obdfilter')
-    os.makedirs(os.path.dirname(path))
-    with open(path, 'w') as stream:
-        stream.write('{not json')
-    assert plan_estimate.stored_rate(directory, 'oss1', 'obdfilter')['run_id'] == 'good'
 
 
 def test_fleet_totals_add_the_work_and_take_the_slowest_host():

@@ -12,6 +12,7 @@ import os
 from ansible_collections.lustre.iokit.plugins.action.survey_plan import plan_entry
 from ansible_collections.lustre.iokit.plugins.filter.fleet_plan import fleet_plan
 from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate, results
+from ansible_collections.lustre.iokit.plugins.plugin_utils import results_store
 
 GIB = 1024 ** 3
 
@@ -70,9 +71,9 @@ def test_the_action_takes_the_stored_run_else_the_modules_estimate(tmp_path):
                 'finished': '2026-03-01T10:00:10Z', 'duration_s': 10.0, 'records': [{'thr': 1}], 'errors': [],
                 'environment': {}, 'raw_output': None,
                 'plan_work': {'points': 1, 'amount': 200.0, 'unit': 'MiB per OST'}}
-    path = results.envelope_path(str(tmp_path), 'before', 'oss1', 'obdfilter')
+    path = results_store.envelope_path(str(tmp_path), 'before', 'oss1', 'obdfilter')
     os.makedirs(os.path.dirname(path))
-    results.write_json_atomic(path, envelope)
+    results_store.write_json_atomic(path, envelope)
     measured = plan_entry('obdfilter', plan, 'oss1', str(tmp_path), 'now')['estimate']
     # 200 MiB per OST in 10 s: 20 MiB/s, so the plan's 100 MiB takes 5 s
     assert measured['estimated_duration_s'] == 5.0 and measured['source'] == 'stored run'

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ansible_collections.lustre.iokit.plugins.module_utils.results import write_envelope
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import write_envelope
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import run
 
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import (

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 
-from ansible_collections.lustre.iokit.plugins.module_utils.results import write_envelope
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import write_envelope
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import run
 
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import (

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.lustre.iokit.plugins.module_utils.results import EnvelopeBuilder, write_envelope
+from ansible_collections.lustre.iokit.plugins.module_utils.results import EnvelopeBuilder
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import write_envelope
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import run, stats
 
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import REPORT_TEMPLATES, RUN_ID
