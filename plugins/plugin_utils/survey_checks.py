@@ -11,9 +11,11 @@ survey role shares (timeout, async margin, poll interval, slow share, slowest co
 problem comes back as one line naming the role variable and its value first, such as
 ``obdfilter_size_mib (3): 3 MiB is not a multiple of the 1024 KiB record``.
 
-The mapping from a role variable to a module option is the one rule of the survey roles: the option's name after
-the role's prefix, except ``timeout`` (``<prefix>timeout_s``); ``engine``, ``timeout`` and ``workdir`` are named
-after the ``iokit_*`` settings users give.
+The mapping from a role variable to a module option is the rule of the survey roles' module calls, kept here once:
+the option's name after the role's prefix, except ``timeout`` (``<prefix>timeout_s``) and the few aliases of
+``SURVEYS`` (``lnet_server_nids`` for ``servers``, ...); an option without a module default is left out when its
+variable is empty, as the roles do with ``omit``.  ``engine``, ``timeout`` and ``workdir`` are named after the
+``iokit_*`` settings users give.
 """
 
 from __future__ import annotations
