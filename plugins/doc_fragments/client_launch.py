@@ -33,16 +33,42 @@ options:
     description:
       - How the tasks are started. V(mpirun) gets a hostfile of the point's first N O(hosts) with C(slots=P) and
         C(-np N*P), so that by-slot placement puts P tasks on each node (Open MPI 4 command line).
-      - V(srun) runs C(srun -N N -n N*P --ntasks-per-node P) (with O(partition) and O(account)), inside the Slurm
-        allocation the module runs in, or in one srun makes.
+      - V(srun) runs C(srun -N N -n N*P --ntasks-per-node P), in the Slurm allocation that O(slurm_allocation)
+        says.
     type: str
     choices: [mpirun, srun]
     default: mpirun
+  slurm_allocation:
+    description:
+      - Where the srun of O(launcher=srun) runs.
+      - V(existing) - in the allocation the module already runs in (an C(salloc) shell or an C(sbatch) job), or,
+        outside one, in the one srun makes itself (with O(partition) and O(account) on the srun).
+      - V(salloc) - every launch gets an allocation of its own, C(salloc -N N --ntasks-per-node P -J NAME) with
+        O(partition) and O(account), which runs the srun (in O(module_shell) with C(module load) when
+        O(environment_modules) are set) on this host and is relinquished when it ends.
+      - V(sbatch) - every launch is a batch job, C(sbatch --wait --parsable -N N --ntasks-per-node P -J NAME -o
+        OUTPUT) with O(partition) and O(account), whose script runs the same command; sbatch returns when the job
+        has ended, with its exit code. The output file is C(<tree>/NAME.out) in the test tree on the Lustre mount
+        (the batch host of the job writes it, the launcher reads it), read as the program's output and removed; the
+        script stays on this host, under O(workdir).
+      - N is the point's node count, P its tasks per node; the job name C(lustre-iokit-<survey>-<run_id>-<n>) is
+        unique to the run. Each job is written to the node state before it is submitted. A launch stopped by the
+        timeout or a SIGTERM cancels its job (C(scancel) with the job id sbatch or salloc printed, else by the job
+        name and user); after a SIGKILL, M(lustre.iokit.iokit_cleanup) cancels it and removes its output file and
+        script.
+      - V(salloc) and V(sbatch) need O(launcher=srun).
+    type: str
+    choices: [existing, salloc, sbatch]
+    default: existing
   partition:
-    description: Slurm partition (C(srun -p)); O(launcher=srun) only.
+    description:
+      - Slurm partition (C(-p)), on the srun, or on the C(salloc) or C(sbatch) that makes the allocation;
+        O(launcher=srun) only.
     type: str
   account:
-    description: Slurm account (C(srun -A)); O(launcher=srun) only.
+    description:
+      - Slurm account (C(-A)), on the srun, or on the C(salloc) or C(sbatch) that makes the allocation;
+        O(launcher=srun) only.
     type: str
   environment_modules:
     description:
@@ -67,10 +93,24 @@ options:
     description: The C(srun) to use; a name is looked up in C(PATH).
     type: str
     default: srun
+  salloc:
+    description: The C(salloc) of O(slurm_allocation=salloc); a name is looked up in C(PATH), before any module is loaded.
+    type: str
+    default: salloc
+  sbatch:
+    description: The C(sbatch) of O(slurm_allocation=sbatch); a name is looked up in C(PATH), before any module is loaded.
+    type: str
+    default: sbatch
+  scancel:
+    description:
+      - The C(scancel) that cancels the job of a stopped launch (O(slurm_allocation=salloc) or V(sbatch)); a name is
+        looked up in C(PATH).
+    type: str
+    default: scancel
   launcher_extra_args:
     description:
       - Arguments added to the launcher before the program, such as C(--mca btl ^openib) or C(--oversubscribe) for
-        C(mpirun), C(--mpi=pmix) for C(srun).
+        C(mpirun), C(--mpi=pmix) for C(srun) (to the srun also inside an allocation made by C(salloc) or C(sbatch)).
     type: list
     elements: str
     default: []

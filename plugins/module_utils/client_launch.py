@@ -10,7 +10,14 @@ What both surveys do the same way lives here, once:
   ``-np N*P``, so that by-slot placement puts exactly P tasks on each node;
   Open MPI's command line) or ``srun -N N -n N*P --ntasks-per-node P`` (with
   ``-p`` partition and ``-A`` account when given), inside the Slurm
-  allocation the module runs in or one srun makes;
+  allocation the module runs in or one srun makes (``slurm_allocation:
+  existing``), or in an allocation made for each launch: ``salloc -N N
+  --ntasks-per-node P`` around the srun, or ``sbatch --wait`` of a job
+  script that runs the srun, its output file (on the Lustre tree, where the
+  batch host writes it) read back and removed; the job is written to the
+  node state before it is submitted and cancelled (``scancel``) when the
+  launch is stopped, so that neither a stopped nor a killed survey leaves a
+  job behind;
 - environment modules: the launch runs in a shell (``bash -l -c`` by
   default, where Lmod and Environment Modules define ``module``) that first
   does ``module load ...``, so that the tools are found in that shell;
@@ -36,6 +43,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import pwd
 import re
 import shutil
 import socket
@@ -46,15 +54,21 @@ except ImportError:  # pragma: no cover - Python 2 only
     from pipes import quote as shell_quote
 
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
+from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.ost import mount_fstype, parse_getname
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems
 
 LAUNCHERS = ('mpirun', 'srun')
+# Where srun runs: the allocation the module already runs in, or one made per launch by salloc or sbatch --wait.
+ALLOCATIONS = ('existing', 'salloc', 'sbatch')
+# The first line of a job script (the module shell runs inside it when environment modules are set).
+JOB_SCRIPT_SHELL = '/bin/sh'
 # A login shell: where Lmod and Environment Modules define the ``module`` shell function.
 DEFAULT_SHELL = ('/bin/bash', '-l', '-c')
 # The launch options every client survey takes, with their defaults (merged into the engine's DEFAULTS).
 LAUNCH_DEFAULTS = {
     'launcher': 'mpirun',
+    'slurm_allocation': 'existing',
     'partition': None,
     'account': None,
     'environment_modules': [],
@@ -90,6 +104,75 @@ def srun_argv(srun, nodes, tasks_per_node, program, partition=None, account=None
     if account:
         argv += ['-A', account]
     return argv + list(extra_args) + list(program)
+
+
+def salloc_argv(salloc, nodes, tasks_per_node, job_name, command, partition=None, account=None):
+    """``salloc`` of ``nodes`` nodes with ``tasks_per_node`` tasks each, running ``command`` (the srun, or the
+    module shell around it) on this host once the allocation is granted."""
+    argv = [salloc, '-N', str(nodes), '--ntasks-per-node', str(tasks_per_node), '-J', job_name]
+    if partition:
+        argv += ['-p', partition]
+    if account:
+        argv += ['-A', account]
+    return argv + list(command)
+
+
+def sbatch_argv(sbatch, nodes, tasks_per_node, job_name, output, script, partition=None, account=None):
+    """``sbatch --wait`` of ``script`` on ``nodes`` nodes with ``tasks_per_node`` tasks each: returns once the job
+    ended, with its exit code; ``--parsable`` prints the job id first; the job's stdout and stderr go to
+    ``output``."""
+    argv = [sbatch, '--wait', '--parsable', '-N', str(nodes), '--ntasks-per-node', str(tasks_per_node),
+            '-J', job_name, '-o', output]
+    if partition:
+        argv += ['-p', partition]
+    if account:
+        argv += ['-A', account]
+    return argv + [script]
+
+
+def job_script_text(command):
+    """The batch script that runs ``command`` (the srun, or the module shell around it), replacing the script's
+    shell so that cancelling the job stops it."""
+    return '#!%s\n# lustre.iokit: one launch of a client survey, submitted with sbatch --wait\nexec %s\n' % (
+        JOB_SCRIPT_SHELL, ' '.join(shell_quote(str(word)) for word in command))
+
+
+# sbatch --parsable prints "<id>" or "<id>;<cluster>"; salloc says "Granted job allocation <id>" (or "Pending ...")
+_PARSABLE_JOB_ID = re.compile(r'^\s*(\d+)(?:;\S*)?\s*$', re.M)
+_ALLOCATION_JOB_ID = re.compile(r'(?:job allocation|batch job)\s+(\d+)')
+
+
+def parse_job_id(stdout, stderr, allocation):
+    """The Slurm job id that ``sbatch --parsable`` or ``salloc`` printed, or None."""
+    if allocation == 'sbatch':
+        found = _PARSABLE_JOB_ID.search(stdout or '')
+        if found:
+            return found.group(1)
+    found = _ALLOCATION_JOB_ID.search('%s\n%s' % (stderr or '', stdout or ''))
+    return found.group(1) if found else None
+
+
+def scancel_argv(scancel, job_id=None, name=None, user=None):
+    """``scancel`` of one job: by its id when known, else by its (unique) name, limited to ``user``."""
+    if job_id:
+        return [scancel, str(job_id)]
+    argv = [scancel, '--name', name]
+    if user:
+        argv += ['--user', user]
+    return argv
+
+
+def job_already_gone(result):
+    """True when scancel failed only because the job has ended or is unknown (nothing left to cancel)."""
+    text = '%s %s' % (result.stderr or '', result.stdout or '')
+    return 'already completing or completed' in text or 'Invalid job id' in text
+
+
+def current_user():
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return None
 
 
 def with_modules(argv, modules, shell=DEFAULT_SHELL):
@@ -151,7 +234,8 @@ def launch_option_problems(opts, host_count):
     """The problems of the options every client survey shares (``opts`` merged with the defaults).
 
     The counts (``tasks_per_node``, ``nodes`` against the hosts, ``iterations``), ``stripe_count``, and the
-    launch: ``launcher``, ``partition`` and ``account`` (srun only), ``environment_modules``.
+    launch: ``launcher``, ``partition`` and ``account`` (srun only), ``slurm_allocation`` (salloc and sbatch with
+    srun only), ``environment_modules``.
     """
     problems = []
     problem = positive_list_problem('tasks_per_node', opts['tasks_per_node'])
@@ -173,6 +257,12 @@ def launch_option_problems(opts, host_count):
         problems.append('launcher: must be mpirun or srun, got %r' % (opts['launcher'],))
     elif opts['launcher'] == 'mpirun' and (opts['partition'] or opts['account']):
         problems.append('partition, account: Slurm settings need launcher srun')
+    allocation = opts.get('slurm_allocation', 'existing')
+    if allocation not in ALLOCATIONS:
+        problems.append('slurm_allocation: must be existing, salloc or sbatch, got %r' % (allocation,))
+    elif allocation != 'existing' and opts['launcher'] != 'srun':
+        problems.append('slurm_allocation: %s makes a Slurm allocation for srun; it needs launcher srun, got %s'
+                        % (allocation, opts['launcher']))
     bad = bad_module_names(opts['environment_modules'])
     if bad:
         problems.append('environment_modules: module names are single words of letters, digits and ._+/@:,=~%%-, got %s'
@@ -182,6 +272,24 @@ def launch_option_problems(opts, host_count):
 
 # --------------------------------------------------------------------------
 # The survey
+
+
+def read_and_remove(path):
+    """The text of ``path`` (empty when it is missing), then the file removed."""
+    try:
+        with open(path, 'rb') as handle:
+            text = handle.read().decode('utf-8', 'replace')
+    except (IOError, OSError):
+        return ''
+    remove_quietly(path)
+    return text
+
+
+def remove_quietly(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def read_marker(tree, marker):
@@ -210,7 +318,7 @@ class ClientTreeSurvey:
     def __init__(self, runner, control_runner, node_state, run_id, mount_point, hosts, options=None,
                  parent=None, workdir='/tmp/lustre-iokit', mpirun='mpirun', srun='srun', lfs='lfs',
                  allow_run_as_root=False, launcher_extra_args=(), shell=DEFAULT_SHELL,
-                 mountinfo_path='/proc/self/mountinfo'):
+                 mountinfo_path='/proc/self/mountinfo', salloc='salloc', sbatch='sbatch', scancel='scancel'):
         self.runner = runner
         self.control_runner = control_runner
         self.node_state = node_state
@@ -222,6 +330,9 @@ class ClientTreeSurvey:
         self.workdir = workdir
         self.mpirun = mpirun
         self.srun = srun
+        self.salloc = salloc
+        self.sbatch = sbatch
+        self.scancel = scancel
         self.lfs = lfs
         self.allow_run_as_root = allow_run_as_root
         self.launcher_extra_args = list(launcher_extra_args or ())
@@ -237,6 +348,7 @@ class ClientTreeSurvey:
         self.raw_chunks = []
         self._tree_made = False
         self._hostfiles = []
+        self._jobs = 0
 
     # -- what a subclass says --------------------------------------------------------------
 
@@ -280,21 +392,52 @@ class ClientTreeSurvey:
             'marker': os.path.join(self.tree, self.MARKER),
             'hosts': self.hosts,
             'launcher': self.opts['launcher'],
+            'slurm_allocation': self.allocation(),
             'environment_modules': list(self.opts['environment_modules']),
         }
 
     def hostfile_path(self, nodes, slots):
         return os.path.join(self.run_dir, 'hostfile-%dx%d' % (nodes, slots))
 
-    def launch_command(self, nodes, tasks_per_node, program):
-        """The whole command that starts ``program`` as ``tasks_per_node`` tasks on each of ``nodes`` nodes."""
-        if self.opts['launcher'] == 'srun':
-            argv = srun_argv(self.srun, nodes, tasks_per_node, program, self.opts['partition'], self.opts['account'],
-                             self.launcher_extra_args)
-        else:
+    def allocation(self):
+        """``existing``, ``salloc`` or ``sbatch``: where srun runs (always ``existing`` for mpirun)."""
+        if self.opts['launcher'] != 'srun':
+            return 'existing'
+        return self.opts.get('slurm_allocation') or 'existing'
+
+    def job_files(self, number):
+        """(job name, script, output) of the ``number``-th job of this run: the name is unique to the run and the
+        launch, the script stays on this host (sbatch reads it here), the output goes to the tree on the Lustre
+        mount, which the batch host of the job writes."""
+        name = 'lustre-iokit-%s-%s-%d' % (self.SURVEY, self.run_id, number)
+        return name, os.path.join(self.run_dir, name + '.sh'), os.path.join(self.tree, name + '.out')
+
+    def job_command(self, nodes, tasks_per_node, program):
+        """What runs in the job's shell: srun of ``program`` (in the module shell when modules are set)."""
+        partition = account = None
+        if self.allocation() == 'existing':
+            # a made allocation has the partition and account; srun inherits them
+            partition, account = self.opts['partition'], self.opts['account']
+        argv = srun_argv(self.srun, nodes, tasks_per_node, program, partition, account, self.launcher_extra_args)
+        return with_modules(argv, self.opts['environment_modules'], self.shell)
+
+    def launch_command(self, nodes, tasks_per_node, program, job=1):
+        """The whole command that starts ``program`` as ``tasks_per_node`` tasks on each of ``nodes`` nodes (with
+        salloc or sbatch: in the ``job``-th job of the run)."""
+        if self.opts['launcher'] != 'srun':
             argv = mpirun_argv(self.mpirun, self.hostfile_path(nodes, tasks_per_node), nodes * tasks_per_node,
                                program, self.allow_run_as_root, self.launcher_extra_args)
-        return with_modules(argv, self.opts['environment_modules'], self.shell)
+            return with_modules(argv, self.opts['environment_modules'], self.shell)
+        command = self.job_command(nodes, tasks_per_node, program)
+        allocation = self.allocation()
+        if allocation == 'existing':
+            return command
+        name, script, output = self.job_files(job)
+        if allocation == 'salloc':
+            return salloc_argv(self.salloc, nodes, tasks_per_node, name, command, self.opts['partition'],
+                               self.opts['account'])
+        return sbatch_argv(self.sbatch, nodes, tasks_per_node, name, output, script, self.opts['partition'],
+                           self.opts['account'])
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -352,13 +495,75 @@ class ClientTreeSurvey:
                 handle.write(hostfile_text(self.hosts[:nodes], tasks_per_node))
             if path not in self._hostfiles:
                 self._hostfiles.append(path)
-        argv = self.launch_command(nodes, tasks_per_node, program)
-        result = self.runner.run(argv)
-        self.raw_chunks.append('# %s\n%s%s' % (' '.join(argv), result.stdout, result.stderr))
+        if self.allocation() == 'existing':
+            argv = self.launch_command(nodes, tasks_per_node, program)
+            result = self.runner.run(argv)
+            self.raw_chunks.append('# %s\n%s%s' % (' '.join(argv), result.stdout, result.stderr))
+        else:
+            result = self.launch_in_job(point, nodes, tasks_per_node, program)
         if result.timed_out or self.runner.expired():
             self.stop(point, '%s interrupted' % (what or self.SURVEY))
             return None
         return result
+
+    def launch_in_job(self, point, nodes, tasks_per_node, program):
+        """Run the srun of ``program`` in a Slurm job of its own (salloc, or sbatch --wait); the launch's result.
+
+        The job is written to the node state (name, output file, how to cancel it) before it is submitted; with
+        sbatch the script is written first and the output file is read back into the result's stdout, then both
+        are removed. A launch that did not end by itself (deadline, SIGTERM) has its job cancelled here, by the id
+        the launcher printed, else by its name; the entry stays for the cleanup only when that fails.
+        """
+        self._jobs += 1
+        allocation = self.allocation()
+        name, script, output = self.job_files(self._jobs)
+        argv = self.launch_command(nodes, tasks_per_node, program, self._jobs)
+        entry = dict(name=name, survey=self.SURVEY, allocation=allocation, scancel=self.scancel, user=current_user())
+        if allocation == 'sbatch':
+            entry.update(output=output, script=script, tree=self.tree, marker=self.MARKER)
+        self.node_state.record('slurm_jobs', self.run_id, **entry)
+        ended = False
+        result = None
+        try:
+            if allocation == 'sbatch':
+                with open(script, 'w') as handle:
+                    handle.write(job_script_text(self.job_command(nodes, tasks_per_node, program)))
+                os.chmod(script, 0o700)
+            result = self.runner.run(argv)
+            ended = not (result.timed_out or self.runner.expired())
+        finally:
+            job_id = parse_job_id(result.stdout, result.stderr, allocation) if result is not None else None
+            cancelled = ended or self.cancel_job(point, name, job_id)
+            job_output = ''
+            if allocation == 'sbatch':
+                job_output = read_and_remove(output) if cancelled else ''
+                remove_quietly(script)
+            if cancelled:
+                self.node_state.forget('slurm_jobs', name)
+            elif job_id:
+                # the cleanup cancels it by this id
+                self.node_state.record('slurm_jobs', self.run_id, **dict(entry, job_id=job_id))
+        if allocation == 'sbatch':
+            shown = '%s  # job script: %s' % (' '.join(argv), ' '.join(self.job_command(nodes, tasks_per_node,
+                                                                                          program)))
+            # the job's output is what the program printed; sbatch's own lines (the job id, errors) go to stderr
+            result = CommandResult(argv, result.rc, job_output, result.stdout + result.stderr, result.elapsed_s,
+                                   result.timed_out)
+        else:
+            shown = ' '.join(argv)
+        self.raw_chunks.append('# %s\n%s%s' % (shown, result.stdout, result.stderr))
+        return result
+
+    def cancel_job(self, point, name, job_id):
+        """``scancel`` the job of a stopped launch (on the control runner: it runs after the deadline); True when
+        no job is left."""
+        argv = scancel_argv(self.scancel, job_id, name, current_user())
+        result = self.control_runner.run(argv)
+        if result.rc == 0 or job_already_gone(result):
+            return True
+        self.error(point, 'cannot cancel Slurm job %s (%s): %s failed (rc %s): %s; the cleanup cancels it' % (
+            job_id or '?', name, ' '.join(argv), result.rc, (result.stderr or result.stdout).strip()))
+        return False
 
     def launch_failed(self, point, result, detail=None):
         """The error of a launch that ran but did not measure: the launcher, the program, rc and what it said."""
@@ -407,19 +612,23 @@ def launch_argument_spec():
         directory=dict(type='str'),
         hosts=dict(type='list', elements='str', default=['localhost']),
         launcher=dict(type='str', choices=list(LAUNCHERS), default=LAUNCH_DEFAULTS['launcher']),
+        slurm_allocation=dict(type='str', choices=list(ALLOCATIONS), default=LAUNCH_DEFAULTS['slurm_allocation']),
         partition=dict(type='str'),
         account=dict(type='str'),
         environment_modules=dict(type='list', elements='str', default=[]),
         module_shell=dict(type='list', elements='str', default=list(DEFAULT_SHELL)),
         mpirun=dict(type='str', default='mpirun'),
         srun=dict(type='str', default='srun'),
+        salloc=dict(type='str', default='salloc'),
+        sbatch=dict(type='str', default='sbatch'),
+        scancel=dict(type='str', default='scancel'),
         launcher_extra_args=dict(type='list', elements='str', default=[]),
         allow_run_as_root=dict(type='bool', default=False),
     )
 
 
 # the launch options that shape the measurement (the envelope's parameters, with the survey's own)
-LAUNCH_PARAMETERS = ('launcher', 'partition', 'account', 'environment_modules')
+LAUNCH_PARAMETERS = ('launcher', 'slurm_allocation', 'partition', 'account', 'environment_modules')
 
 
 def engine_options(params, names):
@@ -456,13 +665,19 @@ def resolve(module, name, option, required=True):
 
 
 def _resolve_programs(module, program_option):
-    """(launcher, program) paths. With environment modules the tools may exist only after ``module load``: a name
-    not found now is left for the shell to find then."""
+    """(launcher, program, Slurm programs) paths. With environment modules the tools may exist only after
+    ``module load``: a name not found now is left for the shell to find then. salloc or sbatch, and scancel, run
+    before any module is loaded: they must be found here."""
     params = module.params
     required = not params['environment_modules']
     launcher = resolve(module, params[params['launcher']], params['launcher'], required)
     program = resolve(module, params[program_option], program_option, required)
-    return launcher, program
+    slurm = {}
+    allocation = params['slurm_allocation'] if params['launcher'] == 'srun' else 'existing'
+    if allocation != 'existing':
+        slurm[allocation] = resolve(module, params[allocation], allocation)
+        slurm['scancel'] = resolve(module, params['scancel'], 'scancel')
+    return launcher, program, slurm
 
 
 def _run(survey, builder, raw_path):
@@ -492,7 +707,7 @@ def run_module(module, problems, survey_class, program_option, parameter_names, 
     """
     params = module.params
     survey_module.fail_on_problems(module, problems)
-    launcher, program = _resolve_programs(module, program_option)
+    launcher, program, slurm = _resolve_programs(module, program_option)
     name = survey_class.SURVEY
     # checks, layouts and the tree's removal run on the control runner: the removal still runs after a timeout
     start = survey_module.start_survey(module, name, parameter_names, runner_class, recording_runner_class)
@@ -502,7 +717,9 @@ def run_module(module, problems, survey_class, program_option, parameter_names, 
                           mpirun=launcher if params['launcher'] == 'mpirun' else params['mpirun'],
                           srun=launcher if params['launcher'] == 'srun' else params['srun'],
                           allow_run_as_root=params['allow_run_as_root'],
-                          launcher_extra_args=params['launcher_extra_args'], shell=params['module_shell'])
+                          launcher_extra_args=params['launcher_extra_args'], shell=params['module_shell'],
+                          salloc=slurm.get('salloc', params['salloc']), sbatch=slurm.get('sbatch', params['sbatch']),
+                          scancel=slurm.get('scancel', params['scancel']))
     builder = start.builder
     try:
         survey.inspect()
@@ -510,6 +727,8 @@ def run_module(module, problems, survey_class, program_option, parameter_names, 
         module.fail_json(msg=str(exc))
     environment = dict(lustre_version=start.lctl.version(), kernel=os.uname()[2], fsname=survey.fsname,
                        mount_fstype=survey.fstype, launcher=launcher)
+    if survey.allocation() != 'existing':
+        environment['slurm_allocation'] = slurm[survey.allocation()]
     environment[name] = program
     builder.set_environment(**environment)
     plan = survey.plan()

@@ -44,6 +44,7 @@ KINDS = {
     'processes': 'pid',       # helper processes we started (samplers, sgp_dd, lctl --threads)
     'paths': 'path',          # scratch files and directories we created
     'lst_sessions': 'name',   # LNet self-test sessions we opened
+    'slurm_jobs': 'name',     # Slurm jobs (salloc, sbatch) a client survey submitted, by their unique job name
     'params': 'name',         # tunables we changed (with old_value), e.g. llite.*.max_cached_mb
     # Recorded by roles (iokit_cleanup state=recorded) before they start or create something:
     'commands': 'id',         # processes found by command name and arguments (a survey module, sgp_dd)

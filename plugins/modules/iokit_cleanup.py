@@ -37,6 +37,9 @@ description:
     clients first.
   - LNet self-test sessions we opened are ended with C(lst end_session) when C(lst) is installed and the session
     is still the one recorded.
+  - Slurm jobs that an ior or mdtest survey submitted (C(salloc) or C(sbatch --wait)) and did not see end are
+    cancelled with C(scancel), by the job id when it was recorded, else by the run's unique job name and the user;
+    the job's output file (in the survey's marked tree) and its script (under O(workdir)) are removed.
   - Scratch paths we recorded are removed, only when they are under O(workdir).
   - Kernel modules are unloaded only when this collection loaded them (C(obdecho), for instance) and nothing uses
     them any more; a module still in use is kept (RV(kept)) and stays recorded for a later cleanup.
@@ -276,6 +279,13 @@ removed:
       description: LNet self-test sessions ended, each with C(name), C(key) and C(run_id).
       type: list
       elements: dict
+    slurm_jobs:
+      description:
+        - Slurm jobs of a killed ior or mdtest survey (O(launcher=srun) with an allocation made by C(salloc) or
+          C(sbatch)) cancelled with C(scancel), each with C(name) (the job name), C(job_id) (when recorded),
+          C(run_id), C(survey), C(allocation) and C(files) (the job's output file and script removed).
+      type: list
+      elements: dict
     params:
       description:
         - Tunables a survey changed and this cleanup set back, each with C(name) (for example
@@ -408,7 +418,8 @@ def main():
         Runner(), NodeState(params['workdir']), run_id=params['run_id'],
         include_iokit_leftovers=params['include_iokit_leftovers'], unload_modules=params['unload_modules'],
         check_mode=module.check_mode, kill_grace_s=params['kill_grace_s'], lst_path=module.get_bin_path('lst'),
-        surveys=params['surveys'], losetup_path=module.get_bin_path('losetup'), launch=params['launch_id'])
+        surveys=params['surveys'], losetup_path=module.get_bin_path('losetup'), launch=params['launch_id'],
+        scancel_path=module.get_bin_path('scancel'))
     report = cleanup.run()
     if report['errors'] and params['fail_on_error']:
         module.fail_json(msg='cleanup left things behind: %s' % '; '.join(

@@ -26,7 +26,9 @@ description:
     uses (tasks x block x segments >= F x nodes x O(client_memory_mib)); IOR's segment count C(-s) is raised to the
     smallest that meets it, the block per task O(block_size_mib) stays. F = 0 turns the rule off for small tests."
   - The tasks are started by O(launcher) (C(mpirun) with a hostfile, or Slurm's C(srun)); with
-    O(environment_modules) the launch runs in a login shell that first does C(module load ...).
+    O(environment_modules) the launch runs in a login shell that first does C(module load ...). With
+    O(slurm_allocation=salloc) or V(sbatch) every point's srun runs in a Slurm job of its own, C(salloc) or
+    C(sbatch --wait), for the point's nodes and tasks per node; a stopped run cancels its job.
   - The test tree is C(<mount_point>/<directory>/ior_<run_id>), one directory per point, striped with
     C(lfs setstripe -c/-S) when O(stripe_count) or O(stripe_size_kib) is set. It carries the marker file
     C(.lustre-iokit-ior), is written to the node state before it is created, and is removed at the end, after a
@@ -36,7 +38,8 @@ author:
   - lustre.iokit contributors (@lustre)
 requirements:
   - A mounted Lustre client with C(lfs); C(ior) from hpc/ior (3.x or 4.x) on every node in O(hosts), the same path
-    on each; C(mpirun) (Open MPI 4 command line) or Slurm's C(srun).
+    on each; C(mpirun) (Open MPI 4 command line) or Slurm's C(srun) (with C(salloc) or C(sbatch), and
+    C(scancel), for O(slurm_allocation=salloc) or V(sbatch)).
 extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
@@ -107,6 +110,16 @@ EXAMPLES = r'''
     environment_modules: [gcc, openmpi, ior]
   register: ior_result
 
+- name: Each point as a batch job of its own (sbatch --wait) in the batch partition, charged to proj1
+  lustre.iokit.ior:
+    mount_point: /mnt/lustre
+    hosts: [client1, client2]
+    launcher: srun
+    slurm_allocation: sbatch
+    partition: batch
+    account: proj1
+    environment_modules: [gcc, openmpi, ior]
+
 - name: Show the plan only
   lustre.iokit.ior:
     mount_point: /mnt/lustre
@@ -170,7 +183,9 @@ errors:
   type: list
   elements: dict
 environment:
-  description: Facts at run time - C(lustre_version), C(kernel), C(fsname), C(mount_fstype), C(launcher), C(ior).
+  description:
+    - Facts at run time - C(lustre_version), C(kernel), C(fsname), C(mount_fstype), C(launcher), C(ior), and
+      C(slurm_allocation) (the C(salloc) or C(sbatch) used) when O(slurm_allocation) makes the allocations.
   returned: always
   type: dict
 raw_output:
@@ -179,7 +194,7 @@ raw_output:
   type: str
 plan:
   description:
-    - C(mount_point), C(fsname), C(tree), C(marker), C(hosts), C(launcher), C(environment_modules), C(points) (each
+    - C(mount_point), C(fsname), C(tree), C(marker), C(hosts), C(launcher), C(slurm_allocation), C(environment_modules), C(points) (each
       with its C(segments) and C(bytes_per_phase)), C(bytes_written) and C(bytes_read) over the whole sweep,
       C(cache_rule), C(first_command) and C(layout).
   returned: always

@@ -33,9 +33,11 @@ description:
     by the module (sample standard deviation).
   - For a point of N nodes and P tasks per node, O(launcher=mpirun) gets a hostfile of the first N O(hosts) with
     C(slots=P) and C(-np N*P), so that by-slot placement puts P tasks on each node; O(launcher=srun) runs
-    C(srun -N N -n N*P --ntasks-per-node P) with O(partition) and O(account). With O(environment_modules) the
-    launch runs in a login shell that first does C(module load ...). The cache drops of O(drop_caches) run
-    through the same launcher and shell, one task per node.
+    C(srun -N N -n N*P --ntasks-per-node P) with O(partition) and O(account), in the allocation the module runs
+    in or, with O(slurm_allocation=salloc) or V(sbatch), in a Slurm job of its own per launch (C(salloc) or
+    C(sbatch --wait) for the point's nodes and tasks per node; a stopped run cancels its job). With
+    O(environment_modules) the launch runs in a login shell that first does C(module load ...). The cache drops
+    of O(drop_caches) run through the same launcher and shell, one task per node.
   - The test tree is C(<mount_point>/<directory>/mdtest_<run_id>), one directory per point
     (C(nodes<N>-ppn<P>)), made with C(lfs mkdir -c/-i) when O(mdt_count) or O(mdt_index) is set, with a default
     file layout from C(lfs setstripe -c) when O(stripe_count) is set. The tree carries the marker file
@@ -48,7 +50,8 @@ author:
   - lustre.iokit contributors (@lustre)
 requirements:
   - A mounted Lustre client with C(lfs); C(mdtest) from hpc/ior (3.3 or 4.0) on every node in O(hosts), the same
-    path on each; MPI (C(mpirun), Open MPI 4 command line) or Slurm's C(srun) able to start tasks on them.
+    path on each; MPI (C(mpirun), Open MPI 4 command line) or Slurm's C(srun) able to start tasks on them (with
+    C(salloc) or C(sbatch), and C(scancel), for O(slurm_allocation=salloc) or V(sbatch)).
 extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
@@ -200,6 +203,14 @@ EXAMPLES = r'''
     account: proj1
     environment_modules: [gcc, openmpi, mdtest]
 
+- name: Each launch in an allocation of its own (salloc) of the debug partition
+  lustre.iokit.mdtest:
+    mount_point: /mnt/testfs
+    hosts: [client1, client2]
+    launcher: srun
+    slurm_allocation: salloc
+    partition: debug
+
 - name: Files only, 4 KiB written and read back, a directory per point striped over every MDT
   lustre.iokit.mdtest:
     mount_point: /mnt/testfs
@@ -287,7 +298,9 @@ errors:
   type: list
   elements: dict
 environment:
-  description: Facts at run time - C(lustre_version), C(kernel), C(fsname), C(mount_fstype), C(launcher), C(mdtest).
+  description:
+    - Facts at run time - C(lustre_version), C(kernel), C(fsname), C(mount_fstype), C(launcher), C(mdtest), and
+      C(slurm_allocation) (the C(salloc) or C(sbatch) used) when O(slurm_allocation) makes the allocations.
   returned: always
   type: dict
 raw_output:
@@ -296,7 +309,7 @@ raw_output:
   type: str
 plan:
   description:
-    - C(mount_point), C(fsname), C(tree), C(marker), C(hosts), C(launcher), C(environment_modules), C(points)
+    - C(mount_point), C(fsname), C(tree), C(marker), C(hosts), C(launcher), C(slurm_allocation), C(environment_modules), C(points)
       (each with C(step), C(nodes), C(tasks_per_node) and C(tasks), null for the second step until the first has
       chosen, and C(hosts)), C(best_by), C(mdtest_invocations_per_point), C(first_command) (the first point's
       whole command, the launcher's or the module shell's argument list),

@@ -9,6 +9,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
@@ -84,3 +86,183 @@ def test_the_module_refuses_root_without_allow_run_as_root_only_with_mpirun():
     assert client_launch.module_option_problems(dict(params, launcher='srun'), euid=0) == []
     assert client_launch.module_option_problems(dict(params, directory='../x'), ['nodes: x'], euid=1000) == [
         'nodes: x', 'directory: give a path relative to mount_point without "..", got ../x']
+
+
+# --------------------------------------------------------------------------
+# Slurm allocations made by the survey: salloc, sbatch --wait, scancel
+
+
+def test_salloc_and_sbatch_allocate_the_points_nodes_with_partition_and_account():
+    assert client_launch.salloc_argv('salloc', 2, 4, 'job-1', ['srun', 'ior'], 'batch', 'a1') == [
+        'salloc', '-N', '2', '--ntasks-per-node', '4', '-J', 'job-1', '-p', 'batch', '-A', 'a1', 'srun', 'ior']
+    assert client_launch.sbatch_argv('sbatch', 1, 2, 'job-2', '/l/t/job-2.out', '/w/job-2.sh') == [
+        'sbatch', '--wait', '--parsable', '-N', '1', '--ntasks-per-node', '2', '-J', 'job-2', '-o', '/l/t/job-2.out',
+        '/w/job-2.sh']
+
+
+def test_the_job_script_execs_the_command_quoted():
+    text = client_launch.job_script_text(['/bin/sh', '-c', "module load gcc && exec srun ior -o 'a b'"])
+    assert text.splitlines()[0] == '#!/bin/sh'
+    assert text.splitlines()[-1] == "exec /bin/sh -c 'module load gcc && exec srun ior -o '\"'\"'a b'\"'\"''"
+
+
+def test_the_job_id_is_read_from_what_sbatch_and_salloc_print():
+    assert client_launch.parse_job_id('4242\n', '', 'sbatch') == '4242'
+    assert client_launch.parse_job_id('4243;cluster1\n', '', 'sbatch') == '4243'
+    assert client_launch.parse_job_id('', 'salloc: Granted job allocation 77\n', 'salloc') == '77'
+    assert client_launch.parse_job_id('', 'salloc: Pending job allocation 78\n', 'salloc') == '78'
+    assert client_launch.parse_job_id('IOR output 12\n', 'error\n', 'salloc') is None
+
+
+def test_scancel_by_id_else_by_name_and_user():
+    assert client_launch.scancel_argv('scancel', '42', 'job-1', 'alice') == ['scancel', '42']
+    assert client_launch.scancel_argv('scancel', None, 'job-1', 'alice') == [
+        'scancel', '--name', 'job-1', '--user', 'alice']
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'slurm_allocation': 'pbs', 'launcher': 'srun'}, "slurm_allocation: must be existing, salloc or sbatch, got 'pbs'"),
+    ({'slurm_allocation': 'sbatch'}, 'slurm_allocation: sbatch makes a Slurm allocation for srun; it needs launcher '
+                                     'srun, got mpirun'),
+])
+def test_allocation_problems_are_named(change, message):
+    assert message in client_launch.launch_option_problems(_opts(**change), 1)
+
+
+class FakeRunner:
+    """Answers each command with the next result (a function of the argv may act, as a job writing its output)."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.argvs = []
+        self.stop_reason = None
+
+    def run(self, argv):
+        self.argvs.append(list(argv))
+        answer = self.answers.pop(0)
+        return answer(argv) if callable(answer) else answer
+
+    def expired(self):
+        return self.stop_reason is not None
+
+
+class Survey(client_launch.ClientTreeSurvey):
+    SURVEY = 'ior'
+    MARKER = '.marker'
+    TREE_PREFIX = 'ior_'
+
+    def point_key(self, point):
+        return point
+
+
+def _survey(tmp_path, runner, control, **options):
+    from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+
+    options = dict(dict(client_launch.LAUNCH_DEFAULTS, tasks_per_node=[1], nodes=None, iterations=1,
+                        stripe_count=None), **options)
+    mount = tmp_path / 'mnt'
+    mount.mkdir()
+    survey = Survey(runner, control, NodeState(str(tmp_path / 'work')), 'r1', str(mount), ['c1', 'c2'], options,
+                    workdir=str(tmp_path / 'work'), shell=('/bin/sh', '-c'), srun='/s/srun', salloc='/s/salloc',
+                    sbatch='/s/sbatch', scancel='/s/scancel')
+    survey.setup()
+    return survey
+
+
+def _result(argv, rc=0, stdout='', stderr='', timed_out=False):
+    from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+
+    return CommandResult(argv, rc, stdout, stderr, 0.1, timed_out)
+
+
+def test_salloc_wraps_the_module_shell_and_srun_and_the_job_is_crossed_off(tmp_path):
+    runner = FakeRunner(lambda argv: _result(argv, stdout='IOR says\n', stderr='salloc: Granted job allocation 7\n'))
+    survey = _survey(tmp_path, runner, FakeRunner(), launcher='srun', slurm_allocation='salloc', partition='batch',
+                     account='a1', environment_modules=['gcc', 'ior'])
+    result = survey.launch('p1', 2, 3, ['ior', '-w'])
+    assert runner.argvs == [[
+        '/s/salloc', '-N', '2', '--ntasks-per-node', '3', '-J', 'lustre-iokit-ior-r1-1', '-p', 'batch', '-A', 'a1',
+        '/bin/sh', '-c', 'module load gcc ior && exec /s/srun -N 2 -n 6 --ntasks-per-node 3 ior -w']]
+    assert result.stdout == 'IOR says\n' and survey.errors == []
+    assert survey.node_state.entries('slurm_jobs') == []
+    assert survey.plan_common()['slurm_allocation'] == 'salloc'
+
+
+def test_sbatch_runs_a_script_whose_output_file_becomes_the_result_and_is_removed(tmp_path):
+    seen = {}
+
+    def job(argv):
+        script, output = argv[-1], argv[argv.index('-o') + 1]
+        with open(script) as handle:
+            seen['script'] = handle.read()
+        seen['entries'] = survey.node_state.entries('slurm_jobs')
+        with open(output, 'w') as handle:
+            handle.write('Max Write: 1.0 MiB/sec\n')
+        return _result(argv, stdout='55\n')
+
+    runner = FakeRunner(job)
+    survey = _survey(tmp_path, runner, FakeRunner(), launcher='srun', slurm_allocation='sbatch')
+    result = survey.launch('p1', 1, 2, ['ior'])
+    name = 'lustre-iokit-ior-r1-1'
+    output = str(tmp_path / 'mnt' / 'ior_r1' / (name + '.out'))
+    assert runner.argvs[0][:-1] == ['/s/sbatch', '--wait', '--parsable', '-N', '1', '--ntasks-per-node', '2',
+                                    '-J', name, '-o', output]
+    assert seen['script'].endswith('exec /s/srun -N 1 -n 2 --ntasks-per-node 2 ior\n')
+    # recorded before the submission: the name, the output file and how to cancel it
+    [entry] = seen['entries']
+    assert (entry['name'], entry['output'], entry['scancel'], entry['allocation']) == (
+        name, output, '/s/scancel', 'sbatch')
+    assert result.stdout == 'Max Write: 1.0 MiB/sec\n' and '55' in result.stderr
+    assert not os.path.exists(output) and not os.path.exists(runner.argvs[0][-1])
+    assert survey.node_state.entries('slurm_jobs') == []
+
+
+def test_a_stopped_launch_cancels_its_job_by_the_printed_id(tmp_path):
+    runner = FakeRunner(_result(['sbatch'], rc=-15, stdout='4242\n', timed_out=True))
+    control = FakeRunner(_result(['scancel'], rc=0))
+    survey = _survey(tmp_path, runner, control, launcher='srun', slurm_allocation='sbatch')
+    runner.stop_reason = 'timeout'
+    assert survey.launch('p1', 1, 1, ['ior']) is None
+    assert control.argvs == [['/s/scancel', '4242']]
+    assert survey.node_state.entries('slurm_jobs') == []
+    assert survey.errors == [{'point': 'p1', 'message': 'ior interrupted: timeout'}]
+
+
+def test_a_job_that_cannot_be_cancelled_stays_recorded_with_its_id_for_the_cleanup(tmp_path):
+    runner = FakeRunner(_result(['salloc'], rc=-15, stderr='salloc: Granted job allocation 31\n', timed_out=True))
+    control = FakeRunner(_result(['scancel'], rc=1, stderr='scancel: error: Slurm controller not responding'))
+    survey = _survey(tmp_path, runner, control, launcher='srun', slurm_allocation='salloc')
+    runner.stop_reason = 'terminated by signal 15'
+    survey.launch('p1', 1, 1, ['ior'])
+    [entry] = survey.node_state.entries('slurm_jobs')
+    assert (entry['name'], entry['job_id']) == ('lustre-iokit-ior-r1-1', '31')
+    assert 'cannot cancel Slurm job 31 (lustre-iokit-ior-r1-1)' in survey.errors[0]['message']
+
+    from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
+
+    entry_scancel = FakeRunner(_result(['scancel'], rc=0))
+    cleanup = Cleanup(entry_scancel, survey.node_state, include_iokit_leftovers=False, unload_modules=False,
+                      scancel_path='/usr/bin/scancel')
+    report = cleanup.run()
+    # the recorded /s/scancel does not exist here: the one found in PATH cancels by the recorded id
+    assert entry_scancel.argvs[0] == ['/usr/bin/scancel', '31']
+    assert [job['name'] for job in report['removed']['slurm_jobs']] == ['lustre-iokit-ior-r1-1']
+    assert survey.node_state.entries('slurm_jobs') == []
+
+
+def test_the_cleanup_cancels_by_name_and_removes_the_output_only_in_the_marked_tree(tmp_path):
+    from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
+
+    survey = _survey(tmp_path, FakeRunner(), FakeRunner(), launcher='srun', slurm_allocation='sbatch')
+    name, script, output = survey.job_files(1)
+    for path in (script, output):
+        with open(path, 'w') as handle:
+            handle.write('x')
+    survey.node_state.record('slurm_jobs', 'r1', name=name, survey='ior', allocation='sbatch', scancel='/s/scancel',
+                             user='alice', output=output, script=script, tree=survey.tree, marker='.marker')
+    runner = FakeRunner(_result(['scancel'], rc=0))
+    report = Cleanup(runner, survey.node_state, include_iokit_leftovers=False, unload_modules=False,
+                     scancel_path='/bin/scancel').run()
+    assert runner.argvs[0] == ['/bin/scancel', '--name', name, '--user', 'alice']
+    assert report['removed']['slurm_jobs'][0]['files'] == [output, script]
+    assert not os.path.exists(output) and not os.path.exists(script)
