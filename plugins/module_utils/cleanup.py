@@ -14,8 +14,6 @@ order matters:
 2. echo clients we recorded: destroy the objects we created while the device
    still exists, then ``cleanup`` and ``detach`` it by name;
 3. I/O-kit leftovers (echo clients before the ``echotmp`` osc they sit on);
-   Slurm jobs a client survey submitted (``scancel`` by the recorded job id or
-   unique job name, then the job's output file and script);
 4. our lst sessions; 5. tunables; 6. loop devices a role recorded (while
    still backed by the recorded file), then scratch paths (a survey's only
    under the workdir or its Lustre directory, a role's where it recorded them);
@@ -41,24 +39,23 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import remove_tree_keeping_points
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
-from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds_tree_removal
+from ansible_collections.lustre.iokit.plugins.module_utils import process_match
+from ansible_collections.lustre.iokit.plugins.module_utils.cleanup_echo_clients import EchoClientCleanup
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     KINDS,
     LOCK_DIR,
     STATE_FILE,
     NodeStateError,
     command_id,
-    command_line,
     has_exited,
     is_empty,
     is_same_process,
     live_runs,
-    parent_pid,
     remove_free_locks,
     process_start_time,
 )
 
-REMOVED_KINDS = ('processes', 'slurm_jobs', 'echo_clients', 'lst_sessions', 'params', 'loop_devices', 'paths', 'modules')
+REMOVED_KINDS = ('processes', 'echo_clients', 'lst_sessions', 'params', 'loop_devices', 'paths', 'modules')
 # How a path a role recorded is removed: with its content, or only when empty once nothing else is left.
 PATH_REMOVALS = ('tree', 'empty_dir')
 _POLL_INTERVAL_S = 0.05
@@ -66,44 +63,6 @@ _POLL_INTERVAL_S = 0.05
 ASYNC_WATCHDOG_POLL_S = 5.0
 # What the workdir holds of ours when nothing else is left in it.
 _STATE_NAMES = set([STATE_FILE, STATE_FILE + '.lock', LOCK_DIR])
-# osc and obdecho leftovers of the network case are set up under their echo client: remove them last.
-_LEFTOVER_TYPE_ORDER = {'echo_client': 0, 'osc': 1, 'obdecho': 2}
-
-
-def _signal(pid, signum, group):
-    try:
-        if group:
-            os.killpg(pid, signum)
-        else:
-            os.kill(pid, signum)
-    except OSError:
-        pass
-
-
-def _object_ranges(objects):
-    """(first, count) ranges from an entry's ``objects``.
-
-    The form the engines record is ``[[first_id, count], ...]`` (ranges as
-    ``lctl create`` hands them out); single ids and ``{'first', 'count'}``
-    dicts are read too.
-    """
-    ranges = []
-    ids = []
-    for item in objects or []:
-        if isinstance(item, dict):
-            if item.get('first') is not None:
-                ranges.append((int(item['first']), int(item.get('count') or 1)))
-        elif isinstance(item, (list, tuple)):
-            if len(item) == 2:
-                ranges.append((int(item[0]), int(item[1])))
-        else:
-            ids.append(int(item))
-    for object_id in sorted(set(ids)):
-        if ranges and ranges[-1][0] + ranges[-1][1] == object_id:
-            ranges[-1] = (ranges[-1][0], ranges[-1][1] + 1)
-        else:
-            ranges.append((object_id, 1))
-    return [(first, count) for first, count in ranges if first > 0 and count > 0]
 
 
 def _is_under(path, directory):
@@ -112,12 +71,12 @@ def _is_under(path, directory):
     return path != directory and path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
-class Cleanup:
+class Cleanup(EchoClientCleanup):
     """One cleanup pass.  ``run()`` returns the report (see the module's RETURN)."""
 
     def __init__(self, runner, node_state, run_id=None, include_iokit_leftovers=True, unload_modules=True,
                  check_mode=False, kill_grace_s=5.0, lst_path=None, lctl='lctl', surveys=None, losetup_path=None,
-                 launch=None, scancel_path=None):
+                 launch=None):
         self.runner = runner
         self.node_state = node_state
         self.run_id = run_id
@@ -128,7 +87,6 @@ class Cleanup:
         self.live = [] if run_id is not None else list(live_runs(node_state.workdir).values())
         self.surveys = None if surveys is None else set(surveys)
         self.losetup_path = losetup_path
-        self.scancel_path = scancel_path
         self.include_iokit_leftovers = include_iokit_leftovers
         self.unload_modules = unload_modules
         self.check_mode = check_mode
@@ -222,7 +180,6 @@ class Cleanup:
         stopped_before = len(self.removed['processes'])
         self.stop_processes()
         self._reread_after_stops(stopped_before, state_readable)
-        self.cancel_slurm_jobs()
         handled = self.remove_recorded_echo_clients()
         if self.include_iokit_leftovers:
             self.remove_leftover_devices(handled)
@@ -249,7 +206,7 @@ class Cleanup:
         entries = self._entries('commands')
         if not entries:
             return
-        running = _command_lines()
+        running = process_match.command_lines()
         # Scoped to a run (a survey play's always): a process found by its arguments alone (any survey module of
         # that name on the node) is ours only when it uses the run's directory, where a survey module keeps its
         # raw output open; another run's module, or another user's, is left alone.
@@ -257,8 +214,8 @@ class Cleanup:
         stopping = []
         for entry in entries:
             pids = [pid for pid, (comm, argv) in sorted(running.items())
-                    if _matches_command(entry, comm, argv)
-                    and (run_dir is None or entry.get('name') is not None or _uses_directory(pid, run_dir))]
+                    if process_match.matches_command(entry, comm, argv)
+                    and (run_dir is None or entry.get('name') is not None or process_match.uses_directory(pid, run_dir))]
             if not pids:
                 self._forget('commands', entry['id'], 'no such process is running')
                 continue
@@ -285,22 +242,22 @@ class Cleanup:
     def _stop(self, stopping):
         """SIGTERM, SIGKILL after the grace time, then report; ``stopping``: (entry, summary, group, ...)."""
         for item in stopping:
-            _signal(int(item[0]['pid']), signal.SIGTERM, item[2])
+            process_match.signal_process(int(item[0]['pid']), signal.SIGTERM, item[2])
         deadline = time.monotonic() + self.kill_grace_s
-        while time.monotonic() < deadline and any(_still_running(item[0], item[2]) for item in stopping):
+        while time.monotonic() < deadline and any(process_match.still_running(item[0], item[2]) for item in stopping):
             time.sleep(_POLL_INTERVAL_S)
         for item in stopping:
-            if _still_running(item[0], item[2]):
-                _signal(int(item[0]['pid']), signal.SIGKILL, item[2])
+            if process_match.still_running(item[0], item[2]):
+                process_match.signal_process(int(item[0]['pid']), signal.SIGKILL, item[2])
                 item[1]['signal'] = 'SIGKILL'
             else:
                 item[1]['signal'] = 'SIGTERM'
         deadline = time.monotonic() + max(self.kill_grace_s, 1.0)
-        while time.monotonic() < deadline and any(_still_running(item[0], item[2]) for item in stopping):
+        while time.monotonic() < deadline and any(process_match.still_running(item[0], item[2]) for item in stopping):
             time.sleep(_POLL_INTERVAL_S)
         stopped = []
         for item in stopping:
-            if _still_running(item[0], item[2]):
+            if process_match.still_running(item[0], item[2]):
                 self._error('processes', item[1]['pid'], 'process %d survived SIGKILL' % item[1]['pid'])
                 continue
             self.removed['processes'].append(item[1])
@@ -317,9 +274,9 @@ class Cleanup:
             gone = process_start_time(pid) is None or (is_same_process(entry) and has_exited(pid))
             if is_same_process(entry) and not gone:
                 # Runner children lead their own process group; stopping the group stops their workers too.
-                group = _leader_of_own_group(pid)
+                group = process_match.leader_of_own_group(pid)
                 stopping.append((entry, summary, group))
-            elif gone and _live_group_members(pid):
+            elif gone and process_match.live_group_members(pid):
                 # The leader died (SIGKILL) but its workers live on in its group; a pid that still names a
                 # process group cannot have been given to another process, so the group is ours.
                 summary['orphaned_group'] = True
@@ -356,203 +313,9 @@ class Cleanup:
         deadline = time.monotonic() + ASYNC_WATCHDOG_POLL_S + self.kill_grace_s
         while waiting and time.monotonic() < deadline:
             time.sleep(_POLL_INTERVAL_S)
-            waiting = [entry for entry in waiting if _still_running(entry, False)]
+            waiting = [entry for entry in waiting if process_match.still_running(entry, False)]
 
     # -- echo clients ------------------------------------------------------------------------
-
-    def remove_recorded_echo_clients(self):
-        """Tear down the echo clients of the node state; returns the names handled."""
-        handled = set()
-        for entry in self._entries('echo_clients'):
-            name = entry['name']
-            handled.add(name)
-            devices = self._device_list()
-            if devices is None:
-                self._keep('echo_clients', name, 'lctl dl failed; cannot tell whether it is still there')
-                continue
-            device = self.lctl.find(name, devices)
-            left = _left_on_target(entry)
-            if device is None and not left:
-                self._forget('echo_clients', name, 'no such device in lctl dl')
-                continue
-            if device is not None and device['type'] != 'echo_client':
-                self._keep('echo_clients', name, 'a %s device now has this name; it is not ours' % device['type'])
-                continue
-            summary = {'name': name, 'source': 'node_state', 'run_id': entry.get('run_id'),
-                       'target': entry.get('target'), 'status': device['status'] if device else None,
-                       'objects_destroyed': []}
-            if left and (device is None or device['status'] != 'UP'):
-                # What it made on the target outlives the device: attach one again to remove it.
-                device = self._reattach(entry, device, left, summary)
-                if device is None:
-                    continue
-            if device['status'] == 'UP':
-                summary['objects_destroyed'] = self._destroy_objects(name, entry.get('objects'))
-                if entry.get('layer') == 'mdd':
-                    removed = self._remove_md_tree(entry, summary)
-                    if removed is None:
-                        # The MDT fails: its client goes, the record stays for a cleanup after the repair.
-                        self._teardown(name, device, summary)
-                    if not removed:
-                        continue
-            if self._teardown(name, device, summary):
-                self.removed['echo_clients'].append(summary)
-                if not self.check_mode:
-                    self.node_state.forget('echo_clients', name)
-        return handled
-
-    def _reattach(self, entry, device, left, summary):
-        """Attach the echo client of ``entry`` again (its device gone or half made); None, and the entry kept
-        with what is left and how to remove it by hand, when that cannot be done."""
-        name = entry['name']
-        summary['steps_before'] = ['reattach']
-        if self.check_mode:
-            return {'name': name, 'type': 'echo_client', 'status': 'UP'}
-        try:
-            if device is not None:
-                self.lctl.teardown(name)
-            if lctl_utils.load_module(self.runner, self.node_state, lctl_utils.ECHO_MODULE, entry.get('run_id')):
-                # loaded for this: unloaded again with the modules we loaded, at the end of this pass
-                self._state['modules'].append({'name': lctl_utils.ECHO_MODULE, 'run_id': entry.get('run_id')})
-            attached = self.lctl.attach_echo_client(name, entry['target'], layer=entry.get('layer'))
-        except lctl_utils.LctlError as exc:
-            self._keep('echo_clients', name, '%s remain on %s, and its echo client cannot be attached again (%s); '
-                       'remove them by hand: %s' % (left, entry['target'], exc, _by_hand(entry)))
-            return None
-        finally:
-            self._devices = None
-        return attached
-
-    def _remove_md_tree(self, entry, summary):
-        """The files and test directories an mds survey left on its MDT: True when removed, False (an error) when
-        some remain, None when the MDT fails every operation (kept with its record, to remove once repaired)."""
-        name = entry['name']
-        if self.check_mode:
-            summary['directories_removed'] = list(entry.get('directories') or [])
-            return True
-        problems = []
-
-        def remember(files):
-            entry['files'] = files
-            self.node_state.record('echo_clients', entry.get('run_id'), **dict(
-                (key, value) for key, value in entry.items() if key not in ('run_id', 'recorded')))
-        if entry.get('files'):
-            problems = mds_tree_removal.destroy_files(self.runner.run, self.lctl.lctl, name, entry['files'],
-                                                      remember)
-        if not problems:
-            problems = mds_tree_removal.remove_directories(self.runner.run, self.lctl.lctl, name,
-                                                           entry.get('directories') or [])
-        if problems and all(mds_tree_removal.target_fails(problem) for problem in problems):
-            self._keep('echo_clients', name, '%s may remain on %s, which fails (%s); recorded for the next cleanup: '
-                       'once the MDT is repaired, run playbooks/cleanup.yml -e cleanup_run_id=%s, or remove them by '
-                       'hand: %s' % (_left_on_target(entry), entry['target'], '; '.join(problems),
-                                     entry.get('run_id'), _by_hand(entry)))
-            return None
-        if problems:
-            self._error('echo_clients', name, '; '.join(problems))
-            return False
-        summary['directories_removed'] = list(entry.get('directories') or [])
-        return True
-
-    def _destroy_objects(self, name, objects):
-        destroyed = []
-        for first, count in _object_ranges(objects):
-            if self.check_mode:
-                destroyed.extend(range(first, first + count))
-                continue
-            start, end = first, first + count
-            while start < end:
-                result = self.lctl.run(['--device', name, 'destroy', str(start), str(end - start)], check=False)
-                ids = lctl_utils.parse_object_ids(result.stdout)
-                destroyed.extend(ids)
-                if result.rc == 0:
-                    break
-                # lctl stops at the first object it cannot destroy (one the survey already destroyed, say):
-                # note it and go on with the next one.
-                failed = start + len(ids)
-                self._keep('objects', '%s:%d' % (name, failed),
-                           result.stderr.strip() or 'destroy exit status %s' % result.rc)
-                start = failed + 1
-        return destroyed
-
-    def _teardown(self, name, device, summary):
-        if self.check_mode:
-            summary['steps'] = ['cleanup', 'detach'] if device['status'] == 'UP' else ['detach']
-            return True
-        try:
-            summary['steps'] = self.lctl.teardown(name)
-        except lctl_utils.LctlError as exc:
-            self._error('echo_clients', name, exc)
-            return False
-        finally:
-            self._devices = None
-        return bool(summary['steps'])
-
-    def remove_leftover_devices(self, handled):
-        # Another run's (or launch's) recorded echo client is in use by it, not left over.
-        others = set(entry['name'] for entry in self._state['echo_clients'] if not self._selected(entry)) - handled
-        leftovers = [device for device in self._device_list() or []
-                     if lctl_utils.is_echo_leftover(device) and device['name'] not in handled | others]
-        leftovers.sort(key=lambda device: (_LEFTOVER_TYPE_ORDER.get(device['type'], 9), device['index']))
-        for device in leftovers:
-            summary = {'name': device['name'], 'source': 'iokit_leftover', 'type': device['type'],
-                       'status': device['status'], 'objects_destroyed': []}
-            if self._teardown(device['name'], device, summary):
-                self.removed['echo_clients'].append(summary)
-        for name in sorted(others):
-            if self.lctl.find(name, self._device_list() or []) is not None:
-                self._keep('echo_clients', name, 'recorded by another run; clean it up with that run_id or none')
-
-    # -- Slurm jobs ------------------------------------------------------------------------------
-
-    def cancel_slurm_jobs(self):
-        """Cancel the Slurm jobs a killed client survey left (by id when recorded, else by their unique name and
-        user), then remove their output file (only inside the survey's tree while its marker names the run) and
-        their script (only under the workdir)."""
-        for entry in self._entries('slurm_jobs'):
-            name = entry['name']
-            scancel = entry.get('scancel') if entry.get('scancel') and os.access(entry['scancel'], os.X_OK) else None
-            scancel = scancel or self.scancel_path
-            if scancel is None:
-                self._keep('slurm_jobs', name, 'scancel is not in PATH; cancel the job by hand: scancel --name %s'
-                           % name)
-                continue
-            summary = {'name': name, 'job_id': entry.get('job_id'), 'run_id': entry.get('run_id'),
-                       'survey': entry.get('survey'), 'allocation': entry.get('allocation')}
-            files = self._slurm_job_files(entry)
-            summary['files'] = files
-            if self.check_mode:
-                self.removed['slurm_jobs'].append(summary)
-                continue
-            argv = [scancel, str(entry['job_id'])] if entry.get('job_id') else (
-                [scancel, '--name', name] + (['--user', entry['user']] if entry.get('user') else []))
-            cancelled = self.runner.run(argv)
-            text = '%s %s' % (cancelled.stderr, cancelled.stdout)
-            if cancelled.rc != 0 and 'already completing or completed' not in text and 'Invalid job id' not in text:
-                self._error('slurm_jobs', name, '%s failed (rc %s): %s' % (' '.join(argv), cancelled.rc,
-                                                                         text.strip()))
-                continue
-            for path in files:
-                try:
-                    os.unlink(path)
-                except OSError as exc:
-                    if os.path.lexists(path):
-                        self._error('slurm_jobs', name, exc)
-            self.node_state.forget('slurm_jobs', name)
-            self.removed['slurm_jobs'].append(summary)
-
-    def _slurm_job_files(self, entry):
-        """The recorded job's files that are there and ours: the output inside the marked tree, the script under the
-        workdir."""
-        files = []
-        output, tree = entry.get('output'), entry.get('tree')
-        if output and tree and os.path.dirname(os.path.abspath(output)) == os.path.abspath(tree) \
-                and _carries_marker(tree, entry) and os.path.isfile(output) and not os.path.islink(output):
-            files.append(output)
-        script = entry.get('script')
-        if script and _is_under(script, self.node_state.workdir) and os.path.isfile(script):
-            files.append(script)
-        return files
 
     # -- lst sessions ---------------------------------------------------------------------------
 
@@ -803,33 +566,6 @@ class Cleanup:
         self.removed['modules'].append(summary)
 
 
-def _left_on_target(entry):
-    """What an echo client entry says its run left on the target (objects, an mds tree), as a phrase; '' if none."""
-    ranges = _object_ranges(entry.get('objects'))
-    if ranges:
-        return 'objects %s' % ', '.join('%s (%d)' % (hex(first), count) for first, count in ranges)
-    if entry.get('files') or entry.get('directories'):
-        return 'test directories %s%s' % (', '.join(entry.get('directories') or []),
-                                          ' with files' if entry.get('files') else '')
-    return ''
-
-
-def _by_hand(entry):
-    """The lctl commands that attach the echo client of ``entry``, remove what it left and detach it."""
-    name = entry['name']
-    setup = ' '.join([entry['target']] + ([entry['layer']] if entry.get('layer') else []))
-    return ('lctl attach echo_client %s %s_UUID; lctl --device %s setup %s; then %s; then lctl --device %s cleanup; '
-            'lctl --device %s detach' % (name, name, name, setup, _removal_hint(entry), name, name))
-
-
-def _removal_hint(entry):
-    if entry.get('layer') == 'mdd':
-        return ('lctl --device %s test_destroy -d <dir> -b <first id> -n <count> for the files, and test_rmdir '
-                '<dir> for each of %s' % (entry['name'], ', '.join(entry.get('directories') or [])))
-    return ' and '.join('lctl --device %s destroy %s %d' % (entry['name'], hex(first), count)
-                        for first, count in _object_ranges(entry.get('objects')))
-
-
 def _carries_marker(path, entry):
     """True when the directory ``path`` holds the file ``entry['marker']`` whose text is the entry's run id."""
     marker = entry.get('marker')
@@ -840,106 +576,6 @@ def _carries_marker(path, entry):
             return handle.read().strip() == entry.get('run_id')
     except (IOError, OSError):
         return False
-
-
-def _pid_namespace(pid):
-    try:
-        return os.readlink('/proc/%s/ns/pid' % pid)
-    except OSError:
-        return None
-
-
-def _uses_directory(pid, directory):
-    """True when the process's working directory or one of its open files is under ``directory``."""
-    prefix = os.path.realpath(directory).rstrip(os.sep) + os.sep
-    links = ['/proc/%d/cwd' % pid]
-    try:
-        links += ['/proc/%d/fd/%s' % (pid, fd) for fd in os.listdir('/proc/%d/fd' % pid)]
-    except OSError:
-        return False
-    for link in links:
-        try:
-            target = os.readlink(link)
-        except OSError:
-            continue
-        if (target.rstrip(os.sep) + os.sep).startswith(prefix):
-            return True
-    return False
-
-
-def _command_lines():
-    """{pid: (command name, argv)} of every process of our PID namespace but this one and its ancestors.
-
-    Only our namespace: seen from a host, the processes of its containers are in /proc too, and a survey
-    module running in a container is not this node's.
-    """
-    own_namespace = _pid_namespace('self')
-    spared = set()
-    pid = os.getpid()
-    while pid and pid > 1 and pid not in spared:
-        spared.add(pid)
-        pid = parent_pid(pid)
-    found = {}
-    for name in os.listdir('/proc'):
-        if not name.isdigit() or int(name) in spared:
-            continue
-        if own_namespace is not None and _pid_namespace(name) not in (own_namespace, None):
-            continue
-        try:
-            with open('/proc/%s/comm' % name) as handle:
-                comm = handle.read().strip()
-        except (IOError, OSError):
-            continue
-        argv = command_line(int(name))
-        if argv and not has_exited(int(name)):
-            found[int(name)] = (comm, argv)
-    return found
-
-
-def _matches_command(entry, comm, argv):
-    """A process matches a ``commands`` entry by its name (unless the entry has none) and one argument.
-
-    An argument matches exactly or by its last path component, and so does each word of an argument,
-    so that ``obdfilter-survey`` matches ``/bin/bash /usr/bin/obdfilter-survey``.
-    """
-    if entry.get('name') not in (None, comm):
-        return False
-    wanted = set(entry.get('args_any') or [])
-    for arg in argv:
-        for word in [arg] + arg.split():
-            if word in wanted or os.path.basename(word) in wanted:
-                return True
-    return False
-
-
-def _leader_of_own_group(pid):
-    try:
-        return os.getpgid(pid) == pid and pid != os.getpgid(0)
-    except OSError:
-        return False
-
-
-def _live_group_members(pgid):
-    """Pids of the processes in group ``pgid`` that are not zombies (read from /proc)."""
-    members = []
-    for name in os.listdir('/proc'):
-        if not name.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % name) as handle:
-                fields = handle.read().rsplit(')', 1)[1].split()
-        except (IOError, OSError, IndexError):
-            continue
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != 'Z':
-            members.append(int(name))
-    return members
-
-
-def _still_running(entry, group):
-    pid = int(entry['pid'])
-    if group:
-        return bool(_live_group_members(pid))
-    return is_same_process(entry) and not has_exited(pid)
 
 
 def record_entries(node_state, survey, run_id=None, processes=(), paths=(), modules=(), loop_devices=(),

@@ -22,7 +22,8 @@ import time
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
-from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, _object_ranges, record_entries
+from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, record_entries
+from ansible_collections.lustre.iokit.plugins.module_utils.cleanup_echo_clients import object_ranges
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, process_start_time
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 
@@ -392,8 +393,8 @@ def test_a_dead_host_is_an_error_and_forgets_nothing(sim, state):
 
 
 def test_object_ranges():
-    assert _object_ranges([[2, 3], {'first': 9, 'count': 2}, 20, 21, 23]) == [(2, 3), (9, 2), (20, 2), (23, 1)]
-    assert _object_ranges(None) == [] and _object_ranges([[0, 5], [4, 0]]) == []
+    assert object_ranges([[2, 3], {'first': 9, 'count': 2}, 20, 21, 23]) == [(2, 3), (9, 2), (20, 2), (23, 1)]
+    assert object_ranges(None) == [] and object_ranges([[0, 5], [4, 0]]) == []
 
 
 @pytest.fixture
