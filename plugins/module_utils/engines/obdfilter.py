@@ -50,7 +50,7 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
-from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_detail import (
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers._obdfilter_detail import (
     STATUS_ERROR, STATUS_INCOMPLETE, STATUS_OK, STATUS_SHORT, parse_thread_samples)
 from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB
 

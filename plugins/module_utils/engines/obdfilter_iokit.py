@@ -16,7 +16,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.obdfilter import CASE_DISK
-from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_detail import (
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers._obdfilter_detail import (
     STATUS_ERROR, STATUS_INCOMPLETE, parse_obdfilter_detail)
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
 

@@ -19,7 +19,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfil
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_iokit
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_network
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
-from ansible_collections.lustre.iokit.plugins.module_utils.parsers import obdfilter_detail
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers import _obdfilter_detail as obdfilter_detail
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
 

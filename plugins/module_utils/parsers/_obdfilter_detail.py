@@ -8,7 +8,8 @@
 every test it runs); ``parse_obdfilter_detail`` reads the script's ``.detail`` file, which holds that text
 for every OST, test and point, so that ``engine: iokit`` gets the per-OST figures the summary leaves out.
 
-Pure functions, standard library only, Python 3.6+.
+Internal (the leading underscore): the engine's own reading, with no filter of its own; its result is keyed by
+tuples, not JSON.  Pure functions, standard library only, Python 3.6+.
 """
 
 from __future__ import absolute_import, division, print_function
