@@ -28,12 +28,19 @@ Profiles: ``shipped`` is inventories/example/ansible.cfg as is; the others chang
 own defaults (forks 5, no pipelining, ControlPersist=60s).  Each run gets a fresh SSH control-socket
 directory, so no run reuses another's connections.
 
+With ``--callbacks on,off`` every run is made with the collection's stdout callback (``on``:
+``lustre.iokit.survey_progress``, the shipped configuration's) and with Ansible's default one (``off``), alternately
+(``--repeat`` times each), and a last table compares the controller's CPU of the two: per host, and per host and
+poll of the wait (the whole run's CPU over the polls each host made: the fleet lines of ``on``, the
+``FAILED - RETRYING`` lines of ``off``), and the callback's share of it.
+
 Needs root (namespaces, mounts) and the fleet base image (tests/tools/fleet_images.py).  Everything it brings up
 is torn down when it ends, also on Ctrl-C.
 
     .venv/bin/python bench/fleet_bench.py                          # 1, 4, 16 hosts, every profile
     .venv/bin/python bench/fleet_bench.py --hosts 16 --profiles shipped,forks5
     .venv/bin/python bench/fleet_bench.py --hosts 1,16 --profiles shipped --size-mib 64,256   # with the fit
+    .venv/bin/python bench/fleet_bench.py --hosts 16 --profiles shipped --poll-s 1 --callbacks on,off --repeat 2
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ import datetime
 import glob
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -59,6 +67,10 @@ PLAYBOOK = os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')
 SHIPPED_CFG = os.path.join(ROOT, 'inventories', 'example', 'ansible.cfg')
 ANSIBLE_PLAYBOOK = os.path.join(ROOT, '.venv', 'bin', 'ansible-playbook')
 DEFAULT_SSH_ARGS = '-C -o ControlMaster=auto -o ControlPersist=60s'
+# The stdout callback of a run: the collection's fleet line per poll (the shipped ansible.cfg's), or Ansible's default.
+CALLBACKS = {'on': 'lustre.iokit.survey_progress', 'off': 'ansible.builtin.default'}
+FLEET_LINE = re.compile(r'^obdfilter: \d+ hosts?, ')
+RETRY_LINE = re.compile(r'^FAILED - RETRYING: \[[^]]+\]: Wait for the survey ')
 PROFILES = {
     'shipped': {},
     'forks5': {'ANSIBLE_FORKS': '5'},
@@ -91,11 +103,21 @@ def close_control_sockets(directory: str) -> None:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
-def run_playbook(profile: str, inventory: str, work: str, count: int, size_mib: int, args) -> dict:
+def polls_per_host(log_path: str, callback: str, count: int) -> float:
+    """The polls of the wait that found the survey still running, per host, from the run's output."""
+    with open(log_path, encoding='utf-8') as handle:
+        lines = handle.read().splitlines()
+    if callback == 'on':
+        # one fleet line per poll round, and one more once every host has ended
+        return float(sum(1 for line in lines if FLEET_LINE.match(line) and not line.endswith(', done')))
+    return sum(1 for line in lines if RETRY_LINE.match(line)) / float(count)
+
+
+def run_playbook(profile: str, inventory: str, work: str, count: int, size_mib: int, args, callback: str = 'on') -> dict:
     """One measured run; a run some host did not finish is run again (up to twice), and counted in ``retries``."""
     failures = []
     for attempt in range(3):
-        row = run_playbook_once(profile, inventory, work, count, size_mib, args)
+        row = run_playbook_once(profile, inventory, work, count, size_mib, args, callback)
         if isinstance(row, dict):
             row['retries'] = attempt
             return row
@@ -104,13 +126,15 @@ def run_playbook(profile: str, inventory: str, work: str, count: int, size_mib: 
     sys.exit('%s on %d hosts failed three times: %s' % (profile, count, '; '.join(failures)))
 
 
-def run_playbook_once(profile: str, inventory: str, work: str, count: int, size_mib: int, args) -> dict | str:
-    run_id = 'bench-%d-%s-%d-%s' % (count, profile, size_mib, time.strftime('%H%M%S'))
+def run_playbook_once(profile: str, inventory: str, work: str, count: int, size_mib: int, args,
+                      callback: str = 'on') -> dict | str:
+    run_id = 'bench-%d-%s-%s-%d-%s' % (count, profile, callback, size_mib, time.strftime('%H%M%S'))
     results_dir = os.path.join(work, 'results')
     control_dir = tempfile.mkdtemp(prefix='cp-', dir=work)
     env = dict(os.environ, ANSIBLE_CONFIG=SHIPPED_CFG, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
                ANSIBLE_SSH_CONTROL_PATH_DIR=control_dir, ANSIBLE_NOCOLOR='1')
     env.update(PROFILES[profile])
+    env['ANSIBLE_STDOUT_CALLBACK'] = CALLBACKS[callback]
     extra = dict(sweep_vars(args), obdfilter_size_mib=size_mib, iokit_run_id=run_id, iokit_results_dir=results_dir)
     argv = [ANSIBLE_PLAYBOOK, PLAYBOOK, '-i', inventory, '-e', json.dumps(extra)]
     load = os.getloadavg()[0]
@@ -141,7 +165,8 @@ def run_playbook_once(profile: str, inventory: str, work: str, count: int, size_
     slowest = max(envelope['duration_s'] for envelope in envelopes)
     span = max(parse_time(e['finished']) for e in envelopes) - min(parse_time(e['started']) for e in envelopes)
     return {'hosts': count, 'profile': profile, 'size_mib': size_mib, 'wall': wall, 'slowest': slowest, 'span': span,
-            'cpu_per_host': cpu / count, 'load': load,
+            'cpu_per_host': cpu / count, 'load': load, 'callback': callback,
+            'polls': polls_per_host(os.path.join(work, run_id + '.log'), callback, count),
             'ok_hosts': sum(1 for envelope in envelopes if envelope['status'] == 'ok')}
 
 
@@ -198,6 +223,35 @@ def print_fits(fits: list[dict]) -> None:
     sys.stdout.flush()
 
 
+def print_callbacks(rows: list[dict]) -> None:
+    """Callback on against off, per host count, profile and size: controller CPU per host, and per host and poll."""
+    groups = {}
+    for row in rows:
+        groups.setdefault((row['hosts'], row['profile'], row['size_mib']), {}).setdefault(row['callback'], []).append(row)
+    compared = [(key, group) for key, group in sorted(groups.items()) if len(group) == 2]
+    if not compared:
+        return
+    print()
+    print('%5s %5s  %-16s %-8s %4s %12s %10s %15s %7s' % ('size', 'hosts', 'profile', 'callback', 'runs',
+                                                         'ctl cpu/host', 'polls/host', 'ctl ms/host/poll', 'wall s'))
+    for (hosts, profile, size_mib), group in compared:
+        means = {}
+        for callback in ('off', 'on'):
+            runs = group[callback]
+            cpu = sum(row['cpu_per_host'] for row in runs) / len(runs)
+            polls = sum(row['polls'] for row in runs) / len(runs)
+            means[callback] = cpu
+            print('%5d %5d  %-16s %-8s %4d %12.3f %10.1f %15.1f %7.1f' % (
+                size_mib, hosts, profile, callback, len(runs), cpu, polls, 1000.0 * cpu / polls if polls else 0.0,
+                sum(row['wall'] for row in runs) / len(runs)))
+        added = 100.0 * (means['on'] - means['off']) / means['off']
+        spread = max(abs(row['cpu_per_host'] - means[row['callback']]) / means[row['callback']] * 100.0
+                     for runs in group.values() for row in runs)
+        print('       callback on vs off: %+.1f %% controller CPU (runs within %.1f %% of their mean); below 10 %%: %s'
+              % (added, spread, 'yes' if added < 10.0 else 'NO'))
+    sys.stdout.flush()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--hosts', default='1,4,16', help='host counts, comma-separated (default %(default)s)')
@@ -209,8 +263,15 @@ def main() -> int:
     parser.add_argument('--poll-s', type=int, default=None,
                         help="obdfilter_poll_interval_s: how long each wait task blocks on the node (default: the "
                              "role's)")
+    parser.add_argument('--callbacks', default='on',
+                        help='stdout callbacks, comma-separated: on (lustre.iokit.survey_progress, the shipped '
+                             "configuration's), off (ansible.builtin.default); default %(default)s")
+    parser.add_argument('--repeat', type=int, default=1, help='runs of each profile and callback (default %(default)s)')
     parser.add_argument('--keep', help='keep logs and results in this directory')
     args = parser.parse_args()
+    callbacks = args.callbacks.split(',')
+    if set(callbacks) - set(CALLBACKS):
+        parser.error('--callbacks: choose from %s' % ', '.join(CALLBACKS))
     profiles = args.profiles.split(',')
     unknown = set(profiles) - set(PROFILES)
     if unknown:
@@ -231,18 +292,24 @@ def main() -> int:
                     with open(inventory, 'w', encoding='utf-8') as handle:
                         handle.write(hosts.inventory())
                     for size_mib in sizes:
-                        for profile in profiles:
-                            rows.append(run_playbook(profile, inventory, work, count, size_mib, args))
-                            print('.. %(hosts)d hosts, %(profile)s, %(size_mib)d MiB: wall %(wall).1f s, slowest '
-                                  '%(slowest).1f s' % rows[-1], file=sys.stderr, flush=True)
+                        for unused_round in range(args.repeat):
+                            for profile in profiles:
+                                for callback in callbacks:
+                                    rows.append(run_playbook(profile, inventory, work, count, size_mib, args,
+                                                             callback))
+                                    print('.. %(hosts)d hosts, %(profile)s, callback %(callback)s, %(size_mib)d MiB: '
+                                          'wall %(wall).1f s, slowest %(slowest).1f s, ctl cpu/host %(cpu_per_host).2f '
+                                          's, %(polls).1f polls/host' % rows[-1], file=sys.stderr, flush=True)
         except KeyboardInterrupt:
             print('interrupted; hosts torn down', file=sys.stderr)
             if rows:
                 print_table(rows)
                 print_fits(fit_startup(rows))
+                print_callbacks(rows)
             return 130
     print_table(rows)
     print_fits(fit_startup(rows))
+    print_callbacks(rows)
     return 0
 
 
