@@ -17,17 +17,10 @@ from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, RawSink
 
 OLD_TIMING = 'time to transfer data was %.6f secs, %.2f MB/sec\n8192+0 records in\n8192+0 records out\n'
 NEW_TIMING = 'time to copy data: %.6f secs at %.2f MB/sec\n8192+0 records in\n8192+0 records out\n'
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
 
 
 class FakeRunner:
@@ -63,18 +56,6 @@ class FakeRunner:
             self._next += 1
             results.append(CommandResult(argv, 0, '', stderr, self.seconds_per_batch))
         return results
-
-
-class RawSink:
-    def __init__(self):
-        self.summary_text = ''
-        self.detail_text = ''
-
-    def summary(self, text):
-        self.summary_text += text
-
-    def detail(self, text):
-        self.detail_text += text
 
 
 def block_target(name, block_size=512, mib=64):
