@@ -76,6 +76,8 @@ class CallbackModule(DefaultCallbackModule):
         self._ended = set()
         self._play_hosts = None
         self._rows_shown = None
+        # The hosts the latest task with a skip skipped (lnet waits on its console host only): not waited for.
+        self._skipped = (None, set())
 
     def v2_playbook_on_play_start(self, play):
         super(CallbackModule, self).v2_playbook_on_play_start(play)
@@ -114,7 +116,7 @@ class CallbackModule(DefaultCallbackModule):
             self._show()
         self._fleet[host] = progress_of(values)
         self._reported.add(host)
-        expected = (self._play_hosts or set(self._fleet)) - self._ended
+        expected = (self._play_hosts or set(self._fleet)) - self._ended - self._skipped_by(task)
         if expected and expected <= self._reported:
             self._show()
         return None
@@ -125,8 +127,18 @@ class CallbackModule(DefaultCallbackModule):
             self._fleet[host] = progress_of(values)
             self._ended.add(host)
             self._reported.discard(host)
-            if self._play_hosts is not None and self._play_hosts <= self._ended:
+            if self._play_hosts is not None and self._play_hosts - self._skipped_by(task) <= self._ended:
                 self._show()
+
+    def _skipped_by(self, task):
+        return self._skipped[1] if self._skipped[0] == task._uuid else set()
+
+    def v2_runner_on_skipped(self, result):
+        host, task, unused_values = _parts(result)
+        if self._skipped[0] != task._uuid:
+            self._skipped = (task._uuid, set())
+        self._skipped[1].add(host)
+        return super(CallbackModule, self).v2_runner_on_skipped(result)
 
     def v2_runner_on_ok(self, result):
         self._ended_host(result)
