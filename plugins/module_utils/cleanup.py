@@ -14,6 +14,8 @@ order matters:
 2. echo clients we recorded: destroy the objects we created while the device
    still exists, then ``cleanup`` and ``detach`` it by name;
 3. I/O-kit leftovers (echo clients before the ``echotmp`` osc they sit on);
+   Slurm jobs a client survey submitted (``scancel`` by the recorded job id or
+   unique job name, then the job's output file and script);
 4. our lst sessions; 5. tunables; 6. loop devices a role recorded (while
    still backed by the recorded file), then scratch paths (a survey's only
    under the workdir or its Lustre directory, a role's where it recorded them);
@@ -55,7 +57,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     process_start_time,
 )
 
-REMOVED_KINDS = ('processes', 'echo_clients', 'lst_sessions', 'params', 'loop_devices', 'paths', 'modules')
+REMOVED_KINDS = ('processes', 'slurm_jobs', 'echo_clients', 'lst_sessions', 'params', 'loop_devices', 'paths', 'modules')
 # How a path a role recorded is removed: with its content, or only when empty once nothing else is left.
 PATH_REMOVALS = ('tree', 'empty_dir')
 _POLL_INTERVAL_S = 0.05
@@ -76,7 +78,7 @@ class Cleanup(EchoClientCleanup):
 
     def __init__(self, runner, node_state, run_id=None, include_iokit_leftovers=True, unload_modules=True,
                  check_mode=False, kill_grace_s=5.0, lst_path=None, lctl='lctl', surveys=None, losetup_path=None,
-                 launch=None):
+                 launch=None, scancel_path=None):
         self.runner = runner
         self.node_state = node_state
         self.run_id = run_id
@@ -87,6 +89,7 @@ class Cleanup(EchoClientCleanup):
         self.live = [] if run_id is not None else list(live_runs(node_state.workdir).values())
         self.surveys = None if surveys is None else set(surveys)
         self.losetup_path = losetup_path
+        self.scancel_path = scancel_path
         self.include_iokit_leftovers = include_iokit_leftovers
         self.unload_modules = unload_modules
         self.check_mode = check_mode
@@ -100,7 +103,6 @@ class Cleanup(EchoClientCleanup):
         self._devices = None
         self._devices_unreadable = False
         self._state = None
-        self.adopted = []
 
     # -- bookkeeping -----------------------------------------------------------------
 
@@ -163,13 +165,6 @@ class Cleanup(EchoClientCleanup):
 
     def run(self):
         state_readable = self._read_state()
-        if state_readable and not self.check_mode:
-            try:
-                self.adopted = self.node_state.adopt_legacy_role_state()
-            except NodeStateError as exc:
-                self.errors.append({'kind': 'node_state', 'id': exc.args[0].split(' ', 1)[0], 'message': str(exc)})
-            if self.adopted:
-                self._read_state()
         for holder in self.live:
             reason = ('a live %s survey (host %s, pid %s, started %s): what it recorded is left alone; stop it with '
                       'run_id %s' % (holder.get('survey'), holder.get('host'), holder.get('pid'),
@@ -180,6 +175,7 @@ class Cleanup(EchoClientCleanup):
         stopped_before = len(self.removed['processes'])
         self.stop_processes()
         self._reread_after_stops(stopped_before, state_readable)
+        self.cancel_slurm_jobs()
         handled = self.remove_recorded_echo_clients()
         if self.include_iokit_leftovers:
             self.remove_leftover_devices(handled)
@@ -195,9 +191,9 @@ class Cleanup(EchoClientCleanup):
         return self.report()
 
     def report(self):
-        changed = any(self.removed[kind] for kind in REMOVED_KINDS) or bool(self.adopted)
+        changed = any(self.removed[kind] for kind in REMOVED_KINDS)
         return {'changed': changed, 'removed': self.removed, 'forgotten': self.forgotten, 'kept': self.kept,
-                'errors': self.errors, 'adopted': self.adopted}
+                'errors': self.errors}
 
     # -- processes -----------------------------------------------------------------------
 
@@ -316,6 +312,57 @@ class Cleanup(EchoClientCleanup):
             waiting = [entry for entry in waiting if process_match.still_running(entry, False)]
 
     # -- echo clients ------------------------------------------------------------------------
+
+    # -- Slurm jobs ------------------------------------------------------------------------------
+
+    def cancel_slurm_jobs(self):
+        """Cancel the Slurm jobs a killed client survey left (by id when recorded, else by their unique name and
+        user), then remove their output file (only inside the survey's tree while its marker names the run) and
+        their script (only under the workdir)."""
+        for entry in self._entries('slurm_jobs'):
+            name = entry['name']
+            scancel = entry.get('scancel') if entry.get('scancel') and os.access(entry['scancel'], os.X_OK) else None
+            scancel = scancel or self.scancel_path
+            if scancel is None:
+                self._keep('slurm_jobs', name, 'scancel is not in PATH; cancel the job by hand: scancel --name %s'
+                           % name)
+                continue
+            summary = {'name': name, 'job_id': entry.get('job_id'), 'run_id': entry.get('run_id'),
+                       'survey': entry.get('survey'), 'allocation': entry.get('allocation')}
+            files = self._slurm_job_files(entry)
+            summary['files'] = files
+            if self.check_mode:
+                self.removed['slurm_jobs'].append(summary)
+                continue
+            argv = [scancel, str(entry['job_id'])] if entry.get('job_id') else (
+                [scancel, '--name', name] + (['--user', entry['user']] if entry.get('user') else []))
+            cancelled = self.runner.run(argv)
+            text = '%s %s' % (cancelled.stderr, cancelled.stdout)
+            if cancelled.rc != 0 and 'already completing or completed' not in text and 'Invalid job id' not in text:
+                self._error('slurm_jobs', name, '%s failed (rc %s): %s'
+                            % (' '.join(argv), cancelled.rc, text.strip()))
+                continue
+            for path in files:
+                try:
+                    os.unlink(path)
+                except OSError as exc:
+                    if os.path.lexists(path):
+                        self._error('slurm_jobs', name, exc)
+            self.node_state.forget('slurm_jobs', name)
+            self.removed['slurm_jobs'].append(summary)
+
+    def _slurm_job_files(self, entry):
+        """The recorded job's files that are there and ours: the output inside the marked tree, the script under the
+        workdir."""
+        files = []
+        output, tree = entry.get('output'), entry.get('tree')
+        if output and tree and os.path.dirname(os.path.abspath(output)) == os.path.abspath(tree) \
+                and _carries_marker(tree, entry) and os.path.isfile(output) and not os.path.islink(output):
+            files.append(output)
+        script = entry.get('script')
+        if script and _is_under(script, self.node_state.workdir) and os.path.isfile(script):
+            files.append(script)
+        return files
 
     # -- lst sessions ---------------------------------------------------------------------------
 

@@ -11,8 +11,7 @@ must undo — a kernel module it loaded, an echo_client it attached, a helper
 process it started, a scratch path, an lst session — and crosses it off once
 undone.  Survey roles record here too, through ``iokit_cleanup`` with
 ``state=recorded`` (processes by command line, scratch paths, loop devices),
-so that one file says everything; the role's old ``state.json`` is merged in
-once (``adopt_legacy_role_state``).  The cleanup module reads this file and undoes exactly what is
+so that one file says everything.  The cleanup module reads this file and undoes exactly what is
 listed, and nothing that was there before us.
 
 The file is ``<workdir>/node-state.json``; every change is made under an
@@ -50,9 +49,6 @@ KINDS = {
     'commands': 'id',         # processes found by command name and arguments (a survey module, sgp_dd)
     'loop_devices': 'device',  # loop devices made for a test or the demo (with backing_file)
 }
-# Before node-state.json, roles/cleanup kept its own entries here; read once, then merged and removed.
-LEGACY_ROLE_STATE_FILE = 'state.json'
-LEGACY_ROLE_STATE_SCHEMA = 'lustre.iokit/cleanup-role-state/v1'
 
 
 def command_id(name, args_any):
@@ -234,54 +230,6 @@ class NodeState:
                 return True
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
-
-    def adopt_legacy_role_state(self):
-        """Merge the entries of an old roles/cleanup ``state.json`` into this state, then remove that file.
-
-        Returns the entries adopted.  A file that is not the old role's is left alone (NodeStateError).
-        """
-        legacy = os.path.join(self.workdir, LEGACY_ROLE_STATE_FILE)
-        try:
-            with open(legacy) as handle:
-                old = json.load(handle)
-        except (IOError, OSError) as exc:
-            if exc.errno == errno.ENOENT:
-                return []
-            raise NodeStateError('cannot read %s: %s' % (legacy, exc))
-        except ValueError as exc:
-            raise NodeStateError('%s is not valid JSON (%s); it was left untouched' % (legacy, exc))
-        if not isinstance(old, dict) or old.get('schema') != LEGACY_ROLE_STATE_SCHEMA:
-            raise NodeStateError('%s is not a lustre.iokit cleanup role state file; it was left untouched' % legacy)
-        adopted = []
-        with self.update() as state:
-            for entry in old.get('entries') or []:
-                converted = _from_legacy_role_entry(entry)
-                if converted is None:
-                    continue
-                kind, new = converted
-                key = KINDS[kind]
-                if not any(e.get(key) == new[key] for e in state[kind]):
-                    state[kind].append(new)
-                    adopted.append(dict(new, kind=kind))
-        os.unlink(legacy)
-        return adopted
-
-
-def _from_legacy_role_entry(entry):
-    """(kind, entry) of node-state.json for one entry of the old role state file, or None if unknown."""
-    common = {'survey': entry.get('survey'), 'run_id': None,
-              'recorded': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
-    kind = entry.get('kind')
-    if kind == 'process' and entry.get('args_any'):
-        return 'commands', dict(common, id=command_id(entry.get('name'), entry['args_any']), name=entry.get('name'),
-                                args_any=list(entry['args_any']))
-    if kind == 'module' and entry.get('name'):
-        return 'modules', dict(common, name=entry['name'])
-    if kind == 'loop' and entry.get('device') and entry.get('backing_file'):
-        return 'loop_devices', dict(common, device=entry['device'], backing_file=entry['backing_file'])
-    if kind == 'path' and entry.get('path'):
-        return 'paths', dict(common, path=entry['path'], remove=entry.get('remove') or 'tree')
-    return None
 
 
 # -- one survey of a kind per node -------------------------------------------------------------------------------

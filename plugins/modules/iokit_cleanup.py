@@ -52,8 +52,6 @@ description:
     were recorded.
   - Once nothing is left to undo, the node state file is removed, and so is O(workdir) when a recording created
     it and it is empty.
-  - A C(state.json) that the cleanup role of earlier versions kept beside the node state is merged into it once
-    (RV(adopted)) and removed.
 author:
   - lustre.iokit contributors (@lustre)
 requirements:
@@ -314,12 +312,6 @@ recorded:
     - With O(state=recorded), the entries written (those not recorded yet), each with C(kind) (V(commands),
       V(paths), V(modules), V(loop_devices)), C(survey) and C(run_id).
   returned: when O(state=recorded)
-  type: list
-  elements: dict
-adopted:
-  description:
-    - Entries merged from the old cleanup role's C(state.json), which was then removed, each with its C(kind).
-  returned: when O(state=absent)
   type: list
   elements: dict
 errors:

@@ -126,14 +126,6 @@ def to_number(token):
     return float(token)
 
 
-def to_float(token):
-    """Convert a printed number to float; None if it is not a number."""
-    value = to_number(token)
-    if value is None:
-        return None
-    return float(value)
-
-
 def to_int(token):
     """Convert a printed integer to int; None if it is not an integer."""
     value = to_number(token)

@@ -13,7 +13,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import ParserError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.brw_stats import parse_brw_stats
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ior import parse_ior
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lctl_dl import parse_lctl_dl
@@ -41,11 +40,3 @@ PARSERS = {
     'sgp_dd': parse_sgp_dd,
     'sgpdd_survey': parse_sgpdd_survey,
 }
-
-
-def parse_output(output_format, text):
-    """Parse ``text`` with the parser of ``output_format`` (a key of PARSERS)."""
-    parser = PARSERS.get(output_format)
-    if parser is None:
-        raise ParserError('unknown output format %r; expected one of %s' % (output_format, ', '.join(sorted(PARSERS))))
-    return parser(text)

@@ -112,14 +112,6 @@ def _single_name(record: dict, *keys: str) -> str | None:
     return None
 
 
-class Problem(t.NamedTuple):
-    """Something the report must show because it is not a sample: an error, a missing value, a skipped point."""
-
-    host: str
-    survey: str
-    message: str
-
-
 # Test statuses whose number is a measurement (obdfilter SHORT still prints a valid aggregate).
 _USABLE_STATUSES = frozenset(('ok', 'short'))
 

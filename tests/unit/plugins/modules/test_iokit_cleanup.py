@@ -11,7 +11,6 @@ Ansible runs it.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -418,7 +417,7 @@ def test_module_end_to_end_is_idempotent_and_check_mode_safe(run_module, sim, st
     assert not any(name.endswith('_ecc') for name in sim.device_names())
     second = run_module(args)
     assert second['changed'] is False and second['removed'] == {
-        'processes': [], 'echo_clients': [], 'lst_sessions': [], 'params': [], 'loop_devices': [], 'paths': [],
+        'processes': [], 'slurm_jobs': [], 'echo_clients': [], 'lst_sessions': [], 'params': [], 'loop_devices': [], 'paths': [],
         'modules': []}
 
 
@@ -519,39 +518,6 @@ def test_a_path_a_role_recorded_is_removed_where_it_was_recorded(sim, state, tmp
     report = cleanup(state)
     assert names(report, 'paths') == [str(scratch), state.workdir]
     assert not scratch.exists() and (tmp_path / 'demo').exists()
-
-
-def test_the_old_role_state_file_is_adopted_once(sim, state, tmp_path):
-    os.makedirs(state.workdir)
-    scratch = os.path.join(state.workdir, 'old-run')
-    os.makedirs(scratch)
-    legacy = {'schema': 'lustre.iokit/cleanup-role-state/v1', 'entries': [
-        {'survey': 'sgpdd', 'kind': 'path', 'path': state.workdir, 'remove': 'empty_dir'},
-        {'survey': 'sgpdd', 'kind': 'process', 'name': 'sgp_dd', 'args_any': ['if=/dev/nonexistent-sg9']},
-        {'survey': 'sgpdd', 'kind': 'path', 'path': scratch, 'remove': 'tree'},
-        {'survey': 'sgpdd', 'kind': 'module', 'name': 'sg_not_loaded'},
-        {'survey': 'sgpdd', 'kind': 'unknown-kind'}]}
-    with open(os.path.join(state.workdir, 'state.json'), 'w') as handle:
-        json.dump(legacy, handle)
-    report = cleanup(state)
-    assert report['errors'] == [] and report['changed']
-    assert sorted((item['kind'], item.get('path') or item.get('id') or item.get('name')) for item in report['adopted']) == [
-        ('commands', 'sgp_dd if=/dev/nonexistent-sg9'), ('modules', 'sg_not_loaded'), ('paths', state.workdir),
-        ('paths', scratch)]
-    assert names(report, 'paths') == [scratch, state.workdir]
-    assert not os.path.exists(state.workdir)
-    again = cleanup(state)
-    assert again['adopted'] == [] and not again['changed']
-
-
-def test_a_state_json_that_is_not_the_old_roles_is_left_untouched(sim, state):
-    os.makedirs(state.workdir)
-    foreign = os.path.join(state.workdir, 'state.json')
-    with open(foreign, 'w') as handle:
-        handle.write('{"schema": "somebody/else"}')
-    report = cleanup(state)
-    assert 'not a lustre.iokit cleanup role state file' in report['errors'][0]['message']
-    assert os.path.exists(foreign)
 
 
 def fake_losetup(tmp_path, listing):
