@@ -278,7 +278,6 @@ from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 SURVEY = 'mds'
 PARAMETER_NAMES = ('targets', 'thrlo', 'thrhi', 'file_count', 'dir_count', 'stripe_count', 'tests', 'layer',
                    'start_number', 'engine', 'timeout', 'sweep', 'sweep_min_gain_pct', 'sweep_patience')
-ECHO_MODULE = 'obdecho'
 
 
 def argument_spec():
@@ -405,14 +404,14 @@ def main():
     run_dir = start.make_run_dir(planned, plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'],
                                  record_point=record_point if resumable else None)
     survey.done_points = dict((point['thr'], record) for point, record in zip(start.done_points, start.done_records))
-    builder.set_environment(obdecho_loaded_by_us=start.load_kernel_module(ECHO_MODULE))
+    builder.set_environment(obdecho_loaded_by_us=start.load_kernel_module(lctl_utils.ECHO_MODULE))
     try:
         if params['engine'] == 'iokit':
             changed, raw_files = run_iokit(start, run_dir, targets)
         else:
             changed, raw_files = run_native(survey, builder, lctl, run_dir)
     finally:
-        start.unload_kernel_module(ECHO_MODULE)
+        start.unload_kernel_module(lctl_utils.ECHO_MODULE)
     builder.set_raw_output(raw_files[0])
     survey_module.exit_with_envelope(module, builder, 'mds survey', changed, plan=plan, raw_files=raw_files)
 

@@ -441,7 +441,7 @@ def run_iokit(start, script, run_dir, targets):
     params, runner, control_runner = start.module.params, start.runner, start.control_runner
     node_state, run_id, builder = start.node_state, start.run_id, start.builder
     rslt = os.path.join(run_dir, 'obdfilter_survey')
-    echo_module = lctl_utils.canonical_module(obdfilter.ECHO_MODULE)
+    echo_module = lctl_utils.canonical_module(lctl_utils.ECHO_MODULE)
     if echo_module not in lctl_utils.loaded_modules(control_runner):
         # the script loads it and unloads it on a clean exit; if it is killed the cleanup must do it
         node_state.record('modules', run_id, name=echo_module)

@@ -50,6 +50,7 @@ import re
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.lctl import LctlError, echo_client_name
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.mds_tree_removal import (
     TargetFailure, destroy_files, remaining_ranges, remove_directories, thread_ranges)
@@ -69,10 +70,6 @@ _MDT_INDEX_RE = re.compile(r'MDT([0-9a-fA-F]{4})')
 _TOTAL_RE = re.compile(r'^Total: total [0-9]+ threads [0-9]+ sec [0-9.]+ (?P<rate>[0-9]+\.[0-9]+)/second$')
 _SAMPLE_RE = re.compile(r'^[0-9]+/[0-9]+ Total: (?P<rate>[0-9]+\.[0-9]+)/second$')
 _WORKER_RC_RE = re.compile(r'PID [0-9]+ had rc=(?P<rc>-?[0-9]+)')
-
-
-class EngineError(Exception):
-    """A problem found before the survey creates anything (names the option at fault)."""
 
 
 # --------------------------------------------------------------------------

@@ -50,9 +50,12 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
+from ansible_collections.lustre.iokit.plugins.module_utils.lctl import ECHO_MODULE
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._obdfilter_detail import (
     STATUS_ERROR, STATUS_INCOMPLETE, STATUS_OK, STATUS_SHORT, parse_thread_samples)
 from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB
+from ansible_collections.lustre.iokit.plugins.module_utils.versions import version_tuple
 
 CASE_DISK = 'disk'
 CASE_NETWORK = 'network'
@@ -64,7 +67,6 @@ RSZMAX_KIB = 4096
 # lctl's MAX_THREADS for --threads.
 MAX_THREADS = 4096
 DEFAULT_PAGE_KIB = 4
-ECHO_MODULE = 'obdecho'
 SKIP_THR_NOT_MULTIPLE = 'thr is not a multiple of nobj'
 
 # docs/iokit-notes.md, 4.7 and 9: netdisk is gone from 2.15.6 on; the kernel's "g"
@@ -73,26 +75,13 @@ LAST_NETDISK_VERSION = (2, 15, 5)
 LAST_NETWORK_VERSION = (2, 15, 6)
 
 _OBJECT_ID_RE = re.compile(r' is object id (?P<id>0x[0-9a-fA-F]+|\d+)\s*$')
-_VERSION_RE = re.compile(r'(\d+)\.(\d+)(?:\.(\d+))?')
 
 # test_brw's batching: "p" (prep/commit) on a local obdfilter ("g", through an osc: obdfilter_network.py).
 BATCH_DISK = 'p'
 
 
-class EngineError(Exception):
-    """A problem found before anything is created on the node (names the option)."""
-
-
 # --------------------------------------------------------------------------
 # Versions and cases
-
-
-def version_tuple(text):
-    """``2.15.5`` (or ``lustre: 2.15.5_12_g...``) as ``(2, 15, 5)``; None when there is no version."""
-    match = _VERSION_RE.search(text or '')
-    if not match:
-        return None
-    return tuple(int(part or 0) for part in match.groups())
 
 
 def case_problem(case, version_text):
