@@ -51,6 +51,7 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.iokit_script import run_script
 from ansible_collections.lustre.iokit.plugins.module_utils.lctl import LctlError, echo_client_name
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.mds_tree_removal import (
     TargetFailure, destroy_files, remaining_ranges, remove_directories, thread_ranges)
@@ -622,12 +623,7 @@ def run_iokit(runner, script, rslt, **sweep_parameters):
     (docs/iokit-notes.md, 5.4).
     """
     env = iokit_environment(rslt=rslt, **sweep_parameters)
-    result = runner.run(['bash', script], env=env)
-    try:
-        with open(rslt + '.summary') as handle:
-            summary = handle.read()
-    except (IOError, OSError):
-        summary = result.stdout
+    result, summary = run_script(runner, script, env, rslt)
     records = parse_mds_survey(summary)
     output = result.stdout + result.stderr
     errors = []

@@ -15,6 +15,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.iokit_script import read_text, run_script
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.obdfilter import CASE_DISK
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._obdfilter_detail import (
     STATUS_ERROR, STATUS_INCOMPLETE, parse_obdfilter_detail)
@@ -59,18 +60,10 @@ def iokit_errors(records, output):
 def run_iokit(runner, script, rslt, **parameters):
     """Run the node's ``obdfilter-survey`` and parse its summary: ``(records, errors, result)``."""
     env = iokit_environment(rslt=rslt, **parameters)
-    result = runner.run(['bash', script], env=env)
-    try:
-        with open(rslt + '.summary') as handle:
-            summary = handle.read()
-    except (IOError, OSError):
-        summary = result.stdout
+    result, summary = run_script(runner, script, env, rslt)
     records = parse_obdfilter_survey(summary)
-    try:
-        with open(rslt + '.detail') as handle:
-            per_point = parse_obdfilter_detail(handle.read())
-    except (IOError, OSError):
-        per_point = {}
+    detail = read_text(rslt + '.detail')
+    per_point = parse_obdfilter_detail(detail) if detail is not None else {}
     for record in records:
         per_ost = per_point.get((record['ost'], record['size_kib'], record['rsz_kib'], record['obj'], record['thr']))
         if per_ost is not None:
