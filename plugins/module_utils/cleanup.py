@@ -27,6 +27,9 @@ Something already gone is crossed off the node state and reported under
 ``forgotten``, never an error.  In check mode nothing is changed, the node
 state included, and ``removed`` says what would be removed.
 
+Two parts live in files of their own: the echo clients (step 2 and 3's leftovers, ``cleanup_echo_clients.py``)
+and finding our processes in /proc (``process_match.py``).
+
 Target-side code: standard library only, Python 3.6+.
 """
 
