@@ -16,6 +16,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.lctl import Lctl
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey import parse_mds_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, RawSink
 
 DL_BASE = """\
   0 UP osd-ldiskfs MGS-osd MGS-osd_UUID 4
@@ -36,23 +37,14 @@ def threads_output(thr, test, rate, samples=(), devno=27):
     return '\n'.join(lines) + '\n'
 
 
-class WallClock:
-    """Epoch seconds that only the fake runner moves: each ``--threads`` takes ``step`` seconds."""
-
-    def __init__(self, now=1800000000.0, step=2.5):
-        self.now = now
-        self.step = step
-
-    def __call__(self):
-        return self.now
-
-
 class FakeRunner:
     """Plays lctl: ``dl`` lists the devices (echo clients appear once attached); ``--threads``
     answers from ``rates`` ({(target devno, test): (rate, samples)}); everything is logged."""
 
     def __init__(self, rates=None, failures=None, stop_at=None):
-        self.wall = WallClock()
+        # epoch seconds that only this runner moves: each --threads takes seconds_per_run
+        self.wall = FakeClock(1800000000.0)
+        self.seconds_per_run = 2.5
         self.threads_started = []
         self.calls = []
         self.echo = {}
@@ -94,7 +86,7 @@ class FakeRunner:
         if args and args[0] == '--threads':
             thr, devno, test = int(args[1]), int(args[3]), args[4][len('test_'):]
             self.threads_started.append((thr, test, self.wall.now))
-            self.wall.now += self.wall.step
+            self.wall.sleep(self.seconds_per_run)
             if self.stop_at == (devno, test):
                 self.stop_reason = 'timeout'
                 return CommandResult(argv, -15, threads_output(thr, test, 1.0)[:60], '', 1.0, timed_out=True)
@@ -104,18 +96,6 @@ class FakeRunner:
             rate, samples = self.rates.get((devno, test), (1000.0, ()))
             return CommandResult(argv, 0, threads_output(thr, test, rate, samples, devno), '', 0.5)
         return CommandResult(argv, 0, '', '', 0.01)
-
-
-class RawSink:
-    def __init__(self):
-        self.summary_text = ''
-        self.detail_text = ''
-
-    def summary(self, text):
-        self.summary_text += text
-
-    def detail(self, text):
-        self.detail_text += text
 
 
 def make_survey(tmp_path, runner, targets=None, **options):

@@ -22,17 +22,10 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import Nod
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers import _obdfilter_detail as obdfilter_detail
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, RawSink
 
 OSTS = ('testfs-OST0000', 'testfs-OST0001')
 LSMOD_HEADER = 'Module                  Size  Used by\n'
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
 
 
 def samples_output(thr, rates, total=None):
@@ -193,18 +186,6 @@ class FakeLustre:
     def actions(self):
         """The commands that change something, in order (reads like dl and lsmod left out)."""
         return [argv for argv in self.commands if argv not in (['lsmod'], ['lctl', 'dl'])]
-
-
-class RawSink:
-    def __init__(self):
-        self.summary_text = ''
-        self.detail_text = ''
-
-    def summary(self, text):
-        self.summary_text += text
-
-    def detail(self, text):
-        self.detail_text += text
 
 
 WALL_ORIGIN = 1800000000.0

@@ -23,6 +23,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import stats_
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, process_start_time
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.brw_stats import parse_brw_stats
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock
 
 BRW_FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'parsers', 'fixtures', 'brw_stats')
 PYTHON = '/usr/bin/python3'
@@ -49,17 +50,6 @@ def add_to_row(text, title, bucket, read=0, write=0):
                                            int(match.group(4)) + write, match.group(5))
             return '\n'.join(lines)
     raise AssertionError('no row %s in %s' % (bucket, title))
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
 
 
 class FakeRunner:
@@ -127,7 +117,7 @@ def which(installed):
 
 
 def collection(tmp_path, runner, processes, installed=('vmstat', 'lctl'), clock=None):
-    clock = clock or Clock()
+    clock = clock or FakeClock(1000.0)
     return sc.StatsCollection(runner, NodeState(str(tmp_path)), 'run1', str(tmp_path), host='oss1',
                               spawner=processes, clock=clock, which=which(installed), python=PYTHON,
                               grace_s=2.0, sleep=clock.sleep, alive=processes.alive,
@@ -247,7 +237,7 @@ def test_a_sampler_gone_before_the_stop_is_an_error_and_never_signalled(tmp_path
 
 
 def test_a_sampler_that_reached_its_time_limit_is_no_error(tmp_path):
-    clock = Clock()
+    clock = FakeClock(1000.0)
     runner = FakeRunner()
     processes = FakeProcesses()
     stats = collection(tmp_path, runner, processes, clock=clock)
@@ -327,7 +317,7 @@ def test_brw_records_per_target_from_three_target_snapshots(tmp_path):
                                                       'osd-ldiskfs.ai400-OST0001.brw_stats']},
                         snapshots=[start_text, end_text])
     processes = FakeProcesses()
-    clock = Clock()
+    clock = FakeClock(1000.0)
     stats = collection(tmp_path, runner, processes, clock=clock)
     stats.start([sc.BRW], {'brw': 0}, 600)
     clock.now += 30
@@ -351,7 +341,7 @@ def sampled_brw(tmp_path, texts, end_text, interval=1):
     start_text = fixture('get_param_three_targets.txt')
     runner = FakeRunner(params={'osd-*.*.brw_stats': THREE_TARGETS}, snapshots=[start_text, end_text])
     processes = FakeProcesses()
-    clock = Clock()
+    clock = FakeClock(1000.0)
     stats = collection(tmp_path, runner, processes, clock=clock)
     stats.start([sc.BRW], {'brw': interval}, 600)
     if interval:
@@ -542,7 +532,7 @@ def test_a_sample_says_how_long_its_command_took_when_the_sampler_wrote_it():
 def test_collect_stops_first_and_returns_every_collector(tmp_path):
     runner = FakeRunner(snapshots=[COUNTERS_START, COUNTERS_END])
     processes = FakeProcesses()
-    clock = Clock()
+    clock = FakeClock(1000.0)
     stats = collection(tmp_path, runner, processes, clock=clock)
     stats.start([sc.VMSTAT, sc.SERVICE], {'vmstat': 1, 'service': 0}, 600)
     with open(os.path.join(stats.directory, 'stats-vmstat.out'), 'w') as handle:
