@@ -387,8 +387,12 @@ def problems(survey, settings, play_hosts=None, memory_mib=None):
     # A setting that could not be converted is named once; the module's checks ran with its default.
     named = set(line.split(' (', 1)[0] for line in found)
     mapping = option_variables(survey)
-    for problem in _engine_problems(survey, params):
-        line = _role_line(problem, mapping, settings)
+    lines = [_role_line(problem, mapping, settings) for problem in _engine_problems(survey, params)]
+    # A setting left unset takes its default from another (mds' dir_count is thrlo's): named only when alone.
+    unset = set(shown for variable, shown in mapping.values() if variable in settings and settings[variable] is None)
+    if any(line.split(' (', 1)[0] not in unset for line in lines):
+        lines = [line for line in lines if line.split(' (', 1)[0] not in unset]
+    for line in lines:
         if line not in found and line.split(' (', 1)[0] not in named:
             found.append(line)
     for suffix, check in EXTRA_CHECKS.get(survey, ()):

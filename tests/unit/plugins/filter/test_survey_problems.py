@@ -84,6 +84,8 @@ INVALID = [
     ('mds', {'mds_survey_dir_count': 64, 'mds_survey_workdir': 'tmp'},
      ['mds_survey_dir_count (64): 64 is greater than every thread count from mds_survey_thrlo 4 to mds_survey_thrhi '
       '32, so every thread count would be skipped', 'iokit_workdir (tmp): must be an absolute path other than /']),
+    ('mds', {'mds_survey_thrlo': 0, 'mds_survey_dir_count': None},
+     ['mds_survey_thrlo (0): must be at least 1']),
     ('ost', {'ost_survey_size_mib': 0, 'ost_survey_slow_share': 2},
      ['ost_survey_size_mib (0): must be at least 1', 'ost_survey_slow_share (2): must be in (0, 1]']),
     ('ost', {'ost_survey_min_free_factor': 0.5, 'ost_survey_timeout_s': '0', 'ost_survey_slowest_count': -1},
