@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The small fakes the engine, module and progress tests share (the per-survey fake nodes stay with their tests).
 
-Import them as ``from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, RawSink``: the same path
+Import them as ``from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, FakeNode, RawSink``: the same path
 works from the checkout and from ansible-test's staged copy.
 """
 
@@ -39,3 +39,23 @@ class RawSink:
 
     def detail(self, text):
         self.detail_text += text
+
+
+class FakeNode:
+    """The runner interface a fake node offers (that of module_utils/runner.py's Runner) for a subclass to fill in.
+
+    A subclass answers ``run_many`` (a batch, run side by side) or ``run`` (one command): ``run`` is a batch of
+    one, a batch is its commands one after the other. The node has expired once the test set a ``stop_reason``
+    (the deadline or the signal it plays), as a Runner has when its deadline passed.
+    """
+
+    stop_reason = None
+
+    def expired(self):
+        return self.stop_reason is not None
+
+    def run(self, argv, env=None, cwd=None):
+        return self.run_many([argv], env=env, cwd=cwd)[0]
+
+    def run_many(self, argvs, env=None, cwd=None):
+        return [self.run(argv, env=env, cwd=cwd) for argv in argvs]

@@ -14,6 +14,7 @@ import os
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeNode
 
 
 def test_mpirun_gets_a_hostfile_with_slots_and_the_task_count():
@@ -129,7 +130,7 @@ def test_allocation_problems_are_named(change, message):
     assert message in client_launch.launch_option_problems(_opts(**change), 1)
 
 
-class FakeRunner:
+class FakeRunner(FakeNode):
     """Answers each command with the next result (a function of the argv may act, as a job writing its output)."""
 
     def __init__(self, *answers):
@@ -141,9 +142,6 @@ class FakeRunner:
         self.argvs.append(list(argv))
         answer = self.answers.pop(0)
         return answer(argv) if callable(answer) else answer
-
-    def expired(self):
-        return self.stop_reason is not None
 
 
 class Survey(client_launch.ClientTreeSurvey):

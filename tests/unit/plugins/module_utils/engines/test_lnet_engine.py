@@ -15,7 +15,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import lnet
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_survey import parse_lst_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
-from ansible_collections.lustre.iokit.tests.unit.fakes import RawSink
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeNode, RawSink
 
 S1, S2, C1 = '10.0.0.1@tcp', '10.0.0.2@tcp', '10.0.0.3@tcp'
 KEY = 4242
@@ -32,7 +32,7 @@ def stat_block(label, read_mib, write_mib, read_rpc=1000.0, write_rpc=2000.0, sp
         label, read_mib, read_mib - spread, read_mib + spread, write_mib, write_mib - spread, write_mib + spread)
 
 
-class FakeConsole:
+class FakeConsole(FakeNode):
     """Plays lst: one session per key, groups, batches; ``stat`` prints ``samples`` samples of every label
     (a node's write bandwidth from ``node_write``, default 100); ``show_error`` reports ``node_errors``."""
 
@@ -46,12 +46,6 @@ class FakeConsole:
         self.stop_reason = None
         self.stats = 0
         self.groups = {}
-
-    def expired(self):
-        return self.stop_reason is not None
-
-    def run(self, argv, env=None, cwd=None):
-        return self.run_many([argv], env=env)[0]
 
     def run_many(self, argvs, env=None, cwd=None):
         return [self._answer(list(argv), dict(env or {})) for argv in argvs]

@@ -16,7 +16,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.lctl import Lctl
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey import parse_mds_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
-from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, RawSink
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, FakeNode, RawSink
 
 DL_BASE = """\
   0 UP osd-ldiskfs MGS-osd MGS-osd_UUID 4
@@ -37,7 +37,7 @@ def threads_output(thr, test, rate, samples=(), devno=27):
     return '\n'.join(lines) + '\n'
 
 
-class FakeRunner:
+class FakeRunner(FakeNode):
     """Plays lctl: ``dl`` lists the devices (echo clients appear once attached); ``--threads``
     answers from ``rates`` ({(target devno, test): (rate, samples)}); everything is logged."""
 
@@ -53,17 +53,11 @@ class FakeRunner:
         self.stop_at = stop_at
         self.stop_reason = None
 
-    def expired(self):
-        return self.stop_reason is not None
-
     def dl_text(self):
         text = DL_BASE
         for name, index in sorted(self.echo.items(), key=lambda item: item[1]):
             text += ' %2d UP echo_client %s %s_UUID 3\n' % (index, name, name)
         return text
-
-    def run(self, argv, env=None, cwd=None):
-        return self.run_many([argv], env=env)[0]
 
     def run_many(self, argvs, env=None, cwd=None):
         results = []

@@ -22,7 +22,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import Nod
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers import _obdfilter_detail as obdfilter_detail
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
-from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, RawSink
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, FakeNode, RawSink
 
 OSTS = ('testfs-OST0000', 'testfs-OST0001')
 LSMOD_HEADER = 'Module                  Size  Used by\n'
@@ -37,7 +37,7 @@ def samples_output(thr, rates, total=None):
     return '\n'.join(lines) + '\n'
 
 
-class FakeLustre:
+class FakeLustre(FakeNode):
     """A node with OSTs, answering lctl/lsmod/modprobe/rmmod as Lustre does, and recording every command.
 
     ``brw`` maps an OST to a function ``(argv) -> (rc, stdout, stderr)`` for
@@ -72,12 +72,6 @@ class FakeLustre:
         self.uuids = {}
 
     # -- runner interface ----------------------------------------------------------------
-
-    def expired(self):
-        return self.stop_reason is not None
-
-    def run(self, argv, env=None, cwd=None):
-        return self.run_many([argv], env=env)[0]
 
     def run_many(self, argvs, env=None, cwd=None):
         brw = [argv for argv in argvs if 'test_brw' in argv]

@@ -17,7 +17,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
-from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, FakeNode
 
 INSTANCE = 'testfs-ffff8803c9f3a800'
 TARGET_OBD = ('0: testfs-OST0000_UUID ACTIVE\n1: testfs-OST0001_UUID INACTIVE\n'
@@ -37,7 +37,7 @@ def lfs_df(mount, available_kib):
     return '\n'.join(lines) + '\n'
 
 
-class FakeRunner:
+class FakeRunner(FakeNode):
     """Plays lfs, lctl, sync and dd; dd advances the clock by ``seconds[(operation, ost)]``."""
 
     def __init__(self, clock, mount, seconds=None, available=None, getname_rc=0, stop_at=None, dd_fail=None):
@@ -50,9 +50,6 @@ class FakeRunner:
         self.dd_fail = dd_fail
         self.stop_reason = None
         self.calls = []
-
-    def expired(self):
-        return self.stop_reason is not None
 
     def run(self, argv, env=None, cwd=None):
         self.calls.append(list(argv))

@@ -17,13 +17,13 @@ from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
-from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, RawSink
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, FakeNode, RawSink
 
 OLD_TIMING = 'time to transfer data was %.6f secs, %.2f MB/sec\n8192+0 records in\n8192+0 records out\n'
 NEW_TIMING = 'time to copy data: %.6f secs at %.2f MB/sec\n8192+0 records in\n8192+0 records out\n'
 
 
-class FakeRunner:
+class FakeRunner(FakeNode):
     """Answers every sgp_dd with the next stderr of ``outputs`` (cycled) and advances the clock."""
 
     def __init__(self, clock, outputs=None, seconds_per_batch=2.0, stop_after_batches=None):
@@ -34,12 +34,6 @@ class FakeRunner:
         self.batches = []
         self.stop_reason = None
         self._next = 0
-
-    def expired(self):
-        return self.stop_reason is not None
-
-    def run(self, argv, env=None, cwd=None):
-        return self.run_many([argv], env=env)[0]
 
     def run_many(self, argvs, env=None, cwd=None):
         self.batches.append([list(argv) for argv in argvs])
