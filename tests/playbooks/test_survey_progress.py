@@ -90,3 +90,43 @@ def test_under_ansible_runner_the_wait_itself_prints_the_fleet_line(fleet, tmp_p
     lines = [match for match in (FLEET_LINE.match(line.strip()) for line in output.splitlines()) if match]
     assert lines, output[-6000:]
     assert set(match.group(4) for match in lines) == {'slowoss'}, output[-6000:]
+
+
+# The ost survey ends with one record: its progress counts each OST written, then read. Two OSTs at 1 MiB/s
+# through the simulated client mount, 2 MiB each: four steps of 2 s, several polls of 1 s.
+OST_LINE = re.compile(r'^ost: 1 host, (\d+)/4 points \((\d+) %\), (ETA \d\d:\d\d \([^)]*\)|done)$')
+
+
+def test_an_ost_run_has_fleet_lines_with_its_total_and_share(tmp_path):
+    base = str(tmp_path)
+    mount = os.path.join(base, 'mnt')
+    host = simulated_local_host(base, 'client1', '--osts', '2', '--mdts', '1', '--ost-size-mib', '64',
+                                '--ost-mib-s', '1', '--client-mount', mount)
+    root = os.path.join(base, 'client1')
+    try:
+        subprocess.run([LUSTRE_SIM, 'mount', '--root', root], check=True, stdout=subprocess.DEVNULL)
+        inventory = os.path.join(base, 'inventory.json')
+        with open(inventory, 'w', encoding='utf-8') as handle:
+            json.dump({'all': {'children': {'clients': {'hosts': {'client1': host}}}}}, handle)
+        extra = os.path.join(base, 'vars.json')
+        with open(extra, 'w', encoding='utf-8') as handle:
+            json.dump({'iokit_timeout_s': 600, 'iokit_run_id': 'progress-ost', 'ost_survey_size_mib': 2,
+                       'ost_survey_mount_point': mount, 'ost_survey_poll_interval_s': 1,
+                       'ost_survey_async_margin_s': 60, 'iokit_results_dir': os.path.join(base, 'results')}, handle)
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
+                   ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0',
+                   ANSIBLE_STDOUT_CALLBACK='lustre.iokit.survey_progress',
+                   PATH=VENV_BIN + os.pathsep + os.environ['PATH'])
+        done = subprocess.run([ANSIBLE_PLAYBOOK, '-i', inventory, '-e', '@' + extra,
+                               os.path.join(ROOT, 'playbooks', 'survey-ost.yml')], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', root], check=False, stdout=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-6000:]
+    lines = [match for match in (OST_LINE.match(line) for line in done.stdout.splitlines()) if match]
+    # polls while it ran, with an ETA (4/4 while the survey tears down after its last OST), at least one of them
+    # with a share below 100 %; the last line says it is done
+    running = [match for match in lines if match.group(3) != 'done']
+    assert any(int(match.group(2)) < 100 for match in running), done.stdout[-6000:]
+    assert lines[-1].group(1, 2, 3) == ('4', '100', 'done'), done.stdout[-6000:]
+    assert 'ETA unknown' not in done.stdout
