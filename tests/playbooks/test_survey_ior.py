@@ -229,3 +229,86 @@ def test_after_a_sigkill_cleanup_removes_the_tree_and_stops_ior(client):
         client.sim('fault', '--root', client.root, 'clear', '--all')
     assert client.trees() == []
     wait_for('the launcher and ior to be gone', lambda: not processes_naming('ior_' + run_id), DEADLINE_S)
+
+
+def allocations(client):
+    path = os.path.join(client.root, 'state', 'slurm.json')
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding='utf-8') as handle:
+        return json.load(handle).get('allocations', [])
+
+
+def leftovers(client, run_id):
+    """What a job of the run could leave: a job not ended, an output file on the mount, a job script, an entry."""
+    running = [job['job_id'] for job in allocations(client) if job['state'] in ('PENDING', 'RUNNING')]
+    outputs = [os.path.join(top, name) for top, unused, names in os.walk(client.mount) for name in names
+               if name.endswith('.out')]
+    run_dir = os.path.join(client.workdir, run_id)
+    scripts = [name for name in os.listdir(run_dir) if name.endswith('.sh')] if os.path.isdir(run_dir) else []
+    entries = NodeState(client.workdir).read()['slurm_jobs']
+    return running, outputs, scripts, entries
+
+
+@pytest.mark.parametrize('allocation', ['salloc', 'sbatch'])
+def test_srun_in_a_job_the_survey_makes_measures_and_leaves_no_job(client, allocation):
+    run_id = 'pbtest-ior-%s' % allocation
+    extra = {'iokit_run_id': run_id, 'ior_launcher': 'srun', 'ior_slurm_allocation': allocation,
+             'ior_partition': 'batch', 'ior_account': 'proj1', 'ior_transfer_sizes_kib': [256]}
+    before = len(allocations(client))
+    steps_before = len(client.slurm_jobs())
+    result = client.playbook('survey-ior.yml', extra=extra)
+    assert result.returncode == 0, result.stdout[-6000:]
+    envelope = client.envelope(run_id)
+    assert (envelope['status'], envelope['errors']) == ('ok', [])
+    records = envelope['records']
+    assert [(r['access'], r['nodes'], r['tasks_per_node']) for r in records] == [
+        (access, nodes, ppn) for access in ('fpp', 'ssf') for nodes in (1, 2) for ppn in (1, 2)]
+    for record in records:
+        assert (record['ior']['tasks'], record['ior']['nodes']) == (record['tasks'], record['nodes'])
+        assert record['ior_write_mib_s'] > 0 and record['ior_read_mib_s'] > 0
+    assert envelope['parameters']['slurm_allocation'] == allocation
+    # one job per point, made for the point's nodes and tasks per node, in the partition and account asked
+    jobs = allocations(client)[before:]
+    assert [(job['kind'], job['nodes'], job['per_node'], job['partition'], job['account'], job['state'])
+            for job in jobs] == [(allocation, r['nodes'], r['tasks_per_node'], 'batch', 'proj1', 'COMPLETED')
+                                 for r in records]
+    assert [job['name'] for job in jobs] == ['lustre-iokit-ior-%s-%d' % (run_id, n) for n in range(1, 9)]
+    # the srun of each job ran as its step, in the shell that loaded the modules
+    steps = client.slurm_jobs()[steps_before:]
+    assert [(step['job_id'], step['nodes'], step['ntasks'], step['modules']) for step in steps] == [
+        (job['job_id'], r['nodes'], r['tasks'], ['gcc', 'openmpi', 'ior']) for job, r in zip(jobs, records)]
+    assert leftovers(client, run_id) == ([], [], [], [])
+    assert client.trees() == []
+
+
+def test_a_killed_sbatch_survey_leaves_no_job_after_cleanup(client):
+    run_id = 'pbtest-ior-sbatch-killed'
+    extra = {'iokit_run_id': run_id, 'ior_launcher': 'srun', 'ior_slurm_allocation': 'sbatch'}
+    client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'ior')
+    log = os.path.join(client.base, 'sbatch-killed.log')
+    try:
+        with open(log, 'w', encoding='utf-8') as handle:
+            controller = subprocess.Popen(client.argv('survey-ior.yml', extra=extra), cwd=ROOT, env=client.env(),
+                                          stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            wait_for('ior hanging in a batch job', lambda: leftovers(client, run_id)[0] and processes_naming(
+                'ior_' + run_id), DEADLINE_S)
+            os.killpg(controller.pid, signal.SIGKILL)
+            controller.wait(timeout=30)
+        finally:
+            if controller.poll() is None:
+                os.killpg(controller.pid, signal.SIGKILL)
+                controller.wait(timeout=30)
+        # the job outlives the controller (sbatch --wait of the still running module waits for it)
+        running, unused_outputs, unused_scripts, entries = leftovers(client, run_id)
+        assert len(running) == 1 and [entry['name'] for entry in entries] == ['lustre-iokit-ior-%s-1' % run_id]
+        cleanup = client.playbook('cleanup.yml', '--limit', 'localhost', extra={'cleanup_run_id': run_id})
+        assert cleanup.returncode == 0, cleanup.stdout[-6000:]
+    finally:
+        client.sim('fault', '--root', client.root, 'clear', '--all')
+    assert leftovers(client, run_id) == ([], [], [], [])
+    assert [job['state'] for job in allocations(client) if job['name'].startswith('lustre-iokit-ior-' + run_id)] == [
+        'CANCELLED']
+    assert client.trees() == []
+    wait_for('the job and ior to be gone', lambda: not processes_naming('ior_' + run_id), DEADLINE_S)

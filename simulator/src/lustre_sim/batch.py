@@ -13,7 +13,13 @@ Configuration (optional sections of the ``lustre-sim init --config`` file):
 loaded in ``state/envmodules.json``; ``srun`` records every job it ran in
 ``state/slurm.json`` with the modules loaded by the same shell, so a test can
 see that the modules were loaded in the shell that started the job.
+``salloc`` and ``sbatch`` record the allocations they make under
+``allocations`` in the same file, and ``scancel`` ends them (see below).
 """
+
+import os
+import signal
+import time
 
 from .node import SimError
 
@@ -76,3 +82,110 @@ def available_modules(node):
 
 def loaded_modules(node, shell_pid):
     return list(node.read_state("envmodules").get(str(shell_pid), []))
+
+
+# --------------------------------------------------------------------------
+# Allocations made by salloc and sbatch (``state/slurm.json``, key ``allocations``)
+#
+# Each allocation is a record: job_id, name, kind (salloc or sbatch), nodes, per_node, partition, account, uid,
+# state (RUNNING, then COMPLETED, FAILED or CANCELLED), exit_code, pid and proc_start of the process that holds
+# the job (salloc itself, or the batch job's runner), and for sbatch its output file. ``scancel`` stops that
+# process's group and marks the job CANCELLED; a record left RUNNING is a job left behind.
+
+ACTIVE = ("PENDING", "RUNNING")
+SUBMIT_FAILED = {"salloc": "Job submit/allocate failed", "sbatch": "Batch job submission failed"}
+
+
+def request_problem(config, tool, partition, account, nodes):
+    """Slurm's refusal of an allocation request (``tool``: salloc or sbatch), or None."""
+    failed = "%s: error: %s: " % (tool, SUBMIT_FAILED[tool])
+    if partition is not None and partition not in config["partitions"]:
+        return ("%s: error: invalid partition specified: %s\n%sInvalid partition name specified"
+                % (tool, partition, failed))
+    if account is not None and config["accounts"] and account not in config["accounts"]:
+        return failed + "Invalid account or account/partition combination specified"
+    if (nodes or 1) > config["nodes"]:
+        return failed + "Requested node configuration is not available"
+    return None
+
+
+def submit(node, record):
+    """Record a new allocation (RUNNING); returns its job id (shared with srun's own job ids)."""
+    with node.state("slurm") as state:
+        job_id = int(state.get("next_job_id", 1001))
+        state["next_job_id"] = job_id + 1
+        entry = dict(record, job_id=job_id, state="RUNNING", submitted=time.time())
+        state.setdefault("allocations", []).append(entry)
+    return job_id
+
+
+def allocation(node, job_id):
+    for entry in node.read_state("slurm").get("allocations", []):
+        if entry["job_id"] == int(job_id):
+            return entry
+    return None
+
+
+def update_allocation(node, job_id, ended=False, **changes):
+    """Change a job's record; with ``ended`` its final state is kept when scancel already set CANCELLED."""
+    with node.state("slurm") as state:
+        for entry in state.get("allocations", []):
+            if entry["job_id"] == int(job_id):
+                if ended and entry["state"] not in ACTIVE:
+                    changes.pop("state", None)
+                entry.update(changes)
+                if ended:
+                    entry.setdefault("ended", time.time())
+                return entry
+    return None
+
+
+def active_allocations(node):
+    """The jobs not ended: what a killed survey would leave behind."""
+    return [entry for entry in node.read_state("slurm").get("allocations", []) if entry["state"] in ACTIVE]
+
+
+def allocation_environment(entry):
+    """What a process of the job sees: Slurm's SLURM_* variables of the allocation."""
+    env = {"SLURM_JOB_ID": str(entry["job_id"]), "SLURM_JOBID": str(entry["job_id"]),
+           "SLURM_JOB_NAME": entry.get("name") or "", "SLURM_JOB_NUM_NODES": str(entry["nodes"]),
+           "SLURM_NNODES": str(entry["nodes"]), "SLURM_JOB_PARTITION": entry["partition"]}
+    if entry.get("account"):
+        env["SLURM_JOB_ACCOUNT"] = entry["account"]
+    if entry.get("per_node"):
+        env["SLURM_NTASKS_PER_NODE"] = str(entry["per_node"])
+    return env
+
+
+def stop_job_processes(entry, grace_s=5.0):
+    """SIGTERM the process group of the job's holder (salloc, or the batch runner), SIGKILL after the grace."""
+    from .node import process_start_ticks
+
+    pid = entry.get("pid")
+    if not pid or process_start_ticks(pid) != entry.get("proc_start"):
+        return
+    try:
+        group = os.getpgid(int(pid)) == int(pid)
+    except OSError:
+        return
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            if group:
+                os.killpg(int(pid), signum)
+            else:
+                os.kill(int(pid), signum)
+        except OSError:
+            return
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            if process_start_ticks(pid) != entry.get("proc_start") or _zombie(pid):
+                return
+            time.sleep(0.05)
+
+
+def _zombie(pid):
+    try:
+        with open("/proc/%d/stat" % int(pid)) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True

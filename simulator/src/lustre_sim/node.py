@@ -34,7 +34,7 @@ DEFAULT_OST_SIZE_MIB = 1024
 DEFAULT_MDT_SIZE_MIB = 512
 DEFAULT_PAGE_SIZE = 4096
 
-SHIM_TOOLS = ("lctl", "lfs", "lst", "mdtest", "mpirun", "ior", "srun", "module")
+SHIM_TOOLS = ("lctl", "lfs", "lst", "mdtest", "mpirun", "ior", "srun", "salloc", "sbatch", "scancel", "module")
 MODULE_SHIMS = ("modprobe", "rmmod", "lsmod")
 
 FAULT_TYPES = (

@@ -32,19 +32,29 @@ class LaunchError(Exception):
     pass
 
 
-def parse(argv):
-    options = {"nodes": None, "ntasks": None, "per_node": None, "partition": None, "account": None, "chdir": None}
+def parse(argv, tool="srun", with_value=None, flags=None):
+    """The options before the program (``tool``'s table, srun's by default) and ``program``, the words after."""
+    with_value = WITH_VALUE if with_value is None else with_value
+    flags = FLAGS if flags is None else flags
+    options = dict((key, None) for key in set(with_value.values()) if key)
+    options.update({"nodes": None, "ntasks": None, "per_node": None, "partition": None, "account": None,
+                    "chdir": None, "flags": []})
     position = 0
     while position < len(argv):
         word = argv[position]
         if not word.startswith("-"):
             break
         name, sep, attached = word.partition("=")
-        if name in FLAGS:
+        if word == "--":
+            position += 1
+            break
+        if name in flags:
+            options["flags"].append(name)
             position += 1
             continue
-        if name not in WITH_VALUE:
-            raise LaunchError("srun: unrecognized option '%s'\nTry \"srun --help\" for more information" % word)
+        if name not in with_value:
+            raise LaunchError("%s: unrecognized option '%s'\nTry \"%s --help\" for more information"
+                              % (tool, word, tool))
         if sep:
             value = attached
             position += 1
@@ -53,15 +63,15 @@ def parse(argv):
             position += 1
         else:
             if position + 1 >= len(argv):
-                raise LaunchError("srun: option '%s' requires an argument" % name)
+                raise LaunchError("%s: option '%s' requires an argument" % (tool, name))
             value = argv[position + 1]
             position += 2
-        key = WITH_VALUE[name]
+        key = with_value[name]
         if key in ("nodes", "ntasks", "per_node"):
             try:
                 options[key] = int(value.split("-")[0])
             except ValueError:
-                raise LaunchError("srun: error: Invalid numeric value \"%s\" for %s." % (value, name))
+                raise LaunchError("%s: error: Invalid numeric value \"%s\" for %s." % (tool, value, name))
         elif key:
             options[key] = value
     options["program"] = argv[position:]

@@ -416,14 +416,16 @@ def sim_init_args(tmp_path):
     return ['--config', str(config)]
 
 
-def test_a_sweep_through_the_simulated_srun_with_environment_modules(sim, tmp_path):
+@pytest.mark.parametrize('allocation', ['existing', 'salloc', 'sbatch'])
+def test_a_sweep_through_the_simulated_srun_with_environment_modules(sim, tmp_path, allocation):
     mount = str(tmp_path / 'sim-mnt')
     runner = Runner()
     node_state = NodeState(str(tmp_path / 'work'))
     survey = mdtest.MdtestSurvey(runner, runner, node_state, RUN, mount, ['c1', 'c2'],
                                  {'items': 10, 'iterations': 1, 'tasks_per_node': [1, 2], 'launcher': 'srun',
                                   'partition': 'batch', 'account': 'proj1', 'mdt_count': 2,
-                                  'environment_modules': ['gcc', 'openmpi', 'mdtest']},
+                                  'environment_modules': ['gcc', 'openmpi', 'mdtest'],
+                                  'slurm_allocation': allocation},
                                  workdir=str(tmp_path / 'work'), shell=SHELL)
     survey.inspect()
     survey.setup()
@@ -439,10 +441,20 @@ def test_a_sweep_through_the_simulated_srun_with_environment_modules(sim, tmp_pa
         (1, 1, 1, 1), (1, 2, 1, 2), (2, 2 * best[0], 2, 2 * best[0])]
     assert all(r['summary']['file creation']['mean'] > 0 for r in records)
     with open(os.path.join(sim.root, 'state', 'slurm.json')) as handle:
-        jobs = json.load(handle)['jobs']
+        slurm = json.load(handle)
+    jobs = slurm['jobs']
     assert [(job['nodes'], job['partition'], job['account'], job['modules'], job['status']) for job in jobs] == [
         (r['nodes'], 'batch', 'proj1', ['gcc', 'openmpi', 'mdtest'], 0) for r in records]
     assert not os.path.exists(survey.tree) and node_state.entries('paths') == []
+    # salloc and sbatch: one job per launch for the point's nodes and tasks per node, each ended, nothing left
+    made = slurm.get('allocations', [])
+    if allocation == 'existing':
+        assert made == []
+    else:
+        assert [(job['kind'], job['nodes'], job['per_node'], job['state'], job['job_id']) for job in made] == [
+            (allocation, r['nodes'], r['tasks_per_node'], 'COMPLETED', step['job_id']) for r, step in zip(records, jobs)]
+        assert node_state.entries('slurm_jobs') == []
+        assert [name for name in os.listdir(survey.run_dir) if name.endswith('.sh')] == []
 
 
 # -- adaptive sweeps: the file creation rate (best_by) of each (nodes, tasks per node), min = max (no spread)
