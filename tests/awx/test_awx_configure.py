@@ -152,14 +152,22 @@ def _walk(schema: list[dict], failing: set[str]) -> list[str]:
             return order
 
 
+def test_workflow_asks_the_client_mount_of_each_client_survey(workflow):
+    assert [q['variable'] for q in workflow['survey_spec']['spec']] == [
+        'ost_survey_mount_point', 'ior_mount_point', 'mdtest_mount_point']
+    ior = next(n for n in workflow['schema'] if n['identifier'] == 'ior')
+    assert ior['unified_job_template']['name'] == 'lustre.iokit | survey ior'
+
+
 def test_workflow_runs_in_order_when_all_succeed(workflow):
-    assert _walk(workflow['schema'], set()) == ['plan', 'prepare', 'obdfilter', 'mds', 'ost', 'lnet', 'mdtest', 'report']
+    assert _walk(workflow['schema'], set()) == ['plan', 'prepare', 'obdfilter', 'mds', 'ost', 'lnet', 'ior', 'mdtest',
+                                                   'report']
 
 
-@pytest.mark.parametrize('failing', ['obdfilter', 'mds', 'ost', 'lnet', 'mdtest'])
+@pytest.mark.parametrize('failing', ['obdfilter', 'mds', 'ost', 'lnet', 'ior', 'mdtest'])
 def test_a_failed_or_cancelled_survey_is_cleaned_up_before_the_next(workflow, failing):
     order = _walk(workflow['schema'], {failing})
-    surveys = ['obdfilter', 'mds', 'ost', 'lnet', 'mdtest']
+    surveys = ['obdfilter', 'mds', 'ost', 'lnet', 'ior', 'mdtest']
     assert [n for n in order if n in surveys] == surveys
     cleanup = 'cleanup-' + failing
     assert order.index(failing) + 1 == order.index(cleanup)

@@ -21,7 +21,7 @@ AWX_TYPES = {'text', 'textarea', 'password', 'integer', 'float', 'multiplechoice
 # Surveys whose playbook runs a survey on every server of a group, each server on its own.
 PER_SERVER = {'sgpdd', 'obdfilter', 'mds'}
 # One lst session or one MPI job spans every node of the test.
-NOT_SLICEABLE = {'lnet', 'mdtest'}
+NOT_SLICEABLE = {'lnet', 'ior', 'mdtest'}
 
 
 def _load(path: str):
