@@ -70,7 +70,8 @@ DEFAULT_SSH_ARGS = '-C -o ControlMaster=auto -o ControlPersist=60s'
 # The stdout callback of a run: the collection's fleet line per poll (the shipped ansible.cfg's), or Ansible's default.
 CALLBACKS = {'on': 'lustre.iokit.survey_progress', 'off': 'ansible.builtin.default'}
 FLEET_LINE = re.compile(r'^obdfilter: \d+ hosts?, ')
-RETRY_LINE = re.compile(r'^FAILED - RETRYING: \[[^]]+\]: Wait for the survey ')
+# the default callback names the task with its role: ``[oss1]: lustre.iokit.obdfilter : Wait for the survey (...)``
+RETRY_LINE = re.compile(r'^FAILED - RETRYING: \[[^]]+\]: (\S+ : )?Wait for the survey ')
 PROFILES = {
     'shipped': {},
     'forks5': {'ANSIBLE_FORKS': '5'},
@@ -184,7 +185,8 @@ def print_table(rows: list[dict]) -> None:
             target = '%.1f' % limit
             verdict = 'yes' if row['wall'] <= limit else 'NO'
         print('%5d %5d  %-16s %7.1f %9.1f %7.0f %9.2f %7.1f %12.2f %8s %3s %6.1f %3d/%-2d %7d' % (
-            row['size_mib'], row['hosts'], row['profile'], row['wall'], row['slowest'], row['span'],
+            row['size_mib'], row['hosts'], row['profile'] + ('/cb-' + row['callback'] if 'callback' in row else ''),
+            row['wall'], row['slowest'], row['span'],
             row['wall'] / row['slowest'], row['wall'] - row['slowest'], row['cpu_per_host'], target, verdict,
             row['load'], row['ok_hosts'], row['hosts'], row['retries']))
     sys.stdout.flush()
@@ -197,7 +199,8 @@ def fit_startup(rows: list[dict]) -> list[dict]:
     for row in rows:
         groups.setdefault((row['hosts'], row['profile']), []).append(row)
     for (hosts, profile), group in sorted(groups.items()):
-        if len(set(row['slowest'] for row in group)) < 2:
+        # repeated runs of one size are not a fit
+        if len(set(row['size_mib'] for row in group)) < 2 or len(set(row['slowest'] for row in group)) < 2:
             continue
         mean_x = sum(row['slowest'] for row in group) / len(group)
         mean_y = sum(row['wall'] for row in group) / len(group)
