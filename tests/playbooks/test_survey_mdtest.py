@@ -260,3 +260,65 @@ def test_the_cleanup_playbook_removes_a_tree_left_by_a_killed_run_and_keeps_an_u
     left = [entry['path'] for entry in NodeState(client.workdir).entries('paths') if entry.get('survey') == 'mdtest']
     assert left == [stranger]
     os.rmdir(stranger)
+
+
+# An MDT that saturates at 2 tasks: 20 ops/s for one task, 40 ops/s (its peak) for two or more, far below the
+# machine's speed, so every phase's rate is the curve's (lustre-sim holds mdtest to the first curved MDT).
+SATURATING_CONFIG = '''osts: 1
+mdts: [{{index: 0, curve: {{peak_ops_s: 40, knee_threads: 2}}}}]
+client_mount: {mount}
+'''
+ADAPTIVE_VARS = {
+    'mdtest_sweep': 'adaptive', 'mdtest_tasks_per_node': [1, 2, 4, 8], 'mdtest_items': 10, 'mdtest_files_only': True,
+    'mdtest_phases': ['create', 'remove'],
+    # the knee doubles the rate; the plateau's points differ only by the launch's overhead, well under 10 %
+    'mdtest_sweep_min_gain_pct': 10,
+}
+
+
+@pytest.fixture
+def saturating_client(tmp_path):
+    made = Client(str(tmp_path))
+    config = os.path.join(made.base, 'sim.yaml')
+    with open(config, 'w', encoding='utf-8') as handle:
+        handle.write(SATURATING_CONFIG.format(mount=made.mount))
+    made.sim('init', '--root', made.root, '--config', config, '--force')
+    try:
+        with open(made.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(INVENTORY.format(python=sys.executable))
+        survey_vars = dict((name, value) for name, value in SURVEY_VARS.items() if name != 'mdtest_mdt_count')
+        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(survey_vars, iokit_results_dir=made.results, iokit_workdir=made.workdir,
+                           iokit_run_id='pbtest-mdtest-adaptive', mdtest_mount_point=made.mount), handle)
+        yield made
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+
+
+def test_an_adaptive_sweep_stops_past_the_mdts_knee_and_runs_fewer_points_than_the_full_sweep(saturating_client):
+    checked = saturating_client.playbook('survey-mdtest.yml', '--check', extra=dict(
+        ADAPTIVE_VARS, iokit_run_id='pbtest-mdtest-adaptive-check'))
+    assert checked.returncode == 0, checked.stdout[-6000:]
+    # the full sweep: 4 tasks-per-node points and 2 nodes at the best; the adaptive one may need all of them
+    assert ('adaptive sweep: 5 points in the worst case (the full sweep, when every step keeps gaining), as few as 3'
+            in checked.stdout), checked.stdout[-6000:]
+    result = saturating_client.playbook('survey-mdtest.yml', extra=ADAPTIVE_VARS)
+    assert result.returncode == 0, result.stdout[-6000:]
+    envelope = saturating_client.envelope('pbtest-mdtest-adaptive')
+    assert (envelope['status'], envelope['errors']) == ('ok', [])
+    records = envelope['records']
+    best = [record['tasks_per_node'] for record in records if record['best_tasks_per_node']]
+    # 2 tasks double the rate of 1; 4 gain nothing more: 8 is not run. The nodes step still runs its 2 nodes.
+    assert [(r['step'], r['nodes'], r['tasks_per_node']) for r in records] == [
+        ('tasks_per_node', 1, 1), ('tasks_per_node', 1, 2), ('tasks_per_node', 1, 4), ('nodes', 2, best[0])]
+    assert [item['point'] for item in envelope['skipped_points']] == [
+        {'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 8}]
+    assert envelope['skipped_points'][0]['reason'].startswith(('saturated at tasks_per_node 4: ',
+                                                               'declined at tasks_per_node 4: '))
+    sweep = envelope['sweep']
+    assert (sweep['mode'], sweep['points_run'], sweep['points_full']) == ('adaptive', 4, 5)
+    assert [stop['axis'] for stop in sweep['stops']][:1] == ['tasks_per_node']
+    with open(os.path.join(saturating_client.results, 'pbtest-mdtest-adaptive', 'summary-mdtest.md'),
+              encoding='utf-8') as handle:
+        assert '- adaptive sweep: 4 of 5 points of the full sweep (80 %); tasks per node stopped: ' in handle.read()
+    assert saturating_client.trees() == []
