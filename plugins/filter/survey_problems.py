@@ -20,8 +20,8 @@ description:
     1), C(<prefix>async_margin_s) (at least 30), C(<prefix>poll_interval_s) (at least 1), C(<prefix>slow_share) (above
     0, at most 1), C(<prefix>slowest_count) (0 or more), C(iokit_workdir) (an absolute path other than C(/)) and
     C(<prefix>iterations) (a whole number, at least 1).
-  - Each problem is one line that starts with the variable to change and its value, such as
-    C(obdfilter_size_mib (3\): 3 MiB per OST is less than one 1024 KiB record for each of 4 threads; ...). Options
+  - Each problem is one line that starts with the variable to change and its value in parentheses, then the rule
+    it breaks, in the module's words (see the examples). Options
     that users set through the C(iokit_*) settings are named so - C(iokit_timeout_s), C(iokit_workdir),
     C(iokit_engine).
   - The prefixes are C(sgpdd_), C(obdfilter_), C(mds_survey_), C(ost_survey_), C(lnet_), C(ior_) and C(mdtest_), and
