@@ -279,7 +279,7 @@ removed:
       elements: dict
     slurm_jobs:
       description:
-        - Slurm jobs of a killed ior or mdtest survey (O(launcher=srun) with an allocation made by C(salloc) or
+        - Slurm jobs of a killed ior or mdtest survey (C(launcher=srun) with an allocation made by C(salloc) or
           C(sbatch)) cancelled with C(scancel), each with C(name) (the job name), C(job_id) (when recorded),
           C(run_id), C(survey), C(allocation) and C(files) (the job's output file and script removed).
       type: list
