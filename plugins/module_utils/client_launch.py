@@ -544,8 +544,8 @@ class ClientTreeSurvey:
                 # the cleanup cancels it by this id
                 self.node_state.record('slurm_jobs', self.run_id, **dict(entry, job_id=job_id))
         if allocation == 'sbatch':
-            shown = '%s  # job script: %s' % (' '.join(argv), ' '.join(self.job_command(nodes, tasks_per_node,
-                                                                                          program)))
+            job_script = ' '.join(self.job_command(nodes, tasks_per_node, program))
+            shown = '%s  # job script: %s' % (' '.join(argv), job_script)
             # the job's output is what the program printed; sbatch's own lines (the job id, errors) go to stderr
             result = CommandResult(argv, result.rc, job_output, result.stdout + result.stderr, result.elapsed_s,
                                    result.timed_out)

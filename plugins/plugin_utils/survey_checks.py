@@ -164,8 +164,8 @@ def _lnet_hosts(kind):
     def check(value, settings, context):
         if _plain(value) or _plain(settings.get('lnet_%s_nids' % kind)):
             return None
-        return 'or lnet_%s_nids must not be empty (default: the %s group)' % (kind, 'oss' if kind == 'server' else
-                                                                             'clients')
+        group = 'oss' if kind == 'server' else 'clients'
+        return 'or lnet_%s_nids must not be empty (default: the %s group)' % (kind, group)
     return check
 
 

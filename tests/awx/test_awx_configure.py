@@ -160,8 +160,8 @@ def test_workflow_asks_the_client_mount_of_each_client_survey(workflow):
 
 
 def test_workflow_runs_in_order_when_all_succeed(workflow):
-    assert _walk(workflow['schema'], set()) == ['plan', 'prepare', 'obdfilter', 'mds', 'ost', 'lnet', 'ior', 'mdtest',
-                                                   'report']
+    assert _walk(workflow['schema'], set()) == ['plan', 'prepare', 'obdfilter', 'mds', 'ost', 'lnet', 'ior',
+                                                'mdtest', 'report']
 
 
 @pytest.mark.parametrize('failing', ['obdfilter', 'mds', 'ost', 'lnet', 'ior', 'mdtest'])

@@ -48,4 +48,3 @@ def test_hosts_that_skip_the_wait_are_not_waited_for(capsys):
     assert [line.split(', ETA ')[0] for line in fleet_lines(capsys)] == ['lnet: 1 host, 2/4 points (50 %)']
     callback.v2_runner_on_ok(polled(hosts[0], task, 4, state='ok'))
     assert fleet_lines(capsys) == ['lnet: 1 host, 4/4 points (100 %), done']
-

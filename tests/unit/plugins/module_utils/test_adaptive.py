@@ -204,4 +204,4 @@ def test_plan_fields_worst_case_is_the_full_grid_and_the_fewest_a_flat_start():
     # a sweep that starts from a point measured before needs only its patience's points
     assert adaptive.plan_fields('adaptive', 3.0, 1, [4, 3], started=[0, 1])['points_fewest'] == 3
     assert adaptive.plan_fields('full', 3.0, 1, [5, 1]) == {'mode': 'full', 'min_gain_pct': 3.0, 'patience': 1,
-                                                           'points_full': 6}
+                                                            'points_full': 6}

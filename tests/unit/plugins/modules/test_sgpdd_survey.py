@@ -187,8 +187,8 @@ def measured_points():
     return [argv for argv in sgp_dd_commands() if argv[1].startswith('if=/dev/zero')]
 
 
-def test_a_rerun_of_a_cut_run_measures_only_the_missing_points_and_numbers_the_attempts(run_module, tmp_path,
-                                                                                         fake_runners):
+def test_a_rerun_of_a_cut_run_measures_only_the_missing_points_and_numbers_the_attempts(
+        run_module, tmp_path, fake_runners):
     # three points (crg 1 thr 1, crg 1 thr 2, crg 2 thr 2), each a write then a read: the 5th batch is the
     # third point's write, cut short
     Node.devices = StoppedAt(5)

@@ -522,14 +522,14 @@ def test_full_sweep_runs_every_point_of_a_flat_curve_and_skips_nothing(mount, tm
 
 
 def test_the_plan_gives_the_adaptive_sweeps_most_and_fewest_points(mount, tmp_path):
-    survey, unused, unused = survey_for(mount, tmp_path, hosts=('c1', 'c2', 'c3', 'c4'), tasks_per_node=[1, 2, 4, 8],
-                                        sweep='adaptive', sweep_patience=2)
+    survey, unused_runner, unused_launches = survey_for(mount, tmp_path, hosts=('c1', 'c2', 'c3', 'c4'),
+                                                        tasks_per_node=[1, 2, 4, 8], sweep='adaptive', sweep_patience=2)
     survey.inspect()
     # 4 + 2 points (the one-node point of step 2 is step 1's best); fewest: 3 of step 1, 2 of step 2 (it starts from
     # the best point of step 1)
     assert survey.plan()['sweep'] == {'mode': 'adaptive', 'min_gain_pct': 3.0, 'patience': 2, 'points_full': 6,
                                       'points_most': 6, 'points_fewest': 5}
-    survey, unused, unused = survey_for(mount, tmp_path, hosts=('c1', 'c2'))
+    survey, unused_runner, unused_launches = survey_for(mount, tmp_path, hosts=('c1', 'c2'))
     assert survey.plan()['sweep'] == {'mode': 'full', 'min_gain_pct': 3.0, 'patience': 1, 'points_full': 4}
 
 

@@ -51,7 +51,7 @@ def test_a_floor_on_aggregate_write_names_metric_value_and_limit():
 
 
 def test_the_charts_scale_over_client_nodes_one_curve_per_access_transfer_and_tasks_per_node():
-    samples, _ = envelope_samples(envelope(
+    samples, unused_problems = envelope_samples(envelope(
         record('fpp', 1, 4, 900.0, 1100.0), record('fpp', 2, 4, 1700.0, 2000.0),
         record('ssf', 1, 4, 500.0, 600.0), record('ssf', 2, 4, 800.0, 1000.0)))
     table = analysis.PointTable(samples)
