@@ -222,7 +222,7 @@ def test_a_bad_variable_fails_before_anything_runs(client):
     bad = client.playbook('survey-mdtest.yml', extra={'iokit_run_id': 'pbtest-mdtest-bad', 'mdtest_stonewall_s': 5,
                                                       'mdtest_branching': 2})
     assert bad.returncode != 0
-    assert 'only with mdtest_branching 1' in bad.stdout
+    assert 'mdtest_stonewall_s (5): mdtest -W works only with a branching factor of 1, got branching 2' in bad.stdout
     assert not os.path.exists(os.path.join(client.results, 'pbtest-mdtest-bad'))
 
 
