@@ -112,6 +112,18 @@ _value:
       description: IOR's own error lines and the MPI abort line, verbatim; empty when there are none.
       type: list
       elements: str
+    task_timings:
+      description:
+        - Only present when the text holds IOR's per-task timer lines (verbosity 3, C(-v -v -v)); absent otherwise.
+        - One record per iteration, phase and task (MPI rank), in the order first printed, with keys C(test),
+          C(iter), C(access) (C(write) or C(read)), C(task), the six wall-clock stamps in seconds since the epoch
+          C(open_start), C(open_stop), C(start), C(stop), C(close_start), C(close_stop), and the spans worked out
+          from them, C(open_s), C(wrrd_s) (start to stop), C(close_s) and C(total_s) (open start to close stop).
+        - A stamp the text lacks (a truncated paste) is null, and so is every span that needs it.
+        - The stamps are each task's own clock; IOR prints no host name with them, so which node ran a task
+          follows from how the launcher placed the ranks.
+      type: list
+      elements: dict
 '''
 
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ior import parse_ior

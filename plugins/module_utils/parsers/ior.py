@@ -20,6 +20,12 @@ at 3.2.1, 3.3.0, 4.0.0 and main, and published outputs):
   OPs columns and print ``aggsize`` in bytes; 4.x adds ``Stonewall(s)``.
 - ``-O summaryFormat=JSON`` (``tests[].Results[][]``, ``summary[]``) and
   ``-O summaryFormat=CSV`` (``access,bw(MiB/s),...,numTasks,iter`` rows).
+- Per-task timer lines at verbosity 3 (``-v -v -v``), every task's six
+  wall-clock stamps of a phase (``Test 0: Iter=0, Task=2, Time=1438735040.49,
+  write open start`` ... ``write close stop``), the same since IOR 2.10. They
+  go to ``task_timings`` (a key only present when such lines were read), one
+  record per iteration, phase and task; a stamp cut off by a truncated paste
+  is left null.
 
 The parser works line by line with anchored patterns, so its cost grows with
 the size of the text, however long a line is.
@@ -73,6 +79,15 @@ _ERROR_RE = re.compile(r'^(?:\[[^\]]*\]\s*)?(?:ior\s+)?ERROR\b')
 _FAILED_RE = re.compile(r'\bFAILED\b')
 _ABORT_RE = re.compile(r'MPI_ABORT was invoked on rank|application called MPI_Abort\(')
 _CSV_HEADER_RE = re.compile(r'^access,bw\(MiB/s\),')
+_TASK_TIME_RE = re.compile(
+    r'^Test\s+(?P<test>\d+):\s*Iter=(?P<iter>\d+),\s*Task=(?P<task>\d+),\s*Time=(?P<time>' + NUMBER + r'),\s*'
+    r'(?P<access>write|read)\s+(?P<timer>open start|open stop|start|stop|close start|close stop)\s*$')
+# Timer names as IOR prints them after the access word -> record keys (wall-clock seconds).
+_TASK_TIMERS = {
+    'open start': 'open_start', 'open stop': 'open_stop', 'start': 'start', 'stop': 'stop',
+    'close start': 'close_start', 'close stop': 'close_stop',
+}
+_TASK_TIMER_KEYS = ('open_start', 'open_stop', 'start', 'stop', 'close_start', 'close_stop')
 
 # Per-iteration columns by the header name IOR prints.
 _RESULT_COLUMNS = {
@@ -131,6 +146,9 @@ def parse_size(text):
     if factor is None or number is None:
         return None
     size = number * factor
+    if math.isinf(size):
+        # 1e308 MiB: a finite number whose size in bytes is not.
+        return None
     return int(size) if size == int(size) else size
 
 
@@ -164,11 +182,12 @@ class _Parser(object):
         self.result_columns = None
         self.summary_columns = None
         self.in_summary = False
+        self.task_records = {}
 
     # -- run boundaries -------------------------------------------------------------
     def _has_content(self, run=None):
         run = run or self.run
-        return bool(run['results'] or run['summary'] or run['max'] or run['errors'])
+        return bool(run['results'] or run['summary'] or run['max'] or run['errors'] or run.get('task_timings'))
 
     def _is_run(self, run):
         return bool(run['version'] or self._has_content(run))
@@ -183,6 +202,7 @@ class _Parser(object):
             self.run[key] = previous[key]
         self.result_columns = None
         self.in_summary = False
+        self.task_records = {}
         if not keep:
             self.by_test_id = {}
         return previous
@@ -237,7 +257,26 @@ class _Parser(object):
             target['summary'].append(record)
         return True
 
+    def _task_time(self, match):
+        # Every task prints its own six stamps; mpirun may interleave lines of different tasks.
+        key = (int(match.group('iter')), match.group('access'), int(match.group('task')))
+        record = self.task_records.get(key)
+        if record is None:
+            record = {'test': int(match.group('test')), 'iter': key[0], 'access': key[1], 'task': key[2]}
+            for name in _TASK_TIMER_KEYS:
+                record[name] = None
+            for name in ('open_s', 'wrrd_s', 'close_s', 'total_s'):
+                record[name] = None
+            self.task_records[key] = record
+            self.run.setdefault('task_timings', []).append(record)
+        record[_TASK_TIMERS[match.group('timer')]] = finite_float(match.group('time'))
+        _task_durations(record)
+
     def _result_or_option(self, line):
+        task_time = _TASK_TIME_RE.match(line)
+        if task_time:
+            self._task_time(task_time)
+            return
         if _RESULTS_HEADER_RE.match(line):
             if self.run['results']:
                 # The same table again with no banner between: the next run of a pasted series.
@@ -301,6 +340,21 @@ class _Parser(object):
             # Several tests in one invocation (-f script): each test is a run of its own.
             self.finish(keep=('version', 'command'))
         self.by_test_id[test_id] = self.run
+
+
+def _span(record, first, last):
+    if record[first] is None or record[last] is None:
+        return None
+    # IOR prints the stamps to the microsecond.
+    return round(max(0.0, record[last] - record[first]), 6)
+
+
+def _task_durations(record):
+    # The same spans IOR's own table reports, for one task: open, transfer, close, and open start to close stop.
+    record['open_s'] = _span(record, 'open_start', 'open_stop')
+    record['wrrd_s'] = _span(record, 'start', 'stop')
+    record['close_s'] = _span(record, 'close_start', 'close_stop')
+    record['total_s'] = _span(record, 'open_start', 'close_stop')
 
 
 def _set_option(run, key, value):

@@ -235,6 +235,40 @@ def test_several_tests_in_one_invocation_split_at_test_id():
     assert [run['max']['write']['mib_s'] for run in runs] == [100.0, 200.0]
 
 
+def _task_lines(iteration, access, task, start, seconds):
+    # One task's six stamps as IOR's per-task timer printf writes them at verbosity 3.
+    stamps = (('open start', start), ('open stop', start + 0.5), ('start', start + 0.5),
+              ('stop', start + 0.5 + seconds), ('close start', start + 0.5 + seconds), ('close stop', start + 1 + seconds))
+    return ''.join('Test 0: Iter=%d, Task=%d, Time=%f, %s %s\n' % (iteration, task, stamp, access, name)
+                   for name, stamp in stamps)
+
+
+def test_per_task_timings_by_iteration_phase_and_task():
+    text = ('IOR-4.0.0: MPI Coordinated Test of Parallel I/O\nCommand line        : ior -v -v -v -w -r -i 2\n'
+            + _task_lines(0, 'write', 1, 1000.0, 4.0) + 'task 1 reading /mnt/f\n' + _task_lines(0, 'write', 0, 1000.0, 2.0)
+            + RESULTS_HEAD
+            + 'write     100.00     100.00     0.1         1024.00    1024.00    0.5        4.0        0.5        5.0        0\n'
+            + _task_lines(0, 'read', 0, 1010.0, 1.0) + _task_lines(0, 'read', 1, 1010.0, 1.0)
+            + _task_lines(1, 'write', 0, 1020.0, 3.0) + _task_lines(1, 'write', 1, 1020.0, 3.0))
+    run = _run(text)
+    timings = run['task_timings']
+    assert [(row['iter'], row['access'], row['task']) for row in timings] == [
+        (0, 'write', 1), (0, 'write', 0), (0, 'read', 0), (0, 'read', 1), (1, 'write', 0), (1, 'write', 1)]
+    first = timings[0]
+    assert first['test'] == 0 and first['open_start'] == 1000.0 and first['close_stop'] == 1005.0
+    assert (first['open_s'], first['wrrd_s'], first['close_s'], first['total_s']) == (0.5, 4.0, 0.5, 5.0)
+    assert timings[1]['wrrd_s'] == 2.0
+    assert [row['access'] for row in run['results']] == ['write']
+
+
+def test_per_task_timings_absent_leave_no_key_and_cut_lines_are_ignored():
+    text = 'IOR-4.0.0: MPI Coordinated Test of Parallel I/O\n' + RESULTS_HEAD + (
+        'write     100.00     100.00     0.1         1024.00    1024.00    0.5        4.0        0.5        5.0        0\n')
+    assert 'task_timings' not in _run(text)
+    cut = text + 'Test 0: Iter=0, Task=1, Time=1438735066.852707\nTest 0: Iter=0, Task=1, Time=nan, write stop\n'
+    assert 'task_timings' not in _run(cut)
+
+
 def test_stonewall_columns_and_nan_figures():
     text = ('IOR-4.0.0: MPI Coordinated Test of Parallel I/O\nMax Write: -nan MiB/sec (-nan MB/sec)\n'
             '\nSummary of all tests:\n' + SUMMARY_HEAD
