@@ -90,6 +90,17 @@ options:
   stripe_size_kib:
     description: Stripe size of each point's directory in KiB (C(lfs setstripe -S)), a multiple of 64.
     type: int
+  per_task_timings:
+    description:
+      - Run IOR at verbosity 3 (C(-v -v -v)) so every task prints the stamps of its phases, and give each record
+        C(per_client), the write and read rate of each client node, for the report's findings on a weak client.
+      - The I/O is untouched (IOR prints the stamps after the timed phase); the output grows by six lines per task,
+        phase and iteration, and IOR's rank 0 also prints its environment into the launch's output file.
+      - Which node ran a task follows from the launch's placement, in blocks of O(tasks_per_node) ranks per node in
+        host order (C(mpirun) with C(slots=P) hostfile lines, C(srun --ntasks-per-node P) with Slurm's default
+        block distribution).
+    type: bool
+    default: true
   ior_path:
     description: The C(ior) program, the same on every node.
     type: str
@@ -173,7 +184,12 @@ records:
       C(tasks), C(transfer_kib), C(segments), C(bytes_per_phase), C(hosts), C(directory),
       C(read_from_own_cache), C(ior_write_mib_s) and C(ior_read_mib_s) (the mean aggregate bandwidth over the
       iterations, MiB/s), C(ior_write_max_mib_s), C(ior_read_max_mib_s), and C(ior) (the run as
-      C(parse_ior) returns it).
+      C(parse_ior) returns it, without its C(task_timings)).
+    - With O(per_task_timings), also C(per_client) - one entry per client node of the point in host order, with
+      C(host), C(node) (its index), C(tasks) (the ranks placed on it), C(ior_write_mib_s) and C(ior_read_mib_s)
+      (the bytes its tasks moved over the span from their earliest open start to their latest close stop, mean
+      over the iterations, MiB/s; null when a stamp is missing), or null when IOR printed no per-task lines - and
+      C(placement), the rule that mapped ranks to nodes.
   returned: when something was measured
   type: list
   elements: dict
@@ -209,7 +225,8 @@ from ansible_collections.lustre.iokit.plugins.module_utils.runner import Process
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import survey_common_argument_spec
 
 SWEEP_OPTIONS = ('access', 'block_size_mib', 'transfer_sizes_kib', 'tasks_per_node', 'nodes', 'iterations',
-                 'memory_factor', 'client_memory_mib', 'stonewall_s', 'stripe_count', 'stripe_size_kib')
+                 'memory_factor', 'client_memory_mib', 'stonewall_s', 'stripe_count', 'stripe_size_kib',
+                 'per_task_timings')
 ENGINE_OPTIONS = SWEEP_OPTIONS + client_launch.LAUNCH_PARAMETERS
 PARAMETER_NAMES = ('mount_point', 'directory', 'hosts') + ENGINE_OPTIONS + ('engine', 'timeout')
 NO_IOKIT_ENGINE = "engine: the I/O kit's ior-survey cannot drive an MPI run across clients; use engine=native"
@@ -230,6 +247,7 @@ def argument_spec():
         stonewall_s=dict(type='int', default=0),
         stripe_count=dict(type='int'),
         stripe_size_kib=dict(type='int'),
+        per_task_timings=dict(type='bool', default=ior.DEFAULTS['per_task_timings']),
         ior_path=dict(type='str', default='ior'),
     )
     return spec

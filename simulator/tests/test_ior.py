@@ -153,3 +153,30 @@ def test_stonewall_wear_out_columns(client, parse):
     # The ranks agree on the largest count any reached by the deadline: all 16 pairs unless it came first.
     pairs = re.search(r"^Pairs deadlineForStonewallingaccessed: (\d+)$", result.stdout, re.M)
     assert pairs and 1 <= int(pairs.group(1)) <= 16
+
+
+def test_verbosity_3_prints_every_tasks_stamps_and_a_capped_client_is_slow_by_construction(tmp_path, parse):
+    # c2 may move 1 MiB/s, shared by its two ranks: 256 KiB each takes at least half a second per phase
+    sim = node_from_config(tmp_path / "n", "osts: 1\nior: {client_mib_s: {c2: 1}}\n")
+    result = tool(sim, "mpirun", "--allow-run-as-root", "-np", "4", "-H", "c1:2,c2:2", "ior", *IOR_FLAGS,
+                  "-F", "-v", "-v", "-v", "-o", str(tmp_path / "f"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"^Test 0: Iter=0, Task=3, Time=\d+\.\d{6}, read close stop$", result.stdout, re.M)
+    run = parse("ior", result.stdout)[0]
+    timings = run["task_timings"]
+    assert sorted((row["access"], row["task"]) for row in timings) == [
+        (access, task) for access in ("read", "write") for task in range(4)]
+    assert all(row[key] is not None for row in timings for key in ("open_start", "close_stop", "wrrd_s"))
+    capped = [row["wrrd_s"] for row in timings if row["task"] in (2, 3)]
+    assert min(capped) >= 0.25 * 1.0 / 0.5 - 0.01
+    # without -v -v -v there are none
+    quiet = tool(sim, "ior", *IOR_FLAGS, "-o", str(tmp_path / "g"))
+    assert "task_timings" not in parse("ior", quiet.stdout)[0]
+
+
+def test_client_caps_must_be_positive_rates(tmp_path):
+    from lustre_sim.batch import normalise_ior
+    from lustre_sim.node import SimError
+    assert normalise_ior({"client_mib_s": {"c2": 5}}) == {"version": "3.3.0", "client_mib_s": {"c2": 5.0}}
+    with pytest.raises(SimError, match="client_mib_s"):
+        normalise_ior({"client_mib_s": {"c2": 0}})

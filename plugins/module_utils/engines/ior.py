@@ -15,7 +15,15 @@ reads (``-w -r``) with
 - ``-e``: fsync at the end of the write phase, so the write time includes
   getting the data to the servers;
 - ``-i <iterations>``; optional stonewalling (``-D`` with wear-out, so every
-  task moves the same amount and the read covers what was written).
+  task moves the same amount and the read covers what was written);
+- ``-v -v -v`` when ``per_task_timings`` is on (the default): every task
+  prints the stamps of its phases, and each record gets ``per_client``, the
+  write and read rate of each client node (see ``per_client_rates``).
+
+Which client ran a task: the launch places ranks in blocks, ``mpirun`` with a
+hostfile of ``slots=P`` lines fills the first host's P slots before the next,
+``srun --ntasks-per-node P`` (block distribution) the same over the
+allocation's nodes; so rank r ran on node ``r // P`` of the point's hosts.
 
 The cache rule: with ``memory_factor`` F > 0 a point moves at least F times
 the memory of the clients it uses, ``tasks x block x segments >= F x nodes x
@@ -64,7 +72,10 @@ DEFAULTS = dict(client_launch.LAUNCH_DEFAULTS, **{
     'stonewall_s': 0,
     'stripe_count': None,
     'stripe_size_kib': None,
+    'per_task_timings': True,
 })
+# How ranks map to client nodes, recorded with each point's per-client figures.
+PLACEMENT_RULE = 'block: rank r on node r // tasks_per_node of the hosts, in launch order'
 
 
 def with_defaults(options):
@@ -119,7 +130,54 @@ def ior_argv(opts, point, test_file, ior='ior'):
              '-s', str(point['segments']), '-i', str(opts['iterations'])]
     if opts['stonewall_s']:
         argv += ['-D', str(opts['stonewall_s']), '-O', 'stoneWallingWearOut=1']
+    if opts['per_task_timings']:
+        # verbosity 3: each task's phase stamps (the flag counts; IOR 2.x to 4.x)
+        argv += ['-v', '-v', '-v']
     return argv + ['-o', test_file]
+
+
+def per_client_rates(run, hosts, tasks_per_node, bytes_per_task):
+    """Each client node's write and read rate (MiB/s, mean over iterations) from IOR's per-task stamps.
+
+    A client's rate in one phase of one iteration is the bytes its tasks moved
+    (``tasks_per_node x bytes_per_task``) over its own span, the earliest open
+    start to the latest close stop of those tasks (IOR's total time, for one
+    node). A phase where one of its tasks' stamps is missing gives no value.
+    Returns a list in host order, or None when the output has no per-task lines.
+    """
+    timings = run.get('task_timings') if run else None
+    if not timings or tasks_per_node < 1:
+        return None
+    spans = {}
+    for row in timings:
+        node = row['task'] // tasks_per_node
+        if node >= len(hosts):
+            continue
+        key = (node, row['access'], row['iter'])
+        entry = spans.setdefault(key, {'tasks': set(), 'first': None, 'last': None, 'complete': True})
+        entry['tasks'].add(row['task'])
+        if row['open_start'] is None or row['close_stop'] is None:
+            entry['complete'] = False
+            continue
+        entry['first'] = row['open_start'] if entry['first'] is None else min(entry['first'], row['open_start'])
+        entry['last'] = row['close_stop'] if entry['last'] is None else max(entry['last'], row['close_stop'])
+    clients = []
+    for node, host in enumerate(hosts):
+        client = {'host': host, 'node': node,
+                  'tasks': list(range(node * tasks_per_node, (node + 1) * tasks_per_node))}
+        for access in ('write', 'read'):
+            rates = []
+            iterations = sorted(key[2] for key in spans if key[0] == node and key[1] == access)
+            for iteration in iterations:
+                entry = spans[(node, access, iteration)]
+                seconds = (entry['last'] - entry['first']) if entry['complete'] and entry['first'] is not None else 0
+                if len(entry['tasks']) != tasks_per_node or seconds <= 0:
+                    rates = None
+                    break
+                rates.append(tasks_per_node * bytes_per_task / seconds / MIB)
+            client['ior_%s_mib_s' % access] = round(sum(rates) / len(rates), 2) if rates else None
+        clients.append(client)
+    return clients
 
 
 def point_name(point):
@@ -246,6 +304,12 @@ class IorSurvey(client_launch.ClientTreeSurvey):
             row = _summary_row(run, operation)
             record['ior_%s_mib_s' % operation] = row['mean_mib_s'] if row else None
             record['ior_%s_max_mib_s' % operation] = row['max_mib_s'] if row else None
+        if self.opts['per_task_timings']:
+            record['per_client'] = per_client_rates(run, record['hosts'], point['tasks_per_node'],
+                                                    point['bytes_per_phase'] // point['tasks'])
+            record['placement'] = PLACEMENT_RULE
+            # the records keep the figures, not every task's stamps
+            run.pop('task_timings', None)
         self.records.append(record)
         if self.progress is not None:
             # on disk now; the envelope receives the records once the sweep ends

@@ -46,7 +46,8 @@ DEFAULT_SLOW_SHARE = 0.8
 Z_MIN_PEERS = 10
 
 # What one component of each survey is, when a sample names a target; a sample without one is the host's aggregate.
-COMPONENT_KINDS = {'obdfilter': 'OST', 'ost': 'OST', 'sgpdd': 'LUN', 'mds': 'MDT', 'lnet': 'NID', 'mdtest': 'client'}
+COMPONENT_KINDS = {'obdfilter': 'OST', 'ost': 'OST', 'sgpdd': 'LUN', 'mds': 'MDT', 'lnet': 'NID', 'mdtest': 'client',
+                   'ior': 'client'}
 HOST = 'host'
 
 # Where to look next when a component of a kind is weak.

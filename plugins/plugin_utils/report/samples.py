@@ -304,6 +304,18 @@ def _extract_ior(record: dict, ctx: dict) -> t.Iterator[tuple]:
             yield test, UNIT_MIB_S, None, point, float(value), 'ok', record.get('iteration')
     if not measured:
         ctx['problems'].append('%s on %s node(s): no bandwidth' % (record.get('access'), record.get('nodes')))
+    # Each client node's own rate from IOR's per-task stamps (per_task_timings), as ior_client_write_mib_s and
+    # ior_client_read_mib_s: the clients of one launch are peers at that point, so a slow one is named, and a
+    # floor on the aggregate (ior_write_mib_s) is never held against one client's share. One client alone has no
+    # peer and its figure is the aggregate again: none then.
+    clients = record.get('per_client') if isinstance(record.get('per_client'), list) else []
+    for client in clients if len(clients) > 1 else ():
+        if not isinstance(client, dict) or not isinstance(client.get('host'), str):
+            continue
+        for test in ('write', 'read'):
+            value = client.get('ior_%s_mib_s' % test)
+            if _is_number(value):
+                yield 'client ' + test, UNIT_MIB_S, client['host'], point, float(value), 'ok', record.get('iteration')
 
 
 # One extractor per survey; a later survey plugs in here and every report section follows.

@@ -61,12 +61,20 @@ def normalise_modules(section):
 def normalise_ior(section):
     if section is None:
         return None
-    if not isinstance(section, dict) or set(section) - {"version"}:
-        raise SimError("ior must be a mapping with only 'version'")
+    if not isinstance(section, dict) or set(section) - {"version", "client_mib_s"}:
+        raise SimError("ior must be a mapping with only 'version' and 'client_mib_s'")
     version = str(section.get("version") or IOR_VERSIONS[0])
     if version not in IOR_VERSIONS:
         raise SimError("ior.version must be one of %s, got %r" % (", ".join(IOR_VERSIONS), version))
-    return {"version": version}
+    # A slow client by construction: {host: MiB/s} caps the I/O of the ranks mpirun places on that host.
+    limits = section.get("client_mib_s") or {}
+    if not isinstance(limits, dict) or not all(
+            isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate > 0 for rate in limits.values()):
+        raise SimError("ior.client_mib_s must map host names to positive MiB/s")
+    result = {"version": version}
+    if limits:
+        result["client_mib_s"] = dict((str(host), float(rate)) for host, rate in limits.items())
+    return result
 
 
 SECTIONS = (("slurm", normalise_slurm), ("modules", normalise_modules), ("ior", normalise_ior))

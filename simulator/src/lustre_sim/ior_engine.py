@@ -175,13 +175,19 @@ def current_time():
 
 
 class Plan:
-    def __init__(self, opts, size, nodes):
+    def __init__(self, opts, size, nodes, hosts=None, client_mib_s=None):
         self.opts = opts
         self.size = size
         self.nodes = max(1, min(nodes, size))
         self.tasks_per_node = -(-size // self.nodes)
         self.aggregate = opts.block_size * opts.segments * size
         self.transfers_per_block = opts.block_size // opts.transfer_size
+        # Bytes per second each rank may move: its host's cap shared by the host's ranks (None: no cap).
+        self.rank_rate = [None] * size
+        if hosts and client_mib_s and len(hosts) == size:
+            for rank, host in enumerate(hosts):
+                if host in client_mib_s:
+                    self.rank_rate[rank] = client_mib_s[host] * MIB / hosts.count(host)
 
     def file_name(self, rank):
         if self.opts.file_per_proc:
@@ -277,6 +283,12 @@ class Rank:
                                  segment, transfer)
             self._one(handle, access, offset, expected)
             done += 1
+            rate = plan.rank_rate[self.rank]
+            if rate:
+                # a capped client: never ahead of its rate (slow by construction, whatever the machine)
+                ahead = start + done * opts.transfer_size / rate - time.time()
+                if ahead > 0:
+                    time.sleep(ahead)
         if opts.deadline and opts.wear_out and stonewall is None and access == "write":
             # Finished before the deadline: still take part in the agreement on the pair count.
             stonewall = (time.time() - start, done * opts.transfer_size)
@@ -441,8 +453,20 @@ def _summary_row(out, plan, access, points):
     out.write("%6d\n" % 0)
 
 
-def run(argv, program="ior", size=1, nodes=1, version="3.3.0", out=None):
-    """Run IOR with ``size`` ranks on ``nodes`` nodes; returns the exit status."""
+TASK_TIMERS = (("open_start", "open start"), ("open_end", "open stop"), ("xfer_start", "start"),
+               ("xfer_end", "stop"), ("close_start", "close start"), ("close_end", "close stop"))
+
+
+def _task_times(out, reports, access, iteration):
+    """Verbosity 3: every rank's six stamps of the phase, one line each, in IOR's per-task timer form."""
+    for rank, report in enumerate(reports):
+        times = report[access]["times"]
+        for key, name in TASK_TIMERS:
+            out.write("Test 0: Iter=%d, Task=%d, Time=%f, %s %s\n" % (iteration, rank, times[key], access, name))
+
+
+def run(argv, program="ior", size=1, nodes=1, version="3.3.0", out=None, hosts=None, client_mib_s=None):
+    """Run IOR with ``size`` ranks on ``nodes`` nodes (``hosts``: the host of each rank); returns the exit status."""
     out = out or sys.stdout
     if version not in SUPPORTED_VERSIONS:
         version = "3.3.0"
@@ -451,7 +475,7 @@ def run(argv, program="ior", size=1, nodes=1, version="3.3.0", out=None):
     except UsageError as error:
         out.write("ior ERROR: %s, (parse_options.c:1)\n" % error)
         return 1
-    plan = Plan(opts, size, nodes)
+    plan = Plan(opts, size, nodes, hosts, client_mib_s)
     out.write("IOR-%s: MPI Coordinated Test of Parallel I/O\n" % version)
     out.write("%-20s: %s\n" % ("Began", current_time()))
     out.write("%-20s: %s\n" % ("Command line", " ".join([program] + list(argv))))
@@ -510,6 +534,8 @@ def run(argv, program="ior", size=1, nodes=1, version="3.3.0", out=None):
             if access in reports[0]:
                 if opts.verbose:
                     out.write("Commencing %s performance test: %s\n" % (access, current_time()))
+                if opts.verbose >= 3:
+                    _task_times(out, reports, access, iteration)
                 point = _reduce(reports, access)
                 points[access].append(point)
                 _result_row(out, plan, access, point, iteration)

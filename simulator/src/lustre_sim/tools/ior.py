@@ -2,7 +2,9 @@
 
 Run alone it is one task; ``mpirun -np N ior ...`` and ``srun -n N ior ...``
 run it with N tasks (a launcher may also pass the rank and node counts in
-LUSTRE_SIM_MPI_SIZE/NODES).
+LUSTRE_SIM_MPI_SIZE/NODES). ``mpirun`` also says which host each rank is
+placed on; the config's ``ior: {client_mib_s: {HOST: MiB/s}}`` then caps the
+I/O of that host's ranks, a slow client by construction.
 """
 
 import os
@@ -24,7 +26,7 @@ def ior_version(node):
     return str(section.get("version") or ior_engine.SUPPORTED_VERSIONS[0])
 
 
-def main(argv=None, program=None, size=None, nodes=None):
+def main(argv=None, program=None, size=None, nodes=None, hosts=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     program = program or os.environ.get("LUSTRE_SIM_ARGV0") or "ior"
     try:
@@ -41,7 +43,9 @@ def main(argv=None, program=None, size=None, nodes=None):
     pid = os.getpid()
     node.register_helper(pid, " ".join([program] + argv))
     try:
-        return ior_engine.run(argv, program=program, size=size, nodes=nodes, version=ior_version(node))
+        limits = (node.config.get("ior") or {}).get("client_mib_s") or {}
+        return ior_engine.run(argv, program=program, size=size, nodes=nodes, version=ior_version(node),
+                              hosts=hosts, client_mib_s=limits)
     finally:
         node.unregister_helper(pid)
         signal.signal(signal.SIGTERM, previous)

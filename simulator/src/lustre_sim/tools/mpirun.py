@@ -221,7 +221,8 @@ def main(argv=None):
     if os.path.basename(program[0]) in ("mdtest", "ior"):
         from lustre_sim.tools import ior, mdtest
         tool = ior if os.path.basename(program[0]) == "ior" else mdtest
-        status = tool.main(program[1:], program=program[0], size=np, nodes=nodes)
+        extra = {"hosts": placement} if tool is ior else {}
+        status = tool.main(program[1:], program=program[0], size=np, nodes=nodes, **extra)
         sys.stdout.flush()
         return status
     return run_copies(program, np)

@@ -55,7 +55,39 @@ def test_ior_argv():
     point = {'access': 'fpp', 'nodes': 2, 'tasks_per_node': 4, 'tasks': 8, 'transfer_kib': 1024, 'segments': 5}
     assert ior.ior_argv(opts, point, '/mnt/l/ior_x/p/ior.dat') == [
         'ior', '-a', 'POSIX', '-w', '-r', '-C', '-e', '-F', '-t', '1024k', '-b', '64m', '-s', '5', '-i', '3',
-        '-D', '30', '-O', 'stoneWallingWearOut=1', '-o', '/mnt/l/ior_x/p/ior.dat']
+        '-D', '30', '-O', 'stoneWallingWearOut=1', '-v', '-v', '-v', '-o', '/mnt/l/ior_x/p/ior.dat']
+    opts = ior.with_defaults({'per_task_timings': False})
+    assert '-v' not in ior.ior_argv(opts, point, '/mnt/l/ior_x/p/ior.dat')
+
+
+def _stamps(iteration, access, task, start, seconds):
+    # the six stamps of one task's phase, as parse_ior gives them
+    return {'test': 0, 'iter': iteration, 'access': access, 'task': task, 'open_start': start,
+            'open_stop': start, 'start': start, 'stop': start + seconds, 'close_start': start + seconds,
+            'close_stop': start + seconds}
+
+
+def test_per_client_rates_follow_the_block_placement_of_ranks():
+    # 3 nodes x 2 tasks, 64 MiB per task: node 2 (ranks 4 and 5) takes four times as long in both phases
+    run = {'task_timings': [_stamps(0, access, task, 100.0, 4.0 if task // 2 == 2 else 1.0)
+                            for access in ('write', 'read') for task in range(6)]
+           + [_stamps(1, 'write', task, 200.0, 2.0) for task in range(6)]
+           + [_stamps(1, 'read', task, 200.0, 1.0) for task in range(6)]}
+    clients = ior.per_client_rates(run, ['c1', 'c2', 'c3'], 2, 64 * ior.MIB)
+    assert [(c['host'], c['node'], c['tasks']) for c in clients] == [
+        ('c1', 0, [0, 1]), ('c2', 1, [2, 3]), ('c3', 2, [4, 5])]
+    # 128 MiB per node: iteration 0 at 128 MiB/s (32 for c3), iteration 1 at 64 (write) and 128 (read)
+    assert [c['ior_write_mib_s'] for c in clients] == [96.0, 96.0, 48.0]
+    assert [c['ior_read_mib_s'] for c in clients] == [128.0, 128.0, 80.0]
+
+
+def test_per_client_rates_without_stamps_or_with_one_missing():
+    assert ior.per_client_rates({'task_timings': []}, ['c1'], 1, ior.MIB) is None
+    assert ior.per_client_rates(None, ['c1'], 1, ior.MIB) is None
+    cut = dict(_stamps(0, 'write', 1, 100.0, 1.0), close_stop=None)
+    run = {'task_timings': [_stamps(0, 'write', 0, 100.0, 1.0), cut, _stamps(0, 'read', 0, 100.0, 1.0)]}
+    clients = ior.per_client_rates(run, ['c1', 'c2'], 1, ior.MIB)
+    assert [(c['ior_write_mib_s'], c['ior_read_mib_s']) for c in clients] == [(1.0, 1.0), (None, None)]
 
 
 def test_cache_rule_raises_the_segment_count():
@@ -111,6 +143,9 @@ def test_sweep_on_the_simulated_client_with_both_access_patterns(sim, mount, tmp
         assert run['access'] == ('file-per-process' if record['access'] == 'fpp' else 'single-shared-file')
         assert record['ior_write_mib_s'] > 0 and record['ior_read_mib_s'] > 0
         assert record['read_from_own_cache'] == (record['nodes'] == 1)
+        assert [client['host'] for client in record['per_client']] == record['hosts']
+        assert all(client['ior_write_mib_s'] > 0 and client['ior_read_mib_s'] > 0 for client in record['per_client'])
+        assert 'task_timings' not in run and record['placement'] == ior.PLACEMENT_RULE
     # the marked tree is gone and crossed off
     assert not os.path.exists(survey.tree)
     assert node_state.entries('paths') == []

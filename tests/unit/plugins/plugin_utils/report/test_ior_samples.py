@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, charts, criteria
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, charts, criteria, findings
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import envelope_samples
 
 RUN_ID = 'r-ior'
@@ -62,3 +62,43 @@ def test_the_charts_scale_over_client_nodes_one_curve_per_access_transfer_and_ta
     assert sorted(series['label'] for series in write['series']) == ['fpp ppn 4 xfer 1024K', 'ssf ppn 4 xfer 1024K']
     hosts = {chart['id'] for chart in charts.host_line_charts(table, max_hosts=8)}
     assert hosts == {'host-client1-ior_write_mib_s', 'host-client1-ior_read_mib_s'}
+
+
+def with_clients(rec, writes, reads):
+    # per_client as the ior module gives it with per_task_timings: one entry per client node in host order
+    hosts = ['client%d' % (index + 1) for index in range(len(writes))]
+    rec = dict(rec, hosts=hosts, per_client=[
+        {'host': host, 'node': index, 'tasks': [index], 'ior_write_mib_s': write, 'ior_read_mib_s': read}
+        for index, (host, write, read) in enumerate(zip(hosts, writes, reads))])
+    return rec
+
+
+def test_per_client_figures_are_client_components_and_the_slow_client_is_named():
+    samples, problems = envelope_samples(envelope(
+        with_clients(record('fpp', 3, 1, 900.0, 1100.0), [400.0, 400.0, 100.0], [500.0, 480.0, 120.0]),
+        with_clients(record('fpp', 3, 1, 950.0, 1150.0, transfer_kib=4096), [420.0, 410.0, 120.0], [None, 500.0, 150.0])))
+    assert problems == []
+    clients = [sample for sample in samples if sample.target is not None]
+    assert {sample.metric for sample in clients} == {'ior_client_write_mib_s', 'ior_client_read_mib_s'}
+    assert len(clients) == 11
+    assert findings.component_kind('ior', 'client3') == 'client'
+    weak = analysis.weak_components(samples)
+    assert {(row['subject'], row['kind']) for row in weak} == {('client1/client3', 'client')}
+    assert {row['metric'] for row in weak} == {'ior_client_write_mib_s', 'ior_client_read_mib_s'}
+    assert 'client3' in findings.finding_text(weak[0])
+
+
+def test_a_floor_on_the_aggregate_is_not_held_against_one_clients_share():
+    envelopes = [envelope(with_clients(record('fpp', 3, 1, 1800.0, 2000.0), [600.0, 600.0, 600.0],
+                                       [700.0, 650.0, 650.0]))]
+    verdict = criteria.evaluate(envelopes, {'floors': [{'metric': 'ior_write_mib_s', 'min': 1500}]})
+    assert verdict['verdict'] == 'passed'
+
+
+def test_without_per_client_figures_ior_stays_host_level():
+    samples, unused_problems = envelope_samples(envelope(dict(record('fpp', 2, 1, 900.0, 1100.0), per_client=None)))
+    assert {sample.target for sample in samples} == {None}
+    # one client alone: its figure is the aggregate again, no component
+    samples, unused_problems = envelope_samples(envelope(with_clients(record('fpp', 1, 2, 900.0, 1100.0), [900.0],
+                                                                      [1100.0])))
+    assert {sample.target for sample in samples} == {None}
