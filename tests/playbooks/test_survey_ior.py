@@ -8,7 +8,8 @@
 
 localhost launches; the clients group also holds a second client (never contacted: the simulator's mpirun and srun
 run every rank here, counting nodes from the hostfile or -N). Both access patterns, both launchers, environment
-modules; the tree is gone afterwards, and after a SIGKILLed ansible-playbook plus cleanup.yml.
+modules; the tree is gone afterwards, and after a SIGKILLed ansible-playbook plus cleanup.yml. With three clients
+and one capped by the simulator (ior.client_mib_s), report.yml names that client from IOR's per-task stamps.
 """
 
 from __future__ import annotations
@@ -312,3 +313,82 @@ def test_a_killed_sbatch_survey_leaves_no_job_after_cleanup(client):
         'CANCELLED']
     assert client.trees() == []
     wait_for('the job and ior to be gone', lambda: not processes_naming('ior_' + run_id), DEADLINE_S)
+
+
+THREE_CLIENTS = '''
+all:
+  hosts:
+    localhost:
+      ansible_connection: local
+      ansible_python_interpreter: {python}
+  children:
+    clients:
+      hosts:
+        localhost:
+        client2:
+          ansible_connection: local
+          ansible_python_interpreter: {python}
+        client3:
+          ansible_connection: local
+          ansible_python_interpreter: {python}
+'''
+# Every client capped so the figures do not depend on this machine: client3 at 1 MiB/s, the others at 16 MiB/s;
+# 4 MiB per task then takes client3 at least 4 s a phase, the others a quarter of a second plus their overheads.
+SLOW_CLIENT_CONFIG = SIM_CONFIG + 'ior: {{client_mib_s: {{localhost: 16, client2: 16, client3: 1}}}}\n'
+SLOW_CLIENT_RUN_ID = 'pbtest-ior-slow-client'
+
+
+@pytest.fixture(scope='module')
+def slow_client(tmp_path_factory):
+    made = Client(str(tmp_path_factory.mktemp('survey-ior-slow-client')))
+    config = os.path.join(made.base, 'sim.yaml')
+    with open(config, 'w', encoding='utf-8') as handle:
+        handle.write(SLOW_CLIENT_CONFIG.format(mount=made.mount))
+    made.sim('init', '--root', made.root, '--config', config, '--force')
+    try:
+        with open(made.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(THREE_CLIENTS.format(python=sys.executable))
+        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
+                           ior_mount_point=made.mount, iokit_run_id=SLOW_CLIENT_RUN_ID, ior_block_size_mib=4,
+                           ior_transfer_sizes_kib=[256], ior_tasks_per_node=[1], ior_access=['fpp'], ior_nodes=[3],
+                           ior_environment_modules=[], acceptance_default_criteria=True, fail_on_verdict=False),
+                      handle)
+        made.result = subprocess.run(made.argv('survey-ior.yml') + [os.path.join(ROOT, 'playbooks', 'report.yml')],
+                                     cwd=ROOT, env=made.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     universal_newlines=True, check=False)
+        yield made
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+
+
+def test_a_throttled_client_is_named_by_the_report(slow_client):
+    made = slow_client
+    assert made.result.returncode == 0, made.result.stdout[-6000:]
+    envelope = made.envelope(SLOW_CLIENT_RUN_ID)
+    assert (envelope['status'], envelope['errors']) == ('ok', [])
+    record, = envelope['records']
+    # the launcher first, then the other clients (in no promised order): rank r on the r-th host of the hostfile
+    assert record['placement'] and [c['host'] for c in record['per_client']] == record['hosts']
+    assert record['hosts'][0] == 'localhost' and sorted(record['hosts']) == ['client2', 'client3', 'localhost']
+    assert [c['tasks'] for c in record['per_client']] == [[0], [1], [2]]
+    by_host = dict((c['host'], c) for c in record['per_client'])
+    for test in ('write', 'read'):
+        # by construction: client3 can never pass 1 MiB/s, and nobody can pass its cap
+        assert 0 < by_host['client3']['ior_%s_mib_s' % test] <= 1.0
+        assert all(0 < c['ior_%s_mib_s' % test] <= 16.0 for c in record['per_client'])
+    with open(os.path.join(made.results, SLOW_CLIENT_RUN_ID, 'analysis.json'), encoding='utf-8') as handle:
+        analysis = json.load(handle)
+    slow = [row for row in analysis['findings'] if row['subject'] == 'localhost/client3']
+    assert {(row['kind'], row['metric']) for row in slow} == {
+        ('client', 'ior_client_write_mib_s'), ('client', 'ior_client_read_mib_s')}, analysis['findings']
+    with open(os.path.join(made.results, SLOW_CLIENT_RUN_ID, 'verdict.json'), encoding='utf-8') as handle:
+        verdict = json.load(handle)
+    assert verdict['verdict'] == 'failed'
+    assert any(case['status'] == 'failed' and 'client3' in case['subject'] for case in verdict['cases']), verdict
+    with open(os.path.join(made.results, SLOW_CLIENT_RUN_ID, 'summary.md'), encoding='utf-8') as handle:
+        summary = handle.read()
+    first = summary.index('\n## ')
+    assert summary[first:].startswith('\n## Findings')
+    assert 'localhost/client3' in summary[first:summary.index('\n## ', first + 1)]
+    assert 'ior: host aggregates only' not in summary
