@@ -194,6 +194,11 @@ ANSIBLE_DOCS_TARGETS = {
     # The stdout callback extends ansible.builtin.default, whose documented options name these settings.
     ('ANSIBLE_DISPLAY_SKIPPED_HOSTS', 'envvar'): ('reference_appendices/config.html#envvar-$', '-'),
     ('ANSIBLE_SHOW_CUSTOM_STATS', 'envvar'): ('reference_appendices/config.html#envvar-$', '-'),
+    # survey_variables says which lookups a preflight reads the role's variables with.
+    ('ansible_collections.ansible.builtin.varnames_lookup', 'label'): (
+        'collections/ansible/builtin/varnames_lookup.html', 'ansible.builtin.varnames lookup'),
+    ('ansible_collections.ansible.builtin.vars_lookup', 'label'): (
+        'collections/ansible/builtin/vars_lookup.html', 'ansible.builtin.vars lookup'),
 }
 
 
