@@ -13,7 +13,7 @@ import time
 import pytest
 
 from lustre_sim import curve
-from lustre_sim.node import Node, SimError
+from lustre_sim.node import CATCH_UP_S, Node, SimError
 
 
 def test_rises_to_the_knee_then_stays_flat():
@@ -74,7 +74,41 @@ def test_configured_per_target(node_factory):
 
 def booked_end(sim, target):
     with open(os.path.join(Node(sim.root).state_dir, "bw-%s" % target)) as handle:
-        return float(handle.read())
+        return float(handle.read().split()[0])
+
+
+class StepClock:
+    """Stands in for time.time and time.sleep in lustre_sim.node: sleeping moves the clock."""
+
+    def __init__(self, now):
+        self.now = now
+
+    def time(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def test_a_run_keeps_its_place_on_the_time_line_through_its_own_stalls(node_factory, monkeypatch):
+    # 1 MiB/s, 1 MiB per I/O: each slot is one second.  A stall of the run's own process between two I/Os
+    # (a loaded machine) does not cost the target time; another run, or a stall past CATCH_UP_S, starts anew.
+    sim = node_factory(ost_mib_s=1)
+    node = Node(sim.root)
+    clock = StepClock(1000.0)
+    monkeypatch.setattr("lustre_sim.node.time", clock)
+    target = "testfs-OST0000"
+    node.reserve_bandwidth(target, 1048576, run="a")
+    assert (clock.now, booked_end(sim, target)) == (1001.0, 1001.0)
+    clock.now += 0.5
+    node.reserve_bandwidth(target, 1048576, run="a")
+    assert (clock.now, booked_end(sim, target)) == (1002.0, 1002.0)
+    clock.now += 0.5
+    node.reserve_bandwidth(target, 1048576, run="b")
+    assert booked_end(sim, target) == 1003.5
+    clock.now += CATCH_UP_S + 0.5
+    node.reserve_bandwidth(target, 1048576, run="b")
+    assert booked_end(sim, target) == 1003.5 + CATCH_UP_S + 0.5 + 1.0
 
 
 def test_brw_books_the_curve_rate_for_its_thread_count(node_factory):

@@ -618,8 +618,8 @@ class FuseServer:
         with self.lock:
             return self.handles[handle]
 
-    def io_gate(self, layout, offset, length, operation):
-        """Faults and bandwidth of the OSTs this byte range lives on."""
+    def io_gate(self, layout, offset, length, operation, handle):
+        """Faults and bandwidth of the OSTs this byte range lives on; each open file is its own run on them."""
         if not layout or not layout.get("osts"):
             return
         for index, nbytes in stripe_pieces(layout, offset, length):
@@ -630,20 +630,20 @@ class FuseServer:
                 raise OSError(errno.EIO, "io_error fault on %s" % name)
             if operation == "write" and self.node.fault_active("target_full", target=name):
                 raise OSError(errno.ENOSPC, "%s is full" % name)
-            self.node.reserve_bandwidth(name, nbytes)
+            self.node.reserve_bandwidth(name, nbytes, run="%d.%d" % (os.getpid(), handle))
 
     def op_15(self, nodeid, body):  # READ
         handle, offset, size = struct.unpack_from("<QQI", body)
         descriptor, layout = self.handle_of(body)
         data = os.pread(descriptor, size, offset)
-        self.io_gate(layout, offset, len(data), "read")
+        self.io_gate(layout, offset, len(data), "read", handle)
         return data
 
     def op_16(self, nodeid, body):  # WRITE
         handle, offset, size = struct.unpack_from("<QQI", body)
         descriptor, layout = self.handle_of(body)
         data = body[40:40 + size]
-        self.io_gate(layout, offset, len(data), "write")
+        self.io_gate(layout, offset, len(data), "write", handle)
         written = os.pwrite(descriptor, data, offset)
         return struct.pack("<II", written, 0)
 

@@ -428,6 +428,7 @@ class BrwWorker:
         self.faults = FaultView(node, self.target["name"])
         # The target's concurrency curve sees this test_brw's thread count (lctl --threads).
         self.threads = max(session.ctx.nthreads, 1)
+        self.run_key = session.ctx.run_key()
         self.recorder = StatsRecorder(node)
         self.fd = None
         self.buffer = None
@@ -494,7 +495,7 @@ class BrwWorker:
                     self.check(data, offset)
         except OSError as error:
             raise LctlError(error.errno)
-        self.node.reserve_bandwidth(self.target["name"], length, self.threads, op)
+        self.node.reserve_bandwidth(self.target["name"], length, self.threads, op, run=self.run_key)
         self.recorder.brw(self.target["name"], op, length, time.monotonic() - started,
                           map_seconds)
 
@@ -697,7 +698,8 @@ def md_batch(session, op, dirname, child_name, first_id, step, mode):
         raise LctlError(errno.ENOENT)
     if target.get("curve"):
         # The MDT's curve gives its ops/s for this md test's thread count; the batch books its share.
-        session.node.reserve_bandwidth(target["name"], len(names), max(session.ctx.nthreads, 1), op)
+        session.node.reserve_bandwidth(target["name"], len(names), max(session.ctx.nthreads, 1), op,
+                                       run=session.ctx.run_key())
     try:
         for child in names:
             path = os.path.join(parent, child)

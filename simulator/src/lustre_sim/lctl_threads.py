@@ -39,6 +39,10 @@ class ThreadContext:
         self.nthreads = nthreads
         self._bumped = False
 
+    def run_key(self):
+        """One name for the whole command: the forked workers share their parent's pid, a plain run has its own."""
+        return os.getppid() if self.shared is not None else os.getpid()
+
     def cmdname(self, func):
         return "%s-%d" % (func, self.thread) if self.thread else func
 

@@ -309,9 +309,24 @@ def initial_modules(config):
     return {"loaded": names}
 
 
+# How long a run's own turnaround between two of its I/Os may last and still count as the target being busy
+# (Node.reserve_bandwidth): longer than a stall of a loaded machine, and all a run can gain after a pause of its own.
+CATCH_UP_S = 1.0
+
+
+def parse_time_line(text):
+    """``(busy_until, run)`` of a target's time line file; ``(None, None)`` when empty or unreadable."""
+    words = text.split()
+    try:
+        busy_until = float(words[0])
+    except (IndexError, ValueError):
+        return None, None
+    run = words[1] if len(words) > 1 and words[1] != "-" else None
+    return busy_until, run
+
+
 # --------------------------------------------------------------------------
 # the node
-
 
 class Node:
     """Access to one simulated node: configuration, locked state, faults, throttling."""
@@ -564,12 +579,19 @@ class Node:
             return curve_model.rate(target["curve"], threads, target_name, op)
         return target.get("mib_s") or None
 
-    def reserve_bandwidth(self, target_name, nbytes, threads=1, op=""):
+    def reserve_bandwidth(self, target_name, nbytes, threads=1, op="", run=None):
         """Share a target's rate for ``threads`` concurrent threads among all processes doing I/O on it.
 
         Each I/O books the next free slot of the target's time line (kept in
-        ``state/bw-<target>``) and sleeps until its slot ends, so T concurrent
-        writers together never exceed the rate.  For an MDT ``nbytes`` counts operations.
+        ``state/bw-<target>`` with the run that booked last) and sleeps until its
+        slot ends, so T concurrent writers together never exceed the rate.  For
+        an MDT ``nbytes`` counts operations.
+
+        ``run`` names the I/O stream (one test_brw, one open file): while the same
+        run goes on, the time its own processes spend between two I/Os (up to
+        ``CATCH_UP_S``) is not lost to the target, so a loaded machine does not
+        slow a run below the target's rate, whatever the thread count.  A new run
+        starts at the time it asks, never in the past.
         """
         rate = self.target_rate(target_name, threads, op)
         if not rate:
@@ -580,17 +602,16 @@ class Node:
         with open(path, "a+") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             handle.seek(0)
-            text = handle.read().strip()
+            busy_until, last_run = parse_time_line(handle.read())
             now = time.time()
-            try:
-                busy_until = float(text)
-            except ValueError:
+            if busy_until is None:
                 busy_until = now
-            start = max(now, busy_until)
+            same_run = run is not None and last_run == str(run)
+            start = busy_until if same_run and now - busy_until <= CATCH_UP_S else max(now, busy_until)
             end = start + duration
             handle.seek(0)
             handle.truncate()
-            handle.write("%.6f" % end)
+            handle.write("%.6f %s" % (end, "-" if run is None else run))
             handle.flush()
             fcntl.flock(handle, fcntl.LOCK_UN)
         delay = end - time.time()
