@@ -35,6 +35,11 @@ DECIMAL_MB_PER_MIB = MIB / 1000000
 # "mb", "b" are refused on purpose: dd reads "kB" as 1000 and "b" as 512.
 _SIZE_MULTIPLIERS = {'': 1, 'k': KIB, 'm': MIB, 'g': GIB, 't': TIB}
 _SIZE_RE = re.compile(r'^([0-9]+)\s*(?:([kmgt])(?:ib)?)?\Z', re.IGNORECASE | re.ASCII)
+# The form a C tool reads with strtol and one suffix letter: no spaces, no "iB", and no leading zero
+# (strtol would read 010 as octal 8, and 08 as 0 followed by junk).
+_STRICT_SIZE_RE = re.compile(r'^(0|[1-9][0-9]*)([kmgt])?\Z', re.IGNORECASE | re.ASCII)
+_SIZE_EXAMPLES = (('4k', 'k'), ('1m', 'm'), ('512', ''), ('1G', 'g'))
+_SIZE_BINARY_EXAMPLES = (('4k', 4 * KIB), ('1m', MIB), ('1g', GIB), ('1t', TIB))
 
 
 def _number(value, what):
@@ -64,26 +69,46 @@ def bytes_to_mib(nbytes):
     return _number(nbytes, 'byte count') / MIB
 
 
-def parse_size(value):
+def _size_refusal(value, suffixes):
+    """The ValueError for a size string that is not one of the forms accepted with ``suffixes``."""
+    letters = list(suffixes)
+    one_of = letters[0] if len(letters) == 1 else '%s or %s' % (', '.join(letters[:-1]), letters[-1])
+    binary = [(example, nbytes) for example, nbytes in _SIZE_BINARY_EXAMPLES if example[-1] in suffixes][0]
+    examples = ', '.join('"%s"' % example for example, letter in _SIZE_EXAMPLES if not letter or letter in suffixes)
+    return ValueError('invalid size %r: expected a byte count or digits with a suffix %s (binary: %s = %d bytes), '
+                      'like %s' % (value, one_of, binary[0], binary[1], examples))
+
+
+def parse_size(value, suffixes='kmgt', strict=False):
     """A size as users and the tools write it, in bytes: ``"512"`` -> 512, ``"4k"`` -> 4096, ``"1G"`` -> 1073741824.
 
     Accepts a non-negative integer, or a string of digits with an optional
     binary suffix ``k``, ``m``, ``g``, ``t`` (any case, optionally followed by
     ``iB``: ``4KiB``).  Fractions, negative numbers and the ambiguous suffixes
     ``b``/``kB``/``MB`` raise ValueError naming the value.
+
+    For a size handed on as text to a tool that reads fewer forms: ``suffixes``
+    names the suffix letters it takes (lst: ``'km'``), and ``strict`` accepts
+    only the compact form a C tool reads with strtol and one suffix letter:
+    no surrounding or inner spaces, no ``iB``, no leading zero (``010`` would
+    be octal 8 to strtol).
     """
+    suffixes = suffixes.lower()
+    if not suffixes or any(letter not in 'kmgt' for letter in suffixes):
+        raise ValueError('invalid suffixes %r: a selection of k, m, g and t' % (suffixes,))
     if isinstance(value, bool):
         raise ValueError('invalid size %r: expected a byte count or a string like "4k", "1m", "1G"' % (value,))
     if isinstance(value, numbers.Integral):
         if value < 0:
             raise ValueError('invalid size %r: a size cannot be negative' % (value,))
         return int(value)
-    match = _SIZE_RE.match(value.strip()) if isinstance(value, str) else None
-    if not match:
-        raise ValueError('invalid size %r: expected a byte count or digits with a suffix k, m, g or t '
-                         '(binary: 4k = 4096 bytes), like "4k", "1m", "512", "1G"' % (value,))
-    digits, suffix = match.groups()
-    return int(digits) * _SIZE_MULTIPLIERS[(suffix or '').lower()]
+    match = None
+    if isinstance(value, str):
+        match = _STRICT_SIZE_RE.match(value) if strict else _SIZE_RE.match(value.strip())
+    suffix = ((match.group(2) if match else None) or '').lower()
+    if not match or (suffix and suffix not in suffixes):
+        raise _size_refusal(value, suffixes)
+    return int(match.group(1)) * _SIZE_MULTIPLIERS[suffix]
 
 
 def rate_mib_s(nbytes, seconds):

@@ -83,6 +83,50 @@ def test_parse_size_rejects_and_names_the_value(value):
     assert repr(value) in str(excinfo.value)
 
 
+def test_the_default_refusal_lists_every_suffix():
+    with pytest.raises(ValueError, match=r'with a suffix k, m, g or t \(binary: 4k = 4096 bytes\), '
+                                         r'like "4k", "1m", "512", "1G"$'):
+        units.parse_size('4x')
+
+
+@pytest.mark.parametrize('value, expected', [
+    ('512', 512), ('0', 0), ('4k', 4096), ('4K', 4096), ('1m', 1048576), ('1M', 1048576), ('1024k', 1048576),
+    (4096, 4096),
+])
+def test_strict_km_sizes_are_the_compact_form(value, expected):
+    assert units.parse_size(value, suffixes='km', strict=True) == expected
+
+
+@pytest.mark.parametrize('value', [
+    # A leading zero is octal to strtol (010 is 8, 08 is 0 and junk); spaces and iB are read as junk.
+    '010', '08k', '00', ' 4k', '4k ', '4 k', '4KiB', '4kib', '1g', '2t', '4kb', '0x10', '-4k', '+4k', '', None, True, -1,
+])
+def test_strict_km_sizes_refuse_what_a_c_tool_would_misread(value):
+    with pytest.raises(ValueError) as excinfo:
+        units.parse_size(value, suffixes='km', strict=True)
+    assert repr(value) in str(excinfo.value)
+
+
+def test_the_refusal_names_only_the_suffixes_taken():
+    with pytest.raises(ValueError, match=r'with a suffix k or m \(binary: 4k = 4096 bytes\), like "4k", "1m", "512"$'):
+        units.parse_size('1g', suffixes='km')
+    with pytest.raises(ValueError, match=r'with a suffix m \(binary: 1m = 1048576 bytes\), like "1m", "512"$'):
+        units.parse_size('4k', suffixes='M')
+
+
+@pytest.mark.parametrize('value, suffixes, expected', [
+    ('8g', 'kmgt', 8 * 2 ** 30), (' 4 KiB ', 'km', 4096), ('010', 'km', 10), ('2T', 't', 2 * 2 ** 40),
+])
+def test_suffixes_without_strict_keep_the_lenient_form(value, suffixes, expected):
+    assert units.parse_size(value, suffixes=suffixes) == expected
+
+
+@pytest.mark.parametrize('suffixes', ['', 'kx', 'b'])
+def test_unknown_suffix_letters_are_a_programming_error(suffixes):
+    with pytest.raises(ValueError, match='invalid suffixes'):
+        units.parse_size('4k', suffixes=suffixes)
+
+
 @pytest.mark.parametrize('nbytes, seconds, expected', [
     (1048576, 1, 1.0),
     (1048576, 0.5, 2.0),
