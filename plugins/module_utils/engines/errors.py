@@ -13,7 +13,10 @@ __metaclass__ = type
 
 
 class EngineError(Exception):
-    """A setting or a state of the node that keeps a survey from starting, found before anything is made.
+    """A setting or a state of the node that keeps a survey from starting, or a step of the survey that failed.
 
-    The message names the option at fault (``targets: ...``), so that the module can fail with it as it is.
+    Most are found before anything is made (a device that cannot be sized, a mount point that is not Lustre,
+    a console session someone else holds); the rest are a command of the survey that failed (``lst add_test``,
+    removing a file it wrote), which the engine records against the point or its teardown.  The message
+    names the option or the command at fault (``targets: ...``), so that the module can fail with it as it is.
     """

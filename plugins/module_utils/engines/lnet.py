@@ -58,8 +58,11 @@ import glob
 import os
 import re
 
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_stat import parse_lst_stat
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_survey import parse_lst_survey
+from ansible_collections.lustre.iokit.plugins.module_utils.units import parse_size
+from ansible_collections.lustre.iokit.plugins.module_utils.versions import version_tuple
 
 MODES = ('read', 'write', 'rw', 'ping')
 SPLITS = ('all', 'each_server', 'each_client')
@@ -78,36 +81,34 @@ MAX_NAME_LENGTH = 31
 SELFTEST_MODULE = 'lnet_selftest'
 SESSION_PREFIX = 'iokit_'
 # lst-survey appeared in lustre-iokit 2.16.0 (not in any 2.15.x).
-IOKIT_MIN_VERSION = (2, 16)
+IOKIT_MIN_VERSION = (2, 16, 0)
 
 # A NID as lst takes it: address@network, the address possibly a range such as 10.0.0.[1-4].
 _NID_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9.:\[\],/-]*@[a-z]+[0-9]*\Z')
-_SIZE_RE = re.compile(r'^(?P<number>[1-9][0-9]*)(?P<unit>[kKmM]?)\Z')
 _SHOW_SESSION_RE = re.compile(r'^(?P<name>\S+) ID: \S+, KEY: (?P<key>-?[0-9]+) ')
 _NODE_ERRORS_RE = re.compile(
     r'^(?:[0-9]+-)?(?P<nid>\S+@\S+): \[Session (?P<brw>[0-9]+) brw errors, (?P<ping>[0-9]+) ping errors\]'
     r'(?:\s*\[RPC: (?P<rpc>[0-9]+) errors, (?P<dropped>[0-9]+) dropped, (?P<expired>[0-9]+) expired\])?')
 _NODE_FAILURE_RE = re.compile(r'^(?P<kind>RPC|Framework) failure, can\'t show error on (?:[0-9]+-)?(?P<nid>\S+)')
 _ERROR_TOTAL_RE = re.compile(r'^Total (?P<count>[0-9]+) error nodes in (?P<group>\S+)')
-_VERSION_RE = re.compile(r'^(?P<major>[0-9]+)\.(?P<minor>[0-9]+)')
 _ERROR_COUNTERS = ('brw', 'ping', 'rpc', 'dropped', 'expired')
-
-
-class EngineError(Exception):
-    """A problem found before or while opening the console session (names the option at fault)."""
 
 
 # --------------------------------------------------------------------------
 # Options and plan
 
 
-def size_bytes(text):
-    """``4k`` -> 4096, ``1m`` -> 1048576, ``512`` -> 512; None when lst would not take it."""
-    match = _SIZE_RE.match(str(text))
-    if not match:
+def size_bytes(size):
+    """``4k`` -> 4096, ``1m`` -> 1048576, ``512`` -> 512; None when lst would not take it.
+
+    lst reads a size with strtol and one suffix letter, k or m: the strict form of ``units.parse_size``
+    (no spaces, no ``iB``, no leading zero, which strtol would read as octal), and above zero.
+    """
+    try:
+        number = parse_size(size, suffixes='km', strict=True)
+    except ValueError:
         return None
-    factor = {'': 1, 'k': 1024, 'm': 1024 * 1024}[match.group('unit').lower()]
-    return int(match.group('number')) * factor
+    return number if number > 0 else None
 
 
 def nid_problems(option, nids):
@@ -202,11 +203,6 @@ def group_pairs(servers, clients, split):
 def pair_distribute(pair, distribute=None):
     """``--distribute``: given, or the group sizes (clients:servers) as lst-survey passes them."""
     return distribute or '%d:%d' % (len(pair['clients']), len(pair['servers']))
-
-
-def version_tuple(version):
-    match = _VERSION_RE.match(version or '')
-    return (int(match.group('major')), int(match.group('minor'))) if match else None
 
 
 def iokit_version_problem(version):

@@ -49,6 +49,7 @@ import re
 import shutil
 import time
 
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB, MIB
 
@@ -63,10 +64,6 @@ OPERATIONS = ('write', 'read')
 _TARGET_OBD_RE = re.compile(r'^\s*(?P<index>\d+):\s+(?P<uuid>\S+)\s+(?P<state>\S+)')
 _DF_OST_RE = re.compile(r'^(?P<uuid>\S+)\s+(?P<total>\d+)\s+(?P<used>\d+)\s+(?P<available>\d+)\s+\S+\s+\S*\[OST:(?P<index>\d+)\]')
 _CACHED_MB_RE = re.compile(r'^\s*(?:max_cached_mb:\s*)?(?P<value>\d+)\s*$')
-
-
-class EngineError(Exception):
-    """A refusal before anything is created (not Lustre, not enough space, unreadable OST list)."""
 
 
 # --------------------------------------------------------------------------

@@ -42,9 +42,11 @@ import stat
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgp_dd import parse_sgp_dd
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB, MIB, decimal_mb_s_to_mib_s
+from ansible_collections.lustre.iokit.plugins.module_utils.versions import version_tuple
 
 # The I/O kit's SG_MAX_QUEUE: threads per region above it are skipped.
 SG_MAX_QUEUE = 16
@@ -55,14 +57,10 @@ MEMORY_OVERHEAD_KIB = 64
 PATH_SG = 'sg'
 PATH_BLOCK = 'block'
 # sg3_utils release whose sgp_dd prints "time to copy data" (docs/iokit-notes.md, 2.5).
-SG3_UTILS_NEW_TIMING = (1, 48)
+SG3_UTILS_NEW_TIMING = (1, 48, 0)
 
 SKIP_THR_BELOW_CRG = 'thr < crg: fewer threads than regions'
 SKIP_PER_REGION_CAP = 'thr/crg > %d: more threads per region than the cap (max_threads_per_region)'
-
-
-class EngineError(Exception):
-    """A problem found before any I/O (a device that cannot be resolved or sized)."""
 
 
 # --------------------------------------------------------------------------
@@ -497,7 +495,7 @@ def run_iokit(runner, script, devices, rslt, sg3_utils_version=None, **sweep_par
     elif result.rc != 0:
         errors.append({'point': None, 'message': 'sgpdd-survey exited with rc %s: %s' % (
             result.rc, (result.stdout + result.stderr).strip()[-2000:])})
-    if sg3_utils_version and version_tuple(sg3_utils_version) >= SG3_UTILS_NEW_TIMING:
+    if (version_tuple(sg3_utils_version) or ()) >= SG3_UTILS_NEW_TIMING:
         errors.append({'point': None, 'message': 'sg3_utils %s prints "time to copy data", which sgpdd-survey does '
                                                  'not recognise: it counts every sgp_dd instance as failed; use '
                                                  'engine: native' % sg3_utils_version})
@@ -508,18 +506,13 @@ def run_iokit(runner, script, devices, rslt, sg3_utils_version=None, **sweep_par
 # Environment facts
 
 
-def version_tuple(text):
-    """``"1.46-3"`` -> ``(1, 46)``; ``()`` when there is no version."""
-    match = re.match(r'\s*(\d+)\.(\d+)', text or '')
-    return (int(match.group(1)), int(match.group(2))) if match else ()
-
-
 def sg3_utils_version(runner):
     """The installed sg3_utils package version (``1.46``) or None, from dpkg or rpm."""
     for argv in (['dpkg-query', '-W', '-f=${Version}', 'sg3-utils'], ['rpm', '-q', '--qf', '%{VERSION}', 'sg3_utils']):
         result = runner.run(argv)
-        if result.rc == 0 and version_tuple(result.stdout):
-            return '%d.%d' % version_tuple(result.stdout)
+        version = version_tuple(result.stdout) if result.rc == 0 else None
+        if version:
+            return '%d.%d' % version[:2]
     return None
 
 

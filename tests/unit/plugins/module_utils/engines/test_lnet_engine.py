@@ -143,6 +143,16 @@ def test_bad_options_are_named(change, message):
     assert any(message in problem for problem in problems), problems
 
 
+@pytest.mark.parametrize('size, expected', [
+    ('512', 512), ('4k', 4096), ('4K', 4096), ('1m', 1048576), ('1M', 1048576), ('64k', 65536), (4096, 4096),
+    # lst reads sizes with strtol and one letter k or m: what it would misread is refused.
+    ('0', None), (0, None), ('010', None), ('08k', None), ('4KiB', None), ('4 k', None), (' 4k', None),
+    ('1g', None), ('4kb', None), ('0x10', None), ('-4k', None), ('', None), (None, None), (True, None),
+])
+def test_sizes_are_those_lst_reads(size, expected):
+    assert lnet.size_bytes(size) == expected
+
+
 def test_ping_only_needs_no_size():
     assert lnet.option_problems([S1], [C1], ['ping'], [], 64, 3, 3, 'servers', ['all']) == []
 
@@ -167,6 +177,9 @@ def test_iokit_is_refused_before_2_16_with_the_version():
     problem = lnet.iokit_version_problem('2.15.5')
     assert 'Lustre 2.15.5' in problem and '2.16' in problem and 'engine: native' in problem
     assert lnet.iokit_version_problem('2.16.1') is None
+    assert lnet.iokit_version_problem('2.16') is None and 'Lustre 2.14' in lnet.iokit_version_problem('2.14')
+    # A version that cannot be read refuses nothing: lst-survey itself says whether it runs.
+    assert lnet.iokit_version_problem(None) is None and lnet.iokit_version_problem('unknown') is None
 
 
 # -- the command sequence ---------------------------------------------------------------------------

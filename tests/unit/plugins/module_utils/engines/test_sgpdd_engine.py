@@ -326,9 +326,38 @@ def test_iokit_engine_passes_parameters_by_environment(tmp_path):
     assert 'counts every sgp_dd instance as failed' in errors[0]['message']
 
 
-@pytest.mark.parametrize('text, expected', [('1.46-3', (1, 46)), ('1.48', (1, 48)), ('', ()), (None, ())])
-def test_version_tuple(text, expected):
-    assert sgpdd.version_tuple(text) == expected
+class PackageRunner(FakeRunner):
+    """Answers the package queries: ``answers`` maps the tool (dpkg-query, rpm) to ``(rc, stdout)``."""
+
+    def __init__(self, answers):
+        FakeRunner.__init__(self, FakeClock())
+        self.answers = answers
+
+    def run(self, argv, env=None, cwd=None):
+        self.batches.append([list(argv)])
+        rc, stdout = self.answers.get(argv[0], (1, ''))
+        return CommandResult(argv, rc, stdout, '', 0.01)
+
+
+@pytest.mark.parametrize('answers, expected', [
+    ({'dpkg-query': (0, '1.46-3')}, '1.46'),
+    ({'dpkg-query': (0, '1.48-1ubuntu1')}, '1.48'),
+    ({'dpkg-query': (1, 'dpkg-query: no packages found matching sg3-utils'), 'rpm': (0, '1.47')}, '1.47'),
+    ({'rpm': (1, 'package sg3_utils is not installed')}, None),
+    ({'dpkg-query': (0, '')}, None),
+])
+def test_sg3_utils_version_is_major_minor_from_dpkg_or_rpm(answers, expected):
+    assert sgpdd.sg3_utils_version(PackageRunner(answers)) == expected
+
+
+@pytest.mark.parametrize('version, warned', [(None, False), ('', False), ('1.46', False), ('1.47', False),
+                                             ('1.48', True), ('1.48.1', True), ('2.0', True)])
+def test_iokit_engine_warns_from_sg3_utils_1_48_on(tmp_path, version, warned):
+    runner = PackageRunner({'bash': (0, '')})
+    unused_records, errors, unused_result = sgpdd.run_iokit(
+        runner, '/usr/bin/sgpdd-survey', ['/dev/sdb'], str(tmp_path / 'rslt'), sg3_utils_version=version,
+        size_mib=4, actions=['write'], rszlo=1024, rszhi=1024, crglo=1, crghi=1, thrlo=1, thrhi=1, boundary=1024)
+    assert any('counts every sgp_dd instance as failed' in error['message'] for error in errors) == warned
 
 
 def test_parse_readcap_brief():
