@@ -306,6 +306,8 @@ class ObdfilterSurvey:
         # Full unless the caller sets an adaptive one: the thread sweep of each (rsz, nobj) may then stop once
         # the OSTs saturate.
         self.inner_sweeps = adaptive.InnerSweeps()
+        # (actual rsz KiB, nobj, thr) -> the record an earlier attempt of the run measured (the module resumes)
+        self.done_points = {}
         self.errors = []
         self.aborted = None
         self.loaded_obdecho = False
@@ -612,8 +614,13 @@ class ObdfilterSurvey:
             for entry in self.plan():
                 if entry['skip']:
                     continue
-                if (entry['actual_rsz_kib'], entry['nobj'], entry['thr']) in getattr(self, 'done_points', ()):
-                    continue  # an earlier attempt of the run measured it (the module resumes)
+                earlier = self.done_points.get((entry['actual_rsz_kib'], entry['nobj'], entry['thr']))
+                if earlier is not None:
+                    # the module resumes: the point is in the envelope already, its figures still count
+                    if not self.inner_sweeps.stopped(_outer_key(entry)):
+                        self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
+                                                   adaptive.figures(earlier['tests'], earlier['ost']))
+                    continue
                 stopped = self.inner_sweeps.stopped(_outer_key(entry))
                 if stopped:
                     self.inner_sweeps.skip(_point_key(entry), stopped)

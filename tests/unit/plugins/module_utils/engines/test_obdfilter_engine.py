@@ -1157,3 +1157,24 @@ def test_patience_runs_more_flat_points(tmp_path):
     survey, points = run_adaptive(tmp_path, mode='adaptive', knee=2, patience=2)
     assert points == [(1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (2, 8)]
     assert survey.inner_sweeps.skipped_points[0]['reason'].endswith('< 3 % for 2 points')
+
+
+def test_a_resumed_adaptive_sweep_counts_the_earlier_attempts_points_in_the_stop_rule(tmp_path):
+    first, unused = run_adaptive(tmp_path / 'first', mode='adaptive')
+    lustre = CurveLustre(knee=4)
+    # an attempt killed after its third point (1 object, thr 4)
+    killed, unused_state, unused_raw = make_survey(lustre, tmp_path / 'killed', size_mib=16, nobjlo=1, nobjhi=2,
+                                                   thrhi=16, tests=['write', 'read'])
+    killed.inner_sweeps = adaptive.InnerSweeps('adaptive')
+    done = [record for record, unused in zip(killed.run(), range(3))]
+    survey, unused_state, unused_raw = make_survey(CurveLustre(knee=4), tmp_path / 'resumed', size_mib=16, nobjlo=1,
+                                                   nobjhi=2, thrhi=16, tests=['write', 'read'])
+    survey.inner_sweeps = adaptive.InnerSweeps('adaptive')
+    survey.done_points = dict(((record['rsz_kib'], record['obj_per_ost'], record['thr_per_ost']), record)
+                              for record in done)
+    records = list(survey.run())
+    # thr 8 of one object runs (flat after thr 4, which the killed attempt measured) and the sweep stops there,
+    # as the uninterrupted one did: the resumed run skips the same points
+    assert [(record['obj_per_ost'], record['thr_per_ost']) for record in records] == [
+        (1, 8), (2, 2), (2, 4), (2, 8)]
+    assert survey.inner_sweeps.skipped_points == first.inner_sweeps.skipped_points
