@@ -11,7 +11,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLLECTIONS = os.path.join(ROOT, '.venv', 'collections')
@@ -21,6 +20,9 @@ ANSIBLE_BIN = os.environ.get('IOKIT_ANSIBLE_BIN') or os.path.join(ROOT, '.venv',
 NODE_PYTHON = os.environ.get('IOKIT_NODE_PYTHON') or sys.executable
 if COLLECTIONS not in sys.path:
     sys.path.insert(0, COLLECTIONS)
+
+# The tests here wait the way the unit tests do, with the same helper: ``from conftest import wait_for``.
+from ansible_collections.lustre.iokit.tests.unit.waiting import wait_for  # noqa: E402 pylint: disable=wrong-import-position,unused-import
 
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
 ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
@@ -49,19 +51,3 @@ def simulated_local_host(base, name, *init_args):
     os.chmod(python, stat.S_IRWXU)
     return {'ansible_connection': 'local', 'ansible_python_interpreter': python,
             'iokit_workdir': os.path.join(base, name + '-work')}
-
-
-def wait_for(what, condition, deadline_s=120.0, process=None):
-    """``condition()``'s first true value, polled until ``deadline_s``: a test waits for what it needs, never
-    for a fixed time, so a loaded machine only makes it slower. With ``process`` (a playbook started with
-    ``stdout=PIPE``), its ending first fails at once, with the end of its output."""
-    deadline = time.monotonic() + deadline_s
-    while True:
-        value = condition()
-        if value:
-            return value
-        if process is not None and process.poll() is not None:
-            raise AssertionError('%s: the playbook ended first:\n%s' % (what, process.stdout.read()[-6000:]))
-        if time.monotonic() >= deadline:
-            raise AssertionError('timed out after %d s waiting for %s' % (deadline_s, what))
-        time.sleep(0.05)

@@ -8,26 +8,18 @@ the envelope store_result takes, and bad options named."""
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.modules import stats_collect as stats_collect_module
 from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.tests.unit.waiting import wait_for
 
 RUN_ID = '20261122T101500Z-3f2a'
 # Every wait below ends by itself: a sampler that never writes or never ends fails the test after this long.
 DEADLINE_S = 60
 # The simulated node: testfs with one MDT and two OSTs.
 TARGETS = ['testfs-MDT0000', 'testfs-OST0000', 'testfs-OST0001']
-
-
-def wait_for(what, condition, deadline_s=DEADLINE_S):
-    deadline = time.monotonic() + deadline_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError('%s: not within %d s' % (what, deadline_s))
-        time.sleep(0.1)
 
 
 def alive(pid):
@@ -105,12 +97,12 @@ def test_a_vmstat_sampler_runs_until_stopped_and_its_samples_are_in_the_envelope
                 return len(handle.read().splitlines()) >= 5
         except (IOError, OSError):
             return False
-    wait_for('two vmstat samples', sampled_twice)
+    wait_for('two vmstat samples', sampled_twice, DEADLINE_S)
 
     stopped = stats('stopped')
     assert stopped['changed'] is True
     assert [(item['collector'], item['pid']) for item in stopped['stopped']] == [('vmstat', pid)]
-    wait_for('the vmstat sampler %d gone' % pid, lambda: not alive(pid))
+    wait_for('the vmstat sampler %d gone' % pid, lambda: not alive(pid), DEADLINE_S)
     # stopping again finds nothing to stop
     assert stats('stopped')['stopped'] == []
 
@@ -134,7 +126,7 @@ def test_check_mode_starts_and_stops_nothing(sim, stats):
     assert (would_collect['changed'], would_collect['collected'], would_collect['stopped']) == (True, False, [])
     assert alive(sampler['pid'])
     stats('stopped', stop_grace_s=10)
-    wait_for('the vmstat sampler gone', lambda: not alive(sampler['pid']))
+    wait_for('the vmstat sampler gone', lambda: not alive(sampler['pid']), DEADLINE_S)
 
 
 def test_collecting_what_was_never_started_says_so(sim, stats):

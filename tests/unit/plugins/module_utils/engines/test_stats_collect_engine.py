@@ -13,7 +13,6 @@ import os
 import re
 import signal
 import sys
-import time
 
 import pytest
 
@@ -24,6 +23,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import Nod
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.brw_stats import parse_brw_stats
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
 from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock
+from ansible_collections.lustre.iokit.tests.unit.waiting import wait_for
 
 BRW_FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'parsers', 'fixtures', 'brw_stats')
 PYTHON = '/usr/bin/python3'
@@ -576,18 +576,18 @@ def test_interval_problems_name_the_option(intervals, message):
 # -- the real sampler and spawner ---------------------------------------------------------------------------
 
 
+def samples_in(path):
+    with open(path) as handle:
+        return handle.read().count(scp.SAMPLE_END)
+
+
 def test_the_real_sampler_runs_detached_and_stops_cleanly_on_sigterm(tmp_path):
     out = str(tmp_path / 'out')
     process = scs.Spawner().spawn([sys.executable, '-c', scs.SAMPLER_SOURCE, '0.1', '60', 'echo', 'hello'],
                                   out, str(tmp_path / 'err'))
     try:
         assert os.getpgid(process.pid) == process.pid
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with open(out) as handle:
-                if handle.read().count(scp.SAMPLE_END) >= 3:
-                    break
-            time.sleep(0.05)
+        wait_for('three samples from the sampler', lambda: samples_in(out) >= 3, 60, process)
         os.killpg(process.pid, signal.SIGTERM)
         assert process.wait(timeout=10) == 0
     finally:
