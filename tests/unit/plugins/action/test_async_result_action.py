@@ -16,6 +16,7 @@ import time
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.action.async_result import controller_gone
+from ansible_collections.lustre.iokit.tests.unit.waiting import wait_for
 
 
 class Parent:
@@ -41,27 +42,28 @@ def test_outside_a_forked_worker_there_is_nothing_to_tell():
 DEADLINE_S = 60
 
 
-def _worker(report):
-    # What the action sees in a worker: looks until its parent is gone, then says which pid it lost.
+def _worker(report, action=None):
+    # A worker of a controller that is killed: once re-parented, it says which pid it lost (what the action sees
+    # in a worker) or, given the wait task's ``action``, runs it and says how it ended.
     os.write(report, b'ready\n')
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        gone = controller_gone()
-        if gone is not None:
-            os.write(report, str(gone).encode() + b'\n')
-            return
-        time.sleep(0.05)
+    gone = wait_for('the controller to be gone', controller_gone, DEADLINE_S)
+    if action is None:
+        os.write(report, str(gone).encode() + b'\n')
+        return
+    try:
+        action.run(task_vars={'inventory_hostname': 'oss1'})
+        os.write(report, b'ran\n')
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        os.write(report, ('%s: %s\n' % (type(exc).__name__, getattr(exc, 'message', exc))).encode())
 
 
-def _controller(report):
-    # Stands for ansible-playbook: forks a worker the way its strategy does, then is SIGKILLed.  Its own process
-    # group holds the worker too, so the test can kill both whatever state they are in.
+def _controller(report, action=None):
+    # Stands for ansible-playbook: forks a worker the way its strategy does, then lives until the test SIGKILLs
+    # it.  Its own process group holds the worker too, so the test can kill both whatever state they are in.
     os.setpgid(0, 0)
-    worker = multiprocessing.get_context('fork').Process(target=_worker, args=(report,))
+    worker = multiprocessing.get_context('fork').Process(target=_worker, args=(report, action))
     worker.start()
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
+    time.sleep(DEADLINE_S)
 
 
 def _read_line(fd, deadline):
@@ -78,10 +80,10 @@ def _read_line(fd, deadline):
     return data
 
 
-@pytest.mark.skipif(not hasattr(os, 'fork'), reason='needs fork')
-def test_a_real_worker_sees_its_controller_killed():
+def _worker_line_after_killing_its_controller(action=None):
+    """The controller's pid and the line its orphaned worker reports once the controller is SIGKILLed."""
     read_end, write_end = os.pipe()
-    controller = multiprocessing.get_context('fork').Process(target=_controller, args=(write_end,))
+    controller = multiprocessing.get_context('fork').Process(target=_controller, args=(write_end, action))
     controller.start()
     os.close(write_end)
     deadline = time.monotonic() + DEADLINE_S
@@ -89,7 +91,7 @@ def test_a_real_worker_sees_its_controller_killed():
         assert _read_line(read_end, deadline) == b'ready\n'
         os.kill(controller.pid, signal.SIGKILL)
         controller.join(DEADLINE_S)
-        line = _read_line(read_end, deadline)
+        line = _read_line(read_end, deadline).decode()
     finally:
         os.close(read_end)
         # The controller's group: the controller and the worker it forked, alive or not.
@@ -98,7 +100,13 @@ def test_a_real_worker_sees_its_controller_killed():
         except (ProcessLookupError, PermissionError):
             pass
         controller.join(DEADLINE_S)
-    assert line.strip() == str(controller.pid).encode()
+    return controller.pid, line
+
+
+@pytest.mark.skipif(not hasattr(os, 'fork'), reason='needs fork')
+def test_a_real_worker_sees_its_controller_killed():
+    controller_pid, line = _worker_line_after_killing_its_controller()
+    assert line.strip() == str(controller_pid)
 
 
 def test_the_hosts_workers_share_their_progress_and_one_line_is_printed_per_interval(tmp_path):
@@ -114,48 +122,10 @@ def test_the_hosts_workers_share_their_progress_and_one_line_is_printed_per_inte
     assert later.startswith('obdfilter: 2 hosts, 5/8 points (62 %), slowest oss2 50 %, ETA ')
 
 
-def _orphaned_wait(report, action):
-    # A worker of a controller that is killed: once re-parented it runs the wait task and says how it ended.
-    os.write(report, b'ready\n')
-    deadline = time.monotonic() + DEADLINE_S
-    while controller_gone() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    try:
-        action.run(task_vars={'inventory_hostname': 'oss1'})
-        os.write(report, b'ran\n')
-    except Exception as exc:  # pylint: disable=broad-exception-caught
-        os.write(report, ('%s: %s\n' % (type(exc).__name__, getattr(exc, 'message', exc))).encode())
-
-
-def _controller_of(report, action):
-    os.setpgid(0, 0)
-    worker = multiprocessing.get_context('fork').Process(target=_orphaned_wait, args=(report, action))
-    worker.start()
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-
-
 @pytest.mark.skipif(not hasattr(os, 'fork'), reason='needs fork')
 def test_the_wait_task_of_a_killed_controller_fails_at_once_without_asking_the_node(tmp_path, action_for):
     action = action_for('async_result', {'results_file': str(tmp_path / 'j1.42'), 'wait_s': 600})
-    read_end, write_end = os.pipe()
-    controller = multiprocessing.get_context('fork').Process(target=_controller_of, args=(write_end, action))
-    controller.start()
-    os.close(write_end)
-    deadline = time.monotonic() + DEADLINE_S
-    try:
-        assert _read_line(read_end, deadline) == b'ready\n'
-        os.kill(controller.pid, signal.SIGKILL)
-        controller.join(DEADLINE_S)
-        line = _read_line(read_end, deadline).decode()
-    finally:
-        os.close(read_end)
-        try:
-            os.killpg(controller.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        controller.join(DEADLINE_S)
+    controller_pid, line = _worker_line_after_killing_its_controller(action)
     assert line.startswith('AnsibleActionFail: the controller that started this wait (ansible-playbook, pid %d) is gone'
-                           % controller.pid)
+                           % controller_pid)
     assert 'run playbooks/cleanup.yml' in line
