@@ -53,6 +53,8 @@ try:
 except ImportError:  # pragma: no cover - Python 2 only
     from pipes import quote as shell_quote
 
+from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
+from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.ost import mount_fstype, parse_getname
@@ -305,15 +307,21 @@ class ClientTreeSurvey:
     """One survey launched from this client over ``hosts``, working in its own marked tree on the Lustre mount.
 
     A subclass sets ``SURVEY`` (its name in the node state and in messages), ``MARKER``, ``TREE_PREFIX`` and
-    ``DEFAULTS`` (its options, ``LAUNCH_DEFAULTS`` among them), ``point_key`` (how an error names a point) and
-    runs its sweep with ``launch``. ``runner`` runs the measurements (under the deadline); ``control_runner``
-    the checks, the layout commands and the cleanup (no deadline).
+    ``DEFAULTS`` (its options, ``LAUNCH_DEFAULTS`` among them), ``PROGRESS_KEYS`` and ``PROGRESS_WEIGHT`` (how
+    the progress log names and weighs a planned point), ``point_key`` (how an error names a point) and runs its
+    sweep with ``launch``, handing each measured record to ``record_done`` (and each point an adaptive sweep
+    passes over to ``point_skipped``). ``runner`` runs the measurements (under the deadline);
+    ``control_runner`` the checks, the layout commands and the cleanup (no deadline).
     """
 
     SURVEY = None
     MARKER = None
     TREE_PREFIX = None
     DEFAULTS = LAUNCH_DEFAULTS
+    # The keys of a planned point that the progress log shows (its ``current`` point)
+    PROGRESS_KEYS = ()
+    # The key of a planned point that weighs it for the ETA (e.g. its bytes); None: every point weighs the same
+    PROGRESS_WEIGHT = None
 
     def __init__(self, runner, control_runner, node_state, run_id, mount_point, hosts, options=None,
                  parent=None, workdir='/tmp/lustre-iokit', mpirun='mpirun', srun='srun', lfs='lfs',
@@ -349,6 +357,10 @@ class ClientTreeSurvey:
         self._tree_made = False
         self._hostfiles = []
         self._jobs = 0
+        # Told of each record as its point ends (the envelope builder, which tells the run's progress log)
+        self.on_record = None
+        # Told of each planned point the sweep passes over (the progress log's ``point_skipped``)
+        self.on_skip = None
 
     # -- what a subclass says --------------------------------------------------------------
 
@@ -382,6 +394,10 @@ class ClientTreeSurvey:
         if os.path.lexists(self.tree) and read_marker(self.tree, self.MARKER) != self.run_id:
             raise EngineError('run_id: %s exists and does not carry the marker of run %s; it is not ours, '
                               'choose another run_id or remove it' % (self.tree, self.run_id))
+
+    def progress_points(self, plan):
+        """The points of ``plan`` the sweep runs, in order, as the progress log counts them (names and weights)."""
+        return progress_utils.planned_points(plan['points'], self.PROGRESS_KEYS, self.PROGRESS_WEIGHT)
 
     def plan_common(self):
         """The plan's keys every client survey has: where, over which hosts, how launched."""
@@ -476,6 +492,18 @@ class ClientTreeSurvey:
 
     def error(self, point, message):
         self.errors.append({'point': None if point is None else self.point_key(point), 'message': message})
+
+    def record_done(self, record):
+        """The record of a measured point: kept, and handed on at once (``on_record``), so that the progress log
+        counts the point on the poll after it ended, not when the sweep is over."""
+        self.records.append(record)
+        if self.on_record is not None:
+            self.on_record(record)
+
+    def point_skipped(self, point):
+        """A planned point the sweep will not run (its adaptive step stopped): the progress log stops counting it."""
+        if self.on_skip is not None:
+            self.on_skip(point)
 
     def stop(self, point, what):
         """The run stops here (deadline or signal): ``what`` and the reason become the point's error."""
@@ -680,7 +708,18 @@ def _resolve_programs(module, program_option):
     return launcher, program, slurm
 
 
-def _run(survey, builder, raw_path):
+def progress_plan(survey, plan):
+    """What the run's progress log starts from (SurveyStart.make_run_dir): the points of ``plan`` the sweep runs
+    (``survey.progress_points``) and the plan's estimated duration (None when the survey has no rate to assume)."""
+    return survey.progress_points(plan), plan_estimate.estimate(survey.SURVEY, plan)['estimated_duration_s']
+
+
+def _run(survey, builder, raw_path, progress=None):
+    """Set up, run and tear down ``survey``; each record goes into the envelope as its point ends (the builder
+    tells the run's ``progress`` log, which also stops counting the points an adaptive sweep passes over)."""
+    survey.on_record = builder.add_record
+    if progress is not None:
+        survey.on_skip = progress.point_skipped
     try:
         survey.setup()
         survey.run()
@@ -692,8 +731,6 @@ def _run(survey, builder, raw_path):
         if survey.raw_chunks:
             with open(raw_path, 'w') as handle:
                 handle.write(survey.raw_text())
-    for record in survey.records:
-        builder.add_record(record)
     survey_module.add_survey_outcome(builder, survey)
     return bool(survey.records)
 
@@ -734,7 +771,10 @@ def run_module(module, problems, survey_class, program_option, parameter_names, 
     plan = survey.plan()
     if module.check_mode:
         survey_module.exit_with_envelope(module, builder, name, True, plan=plan)
-    raw_path = os.path.join(start.make_run_dir(), '%s.out' % name)
-    changed = _run(survey, builder, raw_path)
+    # The run's progress log counts the plan's points (weighed as the survey says); the plan's estimate gives the
+    # ETA until the first point ends, then the rate measured so far.
+    run_dir = start.make_run_dir(*progress_plan(survey, plan))
+    raw_path = os.path.join(run_dir, '%s.out' % name)
+    changed = _run(survey, builder, raw_path, start.progress)
     builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
     survey_module.exit_with_envelope(module, builder, name, changed, plan=plan)

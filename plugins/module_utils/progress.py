@@ -31,7 +31,8 @@ PROGRESS_SCHEMA = 'lustre.iokit/progress/v1'
 
 # Keys that place a record in its sweep (the first of these a record has, in this order).
 POINT_KEYS = ('rsz_kib', 'obj', 'thr', 'crg', 'region_count', 'threads', 'thread_count', 'file_count', 'dir_count',
-              'concurrency', 'size', 'nodes', 'tasks_per_node', 'transfer_size', 'api', 'mode', 'test', 'ost', 'target')
+              'concurrency', 'size', 'step', 'access', 'nodes', 'tasks_per_node', 'transfer_kib', 'transfer_size', 'api',
+              'mode', 'test', 'ost', 'target')
 
 
 # What a cleanup leaves of a run directory: the finished points (for a rerun to resume from), their summary and
@@ -179,8 +180,13 @@ def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+# mdtest's operations (parse_mdtest's names) that make its point's figure, when the point measured them.
+MDTEST_FIGURES = ('file creation', 'file stat', 'file read', 'file removal')
+
+
 def figure_of(record):
-    """A short text of the point's result: each test's aggregate rate (``write 812.3 MiB/s``), else None."""
+    """A short text of the point's result: each test's aggregate rate (``write 812.3 MiB/s``), mdtest's mean rate
+    of each file operation (``file creation 1800.0 ops/s``), else None."""
     tests = record.get('tests')
     parts = []
     if isinstance(tests, dict):
@@ -192,6 +198,12 @@ def figure_of(record):
     for key, name in DIRECTION_RATES:
         if _is_number(record.get(key)):
             parts.append('%s %.1f MiB/s' % (name, record[key]))
+    summary = record.get('summary')
+    if record.get('unit') == 'ops/sec' and isinstance(summary, dict):
+        for name in MDTEST_FIGURES:
+            stats = summary.get(name)
+            if isinstance(stats, dict) and _is_number(stats.get('mean')):
+                parts.append('%s %.1f ops/s' % (name, stats['mean']))
     for key, unit in (('mib_s', 'MiB/s'), ('ops_s', 'ops/s'), ('rate', '/s')):
         if not parts and isinstance(record.get(key), (int, float)) and not isinstance(record.get(key), bool):
             parts.append('%.1f %s' % (record[key], unit))
@@ -219,16 +231,6 @@ def planned_points(points, keys, weight_key=None):
                 entry['weight'] = point.get(weight_key)
             planned.append(entry)
     return planned
-
-
-# The progress log of each run directory and survey this process writes (a module runs one survey): how an
-# engine that is handed no log (ior, run by the client-launch layer) finds it (``running_log``).
-_RUNNING_LOGS = {}
-
-
-def running_log(run_dir, survey):
-    """The ProgressLog this process keeps for ``survey`` in ``run_dir``, or None."""
-    return _RUNNING_LOGS.get((os.path.abspath(run_dir), survey))
 
 
 class ProgressLog:
@@ -259,17 +261,22 @@ class ProgressLog:
         self.state = 'running'
         self.problems = []
         self.envelope_fields = None
-        # Records already logged (an engine that reports its points itself hands them to the builder again).
+        # Records already logged: one handed over twice is counted once.
         self._logged = set()
         self._steps = False
-        _RUNNING_LOGS[(os.path.abspath(run_dir), survey)] = self
         self._write_summary()
 
-    def set_plan(self, planned, planned_duration_s=None):
-        """The points and the estimate, for an engine that plans only once it runs (before its first point)."""
-        self.planned = list(planned or [])
-        self.planned_duration_s = planned_duration_s
-        self._write_summary()
+    def point_skipped(self, point):
+        """A planned point the sweep will not run (its adaptive step stopped): out of the total, the current point
+        and the ETA. ``point`` matches the first planned point not yet done whose keys it has with the same values;
+        True when one did."""
+        for index in range(self.done, len(self.planned)):
+            entry = self.planned[index]
+            if all(key in point and point[key] == value for key, value in entry.items() if key != 'weight'):
+                del self.planned[index]
+                self._write_summary()
+                return True
+        return False
 
     def step_done(self, point, figure=None):
         """One step of a sweep whose single record comes at its end (ost: an OST written or read) is done.

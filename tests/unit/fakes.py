@@ -10,6 +10,10 @@ works from the checkout and from ansible-test's staged copy.
 
 from __future__ import annotations
 
+import os
+
+from ansible_collections.lustre.iokit.plugins.module_utils import client_launch, progress, results
+
 
 class FakeClock:
     """A clock that only moves when told: call it for the time (epoch seconds); ``sleep`` moves it on.
@@ -59,3 +63,17 @@ class FakeNode:
 
     def run_many(self, argvs, env=None, cwd=None):
         return [self.run(argv, env=env, cwd=cwd) for argv in argvs]
+
+
+def client_survey_progress(survey, clock, host='c1'):
+    """``(log, builder)`` as a client survey's module starts them before the client-launch layer runs ``survey``
+    (SurveyStart.make_run_dir): the run directory, the progress log from the plan (client_launch.progress_plan) on ``clock``, told
+    of every record the envelope builder receives. Run the survey with ``client_launch._run(survey, builder,
+    raw_path, log)``."""
+    os.makedirs(survey.run_dir, exist_ok=True)
+    planned, duration = client_launch.progress_plan(survey, survey.plan())
+    log = progress.ProgressLog(survey.run_dir, survey.SURVEY, survey.run_id, host, planned=planned,
+                               planned_duration_s=duration, clock=clock)
+    builder = results.EnvelopeBuilder(survey.run_id, host, survey.SURVEY, 'native', {})
+    builder.observers.append(log)
+    return log, builder

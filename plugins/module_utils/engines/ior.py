@@ -49,8 +49,6 @@ import os
 import shutil
 
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
-from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
-from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ior import parse_ior
 
 # a refusal before anything is made (the client-launch layer's)
@@ -192,17 +190,19 @@ class IorSurvey(client_launch.ClientTreeSurvey):
     MARKER = MARKER
     TREE_PREFIX = TREE_PREFIX
     DEFAULTS = DEFAULTS
+    # The progress log shows a point by these keys and weighs it by the bytes it writes (and reads again).
+    PROGRESS_KEYS = ('access', 'nodes', 'tasks_per_node', 'transfer_kib')
+    PROGRESS_WEIGHT = 'bytes_per_phase'
 
     def __init__(self, runner, control_runner, node_state, run_id, mount_point, hosts, options=None, ior='ior',
                  **kwargs):
         client_launch.ClientTreeSurvey.__init__(self, runner, control_runner, node_state, run_id, mount_point,
                                                 hosts, options, **kwargs)
         self.ior = ior
-        # The module's progress log (found in setup), told of each point measured.
-        self.progress = None
 
     def point_key(self, point):
-        return point_name(point)
+        """The point as its error names it in the envelope (a dict of its sweep coordinates)."""
+        return dict((key, point[key]) for key in self.PROGRESS_KEYS)
 
     # -- plan ------------------------------------------------------------------------------
 
@@ -262,20 +262,6 @@ class IorSurvey(client_launch.ClientTreeSurvey):
 
     # -- running ---------------------------------------------------------------------------
 
-    def setup(self):
-        """The tree (client_launch), and the module's progress log told the points and the plan's estimate."""
-        client_launch.ClientTreeSurvey.setup(self)
-        # The client-launch layer starts the log without a plan: the points are told here, before the first runs.
-        self.progress = progress_utils.running_log(self.run_dir, self.SURVEY)
-        if self.progress is not None:
-            points = self.points()
-            total = self.bytes_per_phase(points)
-            estimate = plan_estimate.estimate(self.SURVEY, {'points': points, 'bytes_written': total,
-                                                            'bytes_read': total})
-            self.progress.set_plan(progress_utils.planned_points(
-                points, ('access', 'nodes', 'tasks_per_node', 'transfer_kib'), 'bytes_per_phase'),
-                estimate['estimated_duration_s'])
-
     def run(self):
         for point in self.points():
             if self.runner.expired():
@@ -310,10 +296,7 @@ class IorSurvey(client_launch.ClientTreeSurvey):
             record['placement'] = PLACEMENT_RULE
             # the records keep the figures, not every task's stamps
             run.pop('task_timings', None)
-        self.records.append(record)
-        if self.progress is not None:
-            # on disk now; the envelope receives the records once the sweep ends
-            self.progress.point_done(record)
+        self.record_done(record)
         # IOR removed its files; drop the empty point directory now so the tree stays small.
         shutil.rmtree(directory, ignore_errors=True)
         return record

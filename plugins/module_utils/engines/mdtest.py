@@ -283,6 +283,12 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
         plan['sweep'] = self.plan_sweep()
         return plan
 
+    def progress_points(self, plan):
+        """The points the sweep runs, as the progress log counts them: every point of step 1, then step 2's but its
+        one-node point (step 1's best); step 2's tasks per node is not known yet, so its points name none."""
+        return [dict((key, point[key]) for key in ('step', 'nodes', 'tasks_per_node') if point[key] is not None)
+                for point in plan['points'] if not point.get('reuses_best_tasks_point')]
+
     def plan_sweep(self):
         """The plan's ``sweep`` (adaptive.plan_fields): step 1, then step 2 from the best point of step 1."""
         counts = self.node_counts()
@@ -363,13 +369,15 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
             sweep.measured(outer, count, sweep_figure(record, self.opts['best_by']))
         return self.records
 
-    @staticmethod
-    def _skipped(sweep, point, outer, x):
-        """True (and the point listed with the reason) when the adaptive sweep of its step has stopped."""
+    def _skipped(self, sweep, point, outer, x):
+        """True (and the point listed with the reason, and no longer counted by the progress) when the adaptive
+        sweep of its step has stopped."""
         reason = sweep.stopped(outer, x)
         if reason is None:
             return False
-        sweep.skip(dict((key, point[key]) for key in ('step', 'nodes', 'tasks_per_node')), reason)
+        skipped = dict((key, point[key]) for key in ('step', 'nodes', 'tasks_per_node'))
+        sweep.skip(skipped, reason)
+        self.point_skipped(skipped)
         return True
 
     def _launch(self, point, program):
@@ -401,7 +409,7 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
                       hosts=self.hosts[:point['nodes']], directory=directory, caches_dropped=self.opts['drop_caches'],
                       best_tasks_per_node=False)
         record['iterations'] = parsed.get('iterations') or self.opts['iterations']
-        self.records.append(record)
+        self.record_done(record)
         return record
 
     def _drop_caches(self, point):

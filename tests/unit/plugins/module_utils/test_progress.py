@@ -173,16 +173,19 @@ def test_a_run_that_failed_before_its_first_point_leaves_nothing(tmp_path):
     ({'access': 'fpp', 'ior_write_mib_s': 1500.0, 'ior_read_mib_s': None}, 'write 1500.0 MiB/s'),
     ({'thr': 4, 'tests': {'create': {'ops_s': 2500.0, 'status': 'ok'}}}, 'create 2500.0 ops/s'),
     ({'mode': 'ping', 'read_mib_s': None, 'write_mib_s': None}, None),
+    ({'nodes': 1, 'unit': 'ops/sec', 'summary': {'directory creation': {'mean': 800.0}, 'file stat': {'mean': 15000.0},
+                                                 'file creation': {'mean': 1800.0}}},
+     'file creation 1800.0 ops/s, file stat 15000.0 ops/s'),
 ])
-def test_the_last_figure_of_lnet_ior_and_mds_records(measured, figure):
+def test_the_last_figure_of_lnet_ior_mds_and_mdtest_records(measured, figure):
     assert progress.figure_of(measured) == figure
 
 
 def test_steps_of_a_one_record_survey_are_its_points_and_its_record_is_kept_not_counted(tmp_path):
     clock = FakeClock(1000.0)
-    log = progress.ProgressLog(str(tmp_path), 'ost', 'run-1', 'client1', clock=clock)
-    # a plan told later (as the ior engine tells it) replaces the empty one
-    log.set_plan([{'operation': operation, 'ost': index} for operation in ('write', 'read') for index in (0, 1)], 40.0)
+    log = progress.ProgressLog(str(tmp_path), 'ost', 'run-1', 'client1', clock=clock, planned_duration_s=40.0,
+                               planned=[{'operation': operation, 'ost': index}
+                                        for operation in ('write', 'read') for index in (0, 1)])
     assert (log.summary()['total'], log.summary()['eta_s']) == (4, 40.0)
     for seconds, (operation, index) in zip((10, 10, 5), [('write', 0), ('write', 1), ('read', 0)]):
         clock.now += seconds
@@ -199,4 +202,25 @@ def test_steps_of_a_one_record_survey_are_its_points_and_its_record_is_kept_not_
     log.finish('ok')
     assert (log.summary()['done'], log.summary()['total']) == (4, 4)
     assert len(read_lines(progress.points_path(str(tmp_path), 'ost'))) == 1
-    assert progress.running_log(str(tmp_path), 'ost') is log
+
+
+def test_a_point_the_sweep_passes_over_leaves_the_total_and_the_current_point(tmp_path):
+    clock = FakeClock()
+    planned = [{'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': count} for count in (1, 2, 4)]
+    planned.append({'step': 'nodes', 'nodes': 2})
+    log = progress.ProgressLog(str(tmp_path), 'mdtest', 'run5', 'client1', planned=planned, clock=clock)
+    clock.sleep(3)
+    log.point_done({'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 1})
+    # an adaptive step stopped: the point is out of the total, the next planned one is current
+    assert log.point_skipped({'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 4}) is True
+    assert log.point_skipped({'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 4}) is False
+    summary = log.summary()
+    assert (summary['done'], summary['total'], summary['current']) == (
+        1, 3, {'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 2})
+    assert summary['eta_s'] == 6.0
+    clock.sleep(3)
+    log.point_done({'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 2})
+    # a point named with more keys than planned (the nodes step's tasks per node, known once it runs) matches
+    assert log.point_skipped({'step': 'nodes', 'nodes': 2, 'tasks_per_node': 2}) is True
+    summary = log.summary()
+    assert (summary['done'], summary['total'], summary['current'], summary['eta_s']) == (2, 2, None, 0.0)

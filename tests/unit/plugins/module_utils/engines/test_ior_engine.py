@@ -160,7 +160,7 @@ def test_a_failing_launch_is_an_error_naming_the_point_and_the_tree_is_removed(s
     survey, node_state = survey_for(mount, tmp_path, launcher='srun', partition='nosuch', nodes=[1])
     _sweep(survey)
     assert survey.records == []
-    assert survey.errors[0]['point'] == 'fpp-nodes1-ppn1-xfer256k'
+    assert survey.errors[0]['point'] == {'access': 'fpp', 'nodes': 1, 'tasks_per_node': 1, 'transfer_kib': 256}
     assert 'Invalid partition name specified' in survey.errors[0]['message']
     assert not os.path.exists(survey.tree)
 

@@ -20,7 +20,9 @@ from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mdtest
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.progress import progress_path, read_progress
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult, Runner
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, client_survey_progress
 
 RUN = 'run-1'
 # the module shell of these tests (a login shell would reset PATH and lose the simulator's shims)
@@ -519,6 +521,78 @@ def test_full_sweep_runs_every_point_of_a_flat_curve_and_skips_nothing(mount, tm
     assert points == [(1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (4, 2)]
     assert fields['skipped_points'] == [] and fields['sweep']['mode'] == 'full'
     assert (fields['sweep']['points_run'], fields['sweep']['points_full']) == (6, 6)
+
+
+class TimedRunner(FakeRunner):
+    """Each mdtest run takes 2 s of ``clock``; right before it, a poll reads the progress as async_result does."""
+
+    def __init__(self, mount, clock, **kwargs):
+        FakeRunner.__init__(self, mount, **kwargs)
+        self.clock = clock
+        self.progress_file = None
+        self.polls = []
+
+    def _program(self, argv, program, nodes, slots):
+        if program[0] == 'mdtest':
+            self.polls.append(read_progress(self.progress_file, now=self.clock.now))
+            self.clock.sleep(2)
+        return FakeRunner._program(self, argv, program, nodes, slots)
+
+
+def progress_run(mount, tmp_path, runner, **options):
+    """The survey run by the client-launch layer with its progress log, as the mdtest module runs it."""
+    survey, unused_runner, unused_state = survey_for(mount, tmp_path, runner, **options)
+    survey.inspect()
+    log, builder = client_survey_progress(survey, runner.clock)
+    runner.progress_file = progress_path(survey.run_dir, 'mdtest')
+    assert client_launch._run(survey, builder, os.path.join(survey.run_dir, 'mdtest.out'), log) is True
+    return survey, builder
+
+
+def test_each_poll_sees_the_points_done_of_the_planned_total_the_current_point_the_last_figure_and_an_eta(
+        mount, tmp_path):
+    runner = TimedRunner(mount, FakeClock())
+    survey, builder = progress_run(mount, tmp_path, runner)
+    # 3 points of tasks per node on one node, then 2 and 3 nodes at the best (2): 5 planned, step 2's one-node point
+    # being step 1's best
+    assert [(poll['done'], poll['total']) for poll in runner.polls] == [(n, 5) for n in range(5)]
+    # every point counted is in the envelope already
+    assert [(record['nodes'], record['tasks_per_node']) for record in builder.records] == [
+        (1, 1), (1, 2), (1, 4), (2, 2), (3, 2)]
+    # step 2's tasks per node is not known when it is planned: its points name their nodes
+    assert [poll['current'] for poll in runner.polls] == [
+        {'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 1},
+        {'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 2},
+        {'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 4},
+        {'step': 'nodes', 'nodes': 2}, {'step': 'nodes', 'nodes': 3}]
+    assert [poll['last'] and poll['last']['figure'] for poll in runner.polls] == [None] + [
+        'file creation %.1f ops/s, file stat 15000.0 ops/s' % CREATE_RATES[point]
+        for point in [(1, 1), (1, 2), (1, 4), (2, 2)]]
+    assert runner.polls[1]['last']['point'] == {'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 1}
+    # no rate to assume for mdtest: no ETA before the first point, then 2 s per point for the points left
+    assert [poll['eta_s'] for poll in runner.polls] == [None, 8.0, 6.0, 4.0, 2.0]
+    summary = read_progress(runner.progress_file, now=runner.clock.now)
+    assert (summary['done'], summary['total'], summary['current']) == (5, 5, None)
+    envelope = builder.finish()
+    assert envelope['status'] == 'ok' and len(envelope['records']) == 5
+    summary = read_progress(runner.progress_file)
+    assert (summary['state'], summary['done'], summary['total']) == ('ok', 5, 5)
+
+
+def test_an_adaptive_sweep_takes_the_points_it_passes_over_out_of_the_total(mount, tmp_path):
+    runner = TimedRunner(mount, FakeClock(), rates=FLAT)
+    survey, builder = progress_run(mount, tmp_path, runner, hosts=('c1', 'c2', 'c3', 'c4'),
+                                   tasks_per_node=[1, 2, 4, 8], sweep='adaptive')
+    # planned: 4 points of step 1, 2 of step 2; step 1 stops after 2 tasks per node (4 and 8 passed over), so the
+    # third run is step 2's first point, of 4
+    assert [(poll['done'], poll['total'], poll['current']) for poll in runner.polls] == [
+        (0, 6, {'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 1}),
+        (1, 6, {'step': 'tasks_per_node', 'nodes': 1, 'tasks_per_node': 2}),
+        (2, 4, {'step': 'nodes', 'nodes': 2})]
+    # step 2 stops too: 4 nodes is passed over, and the run ends with every point it ran done
+    summary = read_progress(runner.progress_file, now=runner.clock.now)
+    assert (summary['done'], summary['total'], summary['current'], summary['eta_s']) == (3, 3, None, 0.0)
+    assert len(builder.records) == 3 and len(survey.envelope_fields()['skipped_points']) == 3
 
 
 def test_the_plan_gives_the_adaptive_sweeps_most_and_fewest_points(mount, tmp_path):
