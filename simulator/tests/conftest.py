@@ -15,6 +15,32 @@ if SIM_SRC not in sys.path:
 from lustre_sim.node import create_node  # noqa: E402
 
 
+# The simulator's tests are a project of their own (run from simulator/, importing only lustre_sim), so they keep
+# this one copy of the wait the collection's tests share (tests/unit/waiting.py, importable only through the
+# ansible_collections namespace the collection is installed in) rather than reach into the collection's tree.
+def wait_for(what, condition, deadline_s=30, process=None):
+    """``condition()``'s first true value, polled until ``deadline_s`` seconds have passed, else an AssertionError
+    naming ``what`` and the deadline: never wait for a fixed time. With ``process`` (a Popen), its ending before the
+    condition holds fails at once, with its exit status and the end of its output."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        if process is not None and process.poll() is not None:
+            value = condition()  # it may have come true just before the process ended
+            if value:
+                return value
+            output = process.stdout.read() if process.stdout is not None else ""
+            if isinstance(output, bytes):
+                output = output.decode("utf-8", "replace")
+            raise AssertionError("%s: the command ended first (rc %s)%s"
+                                 % (what, process.returncode, ":\n" + output[-6000:] if output else ""))
+        if time.monotonic() >= deadline:
+            raise AssertionError("timed out after %d s waiting for %s" % (deadline_s, what))
+        time.sleep(0.05)
+
+
 class SimNode:
     """A node under a temporary root plus helpers to run its shims like a shell would."""
 
@@ -48,13 +74,8 @@ class SimNode:
 
     def wait_for_hang(self, process, deadline_s=30):
         """Wait until ``process`` hangs on a fault (it may be slow to get there), or fail at the deadline."""
-        deadline = time.monotonic() + deadline_s
-        while time.monotonic() < deadline:
-            if any(h["pid"] == process.pid for h in self.node.hung_commands()):
-                return
-            assert process.poll() is None, "the command ended (rc %s) instead of hanging" % process.returncode
-            time.sleep(0.05)
-        raise AssertionError("the command did not reach its hang fault within %d s" % deadline_s)
+        wait_for("the command to hang on its fault",
+                 lambda: any(h["pid"] == process.pid for h in self.node.hung_commands()), deadline_s, process)
 
     def echo_client(self, target, layer="", name=None):
         # A client's osc names are too long for "<osc>_ecc_UUID" (a UUID holds under 40 bytes): pass a name.

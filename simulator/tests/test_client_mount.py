@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from conftest import wait_for
 from lustre_sim import client_mount
 from lustre_sim.node import pid_alive
 
@@ -120,9 +121,7 @@ def test_unmount_stops_the_daemon(node_factory, tmp_path):
 def test_mount_replaces_a_dead_daemon(mounted):
     old = mounted.node.read_state("client")["pid"]
     os.kill(old, 9)
-    deadline = time.time() + 5
-    while pid_alive(old) and time.time() < deadline:
-        time.sleep(0.02)
+    wait_for("the killed daemon %d to be gone" % old, lambda: not pid_alive(old))
     assert client_mount.mount(mounted.node) == "fuse"
     assert mounted.node.read_state("client")["pid"] != old
     open(os.path.join(mounted.mnt, "alive"), "w").close()

@@ -4,8 +4,8 @@ import json
 import os
 import signal
 import subprocess
-import time
 
+from conftest import wait_for
 from lustre_sim.node import Node
 
 
@@ -107,11 +107,12 @@ def test_status_lists_running_helpers(node_factory):
     slow = subprocess.Popen([node.root + "/bin/lctl", "--threads", "2", "-1", devno,
                              "test_brw", "4", "wx", "q", "64", "2t" + str(int(objid, 16))],
                             env=node.env(), stdout=subprocess.PIPE)
-    deadline = time.time() + 10
-    running = []
-    while time.time() < deadline and len(running) < 3:
+
+    def three_or_more():
         running = helpers()
-        time.sleep(0.1)
+        return running if len(running) >= 3 else None
+
+    running = wait_for("the helpers of the slow run", three_or_more, process=slow)
     assert len(running) == 3 and any("--threads" in h["command"] for h in running)
     slow.wait(timeout=30)
     assert helpers() == []

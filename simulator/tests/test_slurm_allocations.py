@@ -2,9 +2,8 @@
 
 import os
 import subprocess
-import time
 
-from conftest import node_from_config
+from conftest import node_from_config, wait_for
 from lustre_sim.batch import active_allocations
 from lustre_sim.node import process_start_ticks
 
@@ -15,15 +14,6 @@ TASKS = 'echo "$SLURM_PROCID/$SLURM_NTASKS/$SLURM_NODEID"'
 
 def tool(sim, name, *args, **kwargs):
     return sim.run(os.path.join(sim.root, "bin", name), *args, **kwargs)
-
-
-def wait_until(what, condition, deadline_s=30):
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError("%s: not within %d s" % (what, deadline_s))
 
 
 def script(path, text):
@@ -87,7 +77,7 @@ def test_a_killed_sbatch_wait_leaves_its_job_running_until_scancel(tmp_path):
                                 "-o", str(tmp_path / "long.out"), job], stdout=subprocess.PIPE,
                                universal_newlines=True, env=sim.env(), start_new_session=True)
     try:
-        wait_until("the job to start", marker.exists)
+        wait_for("the job to start", marker.exists)
         waiting.kill()
         waiting.wait(timeout=30)
         [running] = active_allocations(sim.node)
@@ -97,8 +87,8 @@ def test_a_killed_sbatch_wait_leaves_its_job_running_until_scancel(tmp_path):
         assert tool(sim, "scancel", "--name", "long", "--user", user).returncode == 0
         assert active_allocations(sim.node) == []
         assert sim.node.read_state("slurm")["allocations"][-1]["state"] == "CANCELLED"
-        wait_until("the job's processes to be gone",
-                   lambda: process_start_ticks(running["pid"]) != running["proc_start"])
+        wait_for("the job's processes to be gone",
+                 lambda: process_start_ticks(running["pid"]) != running["proc_start"])
         again = tool(sim, "scancel", str(running["job_id"]))
         assert again.returncode == 0 and "already completing or completed" in again.stderr
         unknown = tool(sim, "scancel", "99999")
@@ -115,7 +105,7 @@ def test_scancel_by_id_ends_a_salloc_whose_holder_was_killed(tmp_path):
                               stderr=subprocess.PIPE, universal_newlines=True, env=sim.env(),
                               start_new_session=True)
     try:
-        wait_until("the allocation", lambda: active_allocations(sim.node))
+        wait_for("the allocation", lambda: active_allocations(sim.node))
         [held] = active_allocations(sim.node)
         os.killpg(holder.pid, 9)
         holder.wait(timeout=30)
