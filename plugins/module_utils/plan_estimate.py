@@ -22,8 +22,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
-
-MIB = 1024 * 1024
+from ansible_collections.lustre.iokit.plugins.module_utils.units import MIB
 
 # Per survey: the unit of its work amount, the unit of its rate, and the rate assumed when nothing was measured
 # (with where that figure comes from).  The figures are deliberately middling guesses for current hardware: the

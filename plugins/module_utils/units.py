@@ -27,6 +27,7 @@ KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
 TIB = 1024 * GIB
+PIB = 1024 * TIB
 
 # One MiB is 1.048576 decimal MB (sg3_utils' MB is 10^6 bytes).
 DECIMAL_MB_PER_MIB = MIB / 1000000
@@ -34,6 +35,11 @@ DECIMAL_MB_PER_MIB = MIB / 1000000
 # Binary multipliers, as lctl, lfs and the I/O-kit scripts use them.  "kb",
 # "mb", "b" are refused on purpose: dd reads "kB" as 1000 and "b" as 512.
 _SIZE_MULTIPLIERS = {'': 1, 'k': KIB, 'm': MIB, 'g': GIB, 't': TIB}
+# The unit words of a size a tool prints (parsers._text.read_size): binary whatever the spelling, for the
+# tools say what they mean ("1 MiB", "4096 bytes", brw_stats' "4K"); also "kb"/"mb", as older IOR prints them.
+PRINTED_SIZE_UNITS = dict([('', 1), ('b', 1), ('byte', 1), ('bytes', 1)] + [
+    (letter + tail, factor) for letter, factor in (('k', KIB), ('m', MIB), ('g', GIB), ('t', TIB), ('p', PIB))
+    for tail in ('', 'b', 'ib')])
 _SIZE_RE = re.compile(r'^([0-9]+)\s*(?:([kmgt])(?:ib)?)?\Z', re.IGNORECASE | re.ASCII)
 # The form a C tool reads with strtol and one suffix letter: no spaces, no "iB", and no leading zero
 # (strtol would read 010 as octal 8, and 08 as 0 followed by junk).

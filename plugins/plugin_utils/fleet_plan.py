@@ -13,10 +13,8 @@ after the other (their durations add up).
 from __future__ import annotations
 
 from ansible_collections.lustre.iokit.plugins.module_utils.plan_estimate import fleet_totals
+from ansible_collections.lustre.iokit.plugins.module_utils.units import GIB, MIB
 from ansible_collections.lustre.iokit.plugins.plugin_utils.fleet_progress import duration_text
-
-GIB = 1024 ** 3
-MIB = 1024 ** 2
 
 
 def bytes_text(count):

@@ -16,6 +16,8 @@ __metaclass__ = type
 import math
 import re
 
+from ansible_collections.lustre.iokit.plugins.module_utils.units import PRINTED_SIZE_UNITS
+
 
 class ParserError(ValueError):
     """The input cannot be read as text at all (not a string, binary junk).
@@ -146,3 +148,28 @@ def finite_float(token):
     """finite_number as a float (None stays None)."""
     value = finite_number(token)
     return float(value) if value is not None else None
+
+
+_PRINTED_SIZE_RE = re.compile(r'^(?P<number>' + NUMBER + r')\s*(?P<unit>[A-Za-z]*)$')
+
+
+def read_size(text):
+    """A size as a tool prints it, in bytes (int when whole): ``1 MiB``, ``4096 bytes``, ``2.50 GiB``, ``4K``.
+
+    None when ``text`` is not one.  For sizes the tools print; a size a user writes is read, and refused
+    with a reason, by ``units.parse_size``.
+    """
+    if text is None:
+        return None
+    match = _PRINTED_SIZE_RE.match(str(text).strip())
+    if not match:
+        return None
+    factor = PRINTED_SIZE_UNITS.get(match.group('unit').lower())
+    number = finite_float(match.group('number'))
+    if factor is None or number is None:
+        return None
+    size = number * factor
+    if math.isinf(size):
+        # 1e308 MiB: a finite number whose size in bytes is not.
+        return None
+    return int(size) if size == int(size) else size

@@ -46,6 +46,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import 
     finite_float,
     finite_number,
     join_backslash_continuations,
+    read_size,
 )
 
 _MIB = 1048576.0
@@ -58,15 +59,6 @@ _OPTION_RE = re.compile(
     r'|Participating tasks|pattern)\s*[:=]\s*(?P<value>.*)$')
 _CLIENTS_2X_RE = re.compile(r'^(?P<tasks>\d+)\s*\(\s*(?P<per_node>\d+)\s+per node\s*\)')
 _SEGMENTS_2X_RE = re.compile(r'\((?P<segments>\d+)\s+segments?\)')
-_SIZE_RE = re.compile(r'^(?P<number>' + NUMBER + r')\s*(?P<unit>[A-Za-z]*)$')
-_SIZE_UNITS = {
-    '': 1, 'b': 1, 'byte': 1, 'bytes': 1,
-    'k': 1 << 10, 'kb': 1 << 10, 'kib': 1 << 10,
-    'm': 1 << 20, 'mb': 1 << 20, 'mib': 1 << 20,
-    'g': 1 << 30, 'gb': 1 << 30, 'gib': 1 << 30,
-    't': 1 << 40, 'tb': 1 << 40, 'tib': 1 << 40,
-    'p': 1 << 50, 'pb': 1 << 50, 'pib': 1 << 50,
-}
 _RESULTS_HEADER_RE = re.compile(r'^access\s+bw\(MiB/s\)')
 _RESULT_ROW_RE = re.compile(r'^(?P<access>write|read|remove)\s+\S')
 _DASHES_RE = re.compile(r'^-{2,}(?:\s+-{2,})*$')
@@ -132,24 +124,6 @@ def _empty_run():
         'transfer_size_bytes': None, 'block_size_bytes': None,
         'results': [], 'summary': [], 'max': {}, 'errors': [],
     }
-
-
-def parse_size(text):
-    """``1 MiB``, ``4096 bytes``, ``2.50 GiB``, ``1m``, ``16777216`` -> bytes (int when whole); None otherwise."""
-    if text is None:
-        return None
-    match = _SIZE_RE.match(str(text).strip())
-    if not match:
-        return None
-    factor = _SIZE_UNITS.get(match.group('unit').lower())
-    number = finite_float(match.group('number'))
-    if factor is None or number is None:
-        return None
-    size = number * factor
-    if math.isinf(size):
-        # 1e308 MiB: a finite number whose size in bytes is not.
-        return None
-    return int(size) if size == int(size) else size
 
 
 def _int_or_none(value):
@@ -380,9 +354,9 @@ def _set_option(run, key, value):
         if segments:
             run['segments'] = int(segments.group('segments'))
     elif key == 'xfersize':
-        run['transfer_size_bytes'] = parse_size(value)
+        run['transfer_size_bytes'] = read_size(value)
     elif key == 'blocksize':
-        run['block_size_bytes'] = parse_size(value)
+        run['block_size_bytes'] = read_size(value)
 
 
 def _summary_header(line):

@@ -32,6 +32,7 @@ import os
 import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import read_size
 from ansible_collections.lustre.iokit.plugins.plugin_utils import results_store
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import charts
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import make_point, point_label
@@ -258,16 +259,10 @@ def _covering(records: list[dict], target: str, start: float, end: float, label:
     return spans[0] if spans else None
 
 
-_SIZE_UNITS = {'': 1, 'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30}
-
-
 def _bucket_order(label: str) -> tuple:
     # brw_stats prints buckets smallest first (4K ... 1M, or 1 ... 256 pages); a series lists them as they moved.
-    number, unit = label.rstrip('KMG'), label[len(label.rstrip('KMG')):]
-    try:
-        return (0, float(number) * _SIZE_UNITS.get(unit, 1), label)
-    except ValueError:
-        return (1, 0.0, label)
+    size = read_size(label)
+    return (0, size, label) if size is not None else (1, 0, label)
 
 
 class BrwSeries:

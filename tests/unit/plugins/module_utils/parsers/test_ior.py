@@ -14,8 +14,8 @@ import json
 
 import pytest
 
-from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import ParserError
-from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ior import parse_ior, parse_size
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import ParserError, read_size
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ior import parse_ior
 
 from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.parsers.test_parsers_linear import (
     GROWTH, RATIO, RUNS, FULL, _cost, _fill, _lines,
@@ -285,10 +285,11 @@ def test_stonewall_columns_and_nan_figures():
 @pytest.mark.parametrize('text,expected', [
     ('1 MiB', 1048576), ('4096 bytes', 4096), ('2.50 GiB', int(2.5 * 1024 ** 3)), ('1m', 1048576),
     ('16777216', 16777216), ('539 GiB', 539 * 1024 ** 3), ('2.34 TiB', 2.34 * 1024 ** 4), ('1 XiB', None),
-    ('', None), ('lots', None),
+    ('', None), ('lots', None), ('1e308 MiB', None), (None, None), ('4 kB', 4096), ('2 PiB', 2 * 1024 ** 5),
 ])
 def test_sizes(text, expected):
-    assert parse_size(text) == expected
+    # IOR's printed sizes, read by the parsers' one reader of printed sizes.
+    assert read_size(text) == expected
 
 
 @pytest.mark.parametrize('text', ['', 'hello\nworld\n', 'write read remove\n', 'Max Write:\n', '{}', '[1, 2]'])

@@ -141,6 +141,12 @@ def test_phase_histogram_is_bracketed_by_the_samples_around_the_phase():
     assert edge['buckets'] == [('4K', 1), ('1M', 12)] and edge['after_s'] == -9.5
 
 
+def test_histogram_buckets_sort_by_size_and_unreadable_labels_last():
+    # brw_stats buckets are sizes (4K ... 1M) or page counts (1 ... 256), read as the tools print sizes.
+    assert sorted(['1M', 'other', '4K', '512K', '8K'], key=stats._bucket_order) == ['4K', '8K', '512K', '1M', 'other']
+    assert sorted(['256', '1', '16', '2'], key=stats._bucket_order) == ['1', '2', '16', '256']
+
+
 def test_phase_io_rows_per_ost_with_empty_phases_and_resets(tmp_path):
     section = section_of(tmp_path, [
         stats_envelope('oss1', [vmstat_record(), series_record('testfs-OST0000', OST0000),
