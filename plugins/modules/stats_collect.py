@@ -365,7 +365,7 @@ def main():
                              skipped_collectors=found.get('skipped', {}) if found else {}, **base)
 
         records, errors, info = collection.collect()
-    except (stats_collect.StatsError, NodeStateError) as exc:
+    except (stats_collect.EngineError, NodeStateError) as exc:
         module.fail_json(msg=str(exc), **base)
     except (IOError, OSError) as exc:
         module.fail_json(msg='workdir: cannot use %s: %s' % (collection.directory, exc), **base)

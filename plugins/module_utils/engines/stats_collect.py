@@ -46,6 +46,7 @@ import signal
 import sys
 import time
 
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.stats_collect_parsers import (
     SAMPLE_END, SAMPLE_MARK, brw_delta, brw_series, brw_targets, counters_delta, parse_counters, parse_iostat,
     parse_vmstat, split_samples, vmstat_summary)
@@ -88,10 +89,6 @@ CLIENT_PATTERNS = ('osc.*.stats', 'llite.*.stats', 'mdc.*.md_stats')
 def _ordered(collectors):
     """``(name, entry)`` pairs in the I/O kit's collector order (the manifest's JSON keys are sorted)."""
     return [(name, collectors[name]) for name in COLLECTORS if name in collectors]
-
-
-class StatsError(Exception):
-    """A request the engine cannot carry out (bad option values, an unreadable manifest)."""
 
 
 def merge_previous(previous, label, records, errors, started, stopped):
@@ -177,9 +174,9 @@ class StatsCollection:
         except (IOError, OSError):
             return None
         except ValueError as exc:
-            raise StatsError('%s is not valid JSON (%s); move it aside to start again' % (self.manifest_path, exc))
+            raise EngineError('%s is not valid JSON (%s); move it aside to start again' % (self.manifest_path, exc))
         if not isinstance(manifest, dict) or manifest.get('schema') != MANIFEST_SCHEMA:
-            raise StatsError('%s is not a stats_collect manifest' % self.manifest_path)
+            raise EngineError('%s is not a stats_collect manifest' % self.manifest_path)
         return manifest
 
     def _write_manifest(self, manifest):

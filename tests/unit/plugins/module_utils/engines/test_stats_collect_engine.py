@@ -561,7 +561,7 @@ def test_a_corrupt_manifest_names_the_file(tmp_path):
     os.makedirs(stats.directory)
     with open(stats.manifest_path, 'w') as handle:
         handle.write('{not json')
-    with pytest.raises(sc.StatsError, match='manifest.json is not valid JSON'):
+    with pytest.raises(sc.EngineError, match='manifest.json is not valid JSON'):
         stats.stop()
 
 
