@@ -18,6 +18,7 @@ import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner, child_environment
+from ansible_collections.lustre.iokit.tests.unit.waiting import wait_for
 
 PY = sys.executable
 
@@ -86,10 +87,7 @@ def test_deadline_kills_whole_process_group_and_reports_timeout(tmp_path):
     assert slow.timed_out and slow.rc == -signal.SIGKILL
     grandchild = int(pidfile.read_text())
     # SIGKILL went to the whole group; the grandchild is gone (or a zombie) once the kernel has delivered it.
-    deadline = time.monotonic() + 30
-    while process_state(grandchild) not in (None, 'Z') and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert process_state(grandchild) in (None, 'Z')
+    wait_for('the grandchild %d to be gone' % grandchild, lambda: process_state(grandchild) in (None, 'Z'), 30)
     assert runner.expired() and runner.stop_reason == 'timeout'
     late = runner.run([PY, '-c', 'print(1)'])
     assert late.rc is None and late.timed_out

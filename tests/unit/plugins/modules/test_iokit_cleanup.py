@@ -16,7 +16,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -25,6 +24,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanu
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup_echo_clients import object_ranges
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, process_start_time
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+from ansible_collections.lustre.iokit.tests.unit.waiting import wait_for
 
 RUN = 'run-1'
 
@@ -191,10 +191,8 @@ def test_echo_client_of_a_sigkilled_obdfilter_sequence(sim, state):
                              '1t%d' % ids[0], 'p256'])
     state.record('processes', RUN, pid=brw.pid, command='lctl --threads 2 -1 %s test_brw' % name)
     # Killed once both workers run (the leader and two workers in its group); at 2 MiB/s they write for minutes.
-    deadline = time.monotonic() + 60
-    while len(_group(brw.pid)) < 3 and brw.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert brw.poll() is None and len(_group(brw.pid)) >= 3
+    wait_for('the lctl leader and its two workers', lambda: len(_group(brw.pid)) >= 3, 60, brw)
+    assert brw.poll() is None
     # SIGKILL the leader only, as Ansible's async wrapper does to the module: its forked workers live on.
     os.kill(brw.pid, signal.SIGKILL)
     brw.wait()
@@ -445,9 +443,7 @@ def start_fake_survey_module(tmp_path, name='AnsiballZ_fake_survey.py', ignore_t
     process = subprocess.Popen([sys.executable, str(script), str(ready)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     # Ready once its signal disposition is set (before that it would die of SIGTERM even when it must not).
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not ready.exists():
-        time.sleep(0.02)
+    wait_for('%s to set its signal disposition' % name, ready.exists, 60, process)
     return process
 
 
@@ -581,9 +577,8 @@ def test_a_run_scoped_cleanup_stops_only_the_module_that_uses_the_runs_directory
     theirs = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', 'AnsiballZ_x_survey.py'],
                               cwd=str(theirs_dir))
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and not os.path.exists(os.path.join(state.workdir, RUN, 'obdfilter_survey.out')):
-            time.sleep(0.02)
+        out = os.path.join(state.workdir, RUN, 'obdfilter_survey.out')
+        wait_for('our survey module to open %s' % out, lambda: os.path.exists(out), 60, ours)
         record_entries(state, 'obdfilter', processes=[{'args_any': ['AnsiballZ_x_survey.py']}])
         report = cleanup(state, run_id=RUN, surveys=['obdfilter'])
         assert [item['pid'] for item in report['removed']['processes']] == [ours.pid]
