@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -322,3 +323,27 @@ def test_an_adaptive_sweep_stops_past_the_mdts_knee_and_runs_fewer_points_than_t
               encoding='utf-8') as handle:
         assert '- adaptive sweep: 4 of 5 points of the full sweep (80 %); tasks per node stopped: ' in handle.read()
     assert saturating_client.trees() == []
+
+
+# Two points on the saturating MDT, each slow by construction: 1 task creates and removes 80 files at 20 ops/s
+# (8 s), 2 tasks 160 files at 40 ops/s (8 s); the one-node point of the nodes step is the best of these, not run
+# again. The wait polls every second; the shipped ansible.cfg sets the survey_progress callback.
+PROGRESS_VARS = {'mdtest_tasks_per_node': [1, 2], 'mdtest_nodes': [1], 'mdtest_items': 80, 'mdtest_iterations': 1,
+                 'mdtest_files_only': True, 'mdtest_phases': ['create', 'remove'],
+                 'iokit_run_id': 'pbtest-mdtest-progress'}
+FLEET_LINE = re.compile(r'^mdtest: \d+ hosts?, (\d+)/(\d+) points \((\d+) %\),(?: slowest \S+ \d+ %,)? '
+                        r'(ETA \d\d:\d\d \([^)]*\)|ETA unknown|done)$')
+
+
+def test_each_poll_shows_the_points_done_of_the_planned_total(saturating_client):
+    result = saturating_client.playbook('survey-mdtest.yml', extra=PROGRESS_VARS)
+    assert result.returncode == 0, result.stdout[-6000:]
+    lines = [match for match in (FLEET_LINE.match(line) for line in result.stdout.splitlines()) if match]
+    # the planned total from the first poll on, and the count moving while the survey runs
+    assert lines and set(match.group(2) for match in lines) == {'2'}, result.stdout[-6000:]
+    running = [match for match in lines if match.group(4) != 'done']
+    assert {'0', '1'} <= set(match.group(1) for match in running), result.stdout[-6000:]
+    # an ETA once the first point has ended (mdtest has no rate to assume before)
+    assert any(match.group(1) == '1' and match.group(4) != 'ETA unknown' for match in running), result.stdout[-6000:]
+    envelope = saturating_client.envelope('pbtest-mdtest-progress')
+    assert envelope['status'] == 'ok' and len(envelope['records']) == 2
