@@ -226,6 +226,8 @@ class InnerSweeps(object):
         self.stops = []
         self.points_run = 0
         self._series = {}
+        # Told of each point passed over, as the run's plan names it (the progress log's ``point_skipped``)
+        self.on_skip = None
         self._stopped = {}
 
     @property
@@ -249,8 +251,12 @@ class InnerSweeps(object):
                 self.axis, start['knee'] // 2)
         return None
 
-    def skip(self, point, reason):
+    def skip(self, point, reason, planned=None):
+        """``point`` is passed over for ``reason``; ``planned``: the point as the run's plan names it, when the
+        plan's keys differ from the envelope's (default ``point``)."""
         self.skipped_points.append({'point': dict(point), 'reason': reason})
+        if self.on_skip is not None:
+            self.on_skip(dict(planned if planned is not None else point))
 
     def measured(self, outer, x, figures):
         """A point ran; ``figures`` maps each test to ``{'value', 'spread_pct'}``. Returns the stop reason or None."""

@@ -154,6 +154,11 @@ class SurveyStart:
             self.builder.observers.append(self.progress)
         return run_dir
 
+    def follow_sweep(self, inner_sweeps):
+        """Each point the adaptive sweep passes over leaves the progress log's total (after ``make_run_dir``)."""
+        if self.progress is not None:
+            inner_sweeps.on_skip = self.progress.point_skipped
+
     def _resume(self, run_dir, record_point):
         try:
             attempt, attempts, earlier = progress_utils.start_attempt(

@@ -623,7 +623,8 @@ class ObdfilterSurvey:
                     continue
                 stopped = self.inner_sweeps.stopped(_outer_key(entry))
                 if stopped:
-                    self.inner_sweeps.skip(_point_key(entry), stopped)
+                    self.inner_sweeps.skip(_point_key(entry), stopped, planned={
+                        'actual_rsz_kib': entry['actual_rsz_kib'], 'nobj': entry['nobj'], 'thr': entry['thr']})
                     continue
                 if self.runner.expired():
                     self.aborted = self.runner.stop_reason
