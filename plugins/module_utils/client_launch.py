@@ -57,6 +57,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.ost import mount_fstype, parse_getname
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems
 
@@ -78,10 +79,6 @@ LAUNCH_DEFAULTS = {
 # What a module name is made of (gcc/12.2.0, intel-oneapi-mpi/2021.9, hdf5/1.14+mpi): one word for the shell.
 # The roles' preflights check the same pattern.
 MODULE_NAME = re.compile(r'^[A-Za-z0-9._+/@:,=~%-]+\Z')
-
-
-class EngineError(Exception):
-    """A refusal before anything is created (not Lustre, a tree that is not ours, a bad parent)."""
 
 
 # --------------------------------------------------------------------------

@@ -52,7 +52,6 @@ from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ior import parse_ior
 
 # a refusal before anything is made (the client-launch layer's)
-EngineError = client_launch.EngineError
 MARKER = '.lustre-iokit-ior'
 TREE_PREFIX = 'ior_'
 ACCESS = ('fpp', 'ssf')

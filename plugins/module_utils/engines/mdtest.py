@@ -54,7 +54,6 @@ from ansible_collections.lustre.iokit.plugins.module_utils import adaptive, clie
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mdtest import parse_mdtest
 
 # a refusal before anything is made (the client-launch layer's)
-EngineError = client_launch.EngineError
 
 PHASES = ('create', 'stat', 'read', 'remove')
 PHASE_FLAGS = {'create': '-C', 'stat': '-T', 'read': '-E', 'remove': '-r'}

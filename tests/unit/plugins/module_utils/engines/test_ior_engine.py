@@ -17,6 +17,7 @@ import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ior
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 
@@ -175,7 +176,7 @@ def test_not_lustre_is_refused(sim, tmp_path):
     other = tmp_path / 'plain'
     other.mkdir()
     survey, _node_state = survey_for(str(other), tmp_path)
-    with pytest.raises(ior.EngineError, match='mount_point: .* is not a Lustre client mount'):
+    with pytest.raises(EngineError, match='mount_point: .* is not a Lustre client mount'):
         survey.inspect()
 
 

@@ -19,6 +19,7 @@ import pytest
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mdtest
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import progress_path, read_progress
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult, Runner
@@ -327,7 +328,7 @@ def test_iteration_statistics():
 
 def test_a_mount_that_is_not_lustre_is_refused(mount, tmp_path):
     survey, runner, unused = survey_for(mount, tmp_path, runner=FakeRunner(mount, getname_rc=25))
-    with pytest.raises(mdtest.EngineError, match='mount_point: .* is not a Lustre client mount'):
+    with pytest.raises(EngineError, match='mount_point: .* is not a Lustre client mount'):
         survey.inspect()
 
 
@@ -337,7 +338,7 @@ def test_a_tree_without_our_marker_is_refused_and_kept(mount, tmp_path):
     with open(os.path.join(tree, 'user-file'), 'w') as handle:
         handle.write('keep')
     survey, runner, unused = survey_for(mount, tmp_path)
-    with pytest.raises(mdtest.EngineError, match='run_id: .* does not carry the marker'):
+    with pytest.raises(EngineError, match='run_id: .* does not carry the marker'):
         survey.inspect()
     assert os.path.exists(os.path.join(tree, 'user-file'))
 
@@ -346,7 +347,7 @@ def test_a_parent_outside_the_mount_is_refused(mount, tmp_path):
     runner = FakeRunner(mount)
     survey = mdtest.MdtestSurvey(runner, runner, NodeState(str(tmp_path / 'work')), RUN, mount, ['c1'], {},
                                  parent='../elsewhere', workdir=str(tmp_path / 'work'))
-    with pytest.raises(mdtest.EngineError, match='directory: .* is not below mount_point'):
+    with pytest.raises(EngineError, match='directory: .* is not below mount_point'):
         survey.inspect()
 
 
