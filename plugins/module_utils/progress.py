@@ -40,6 +40,11 @@ POINT_KEYS = ('rsz_kib', 'obj', 'thr', 'crg', 'region_count', 'threads', 'thread
 KEPT_SUFFIXES = ('.points.jsonl', '.progress.json', '.attempts.json')
 
 
+# Parameters that bound how long an attempt may run, not what a point measures: a rerun may change them (a longer
+# timeout for the attempt that finishes the sweep) and still resume.
+BOUNDS_OF_AN_ATTEMPT = frozenset(['timeout'])
+
+
 class ResumeError(ValueError):
     """The run directory holds points of other survey parameters."""
 
@@ -77,9 +82,12 @@ def start_attempt(run_dir, survey, parameters, force=False, clock=time.time):
         attempts, earlier_parameters = list(saved['attempts']), saved['parameters']
     except (IOError, OSError, ValueError, KeyError, TypeError):
         pass
-    if earlier_parameters is not None and earlier_parameters != json.loads(json.dumps(parameters)):
+    changed = []
+    if earlier_parameters is not None:
         changed = sorted(key for key in set(earlier_parameters) | set(parameters)
-                         if earlier_parameters.get(key) != json.loads(json.dumps(parameters.get(key))))
+                         if key not in BOUNDS_OF_AN_ATTEMPT
+                         and earlier_parameters.get(key) != json.loads(json.dumps(parameters.get(key))))
+    if changed:
         raise ResumeError('this run id already measured %s points here with other parameters (%s changed: %s); '
                           'a changed sweep is a new run: give a new iokit_run_id, or iokit_force_rerun=true to '
                           'start this one over' % (survey, ', '.join(changed),

@@ -139,6 +139,16 @@ def test_other_parameters_under_the_same_run_id_are_refused_unless_forced(tmp_pa
     assert (attempt, len(attempts), earlier) == (1, 1, [])
 
 
+def test_a_longer_timeout_resumes_the_run(tmp_path):
+    # a killed attempt's points are kept: the attempt that finishes the sweep may be given more time
+    run_dir = str(tmp_path)
+    progress.start_attempt(run_dir, 'obdfilter', dict(PARAMETERS, timeout=60))
+    attempt, attempts, unused = progress.start_attempt(run_dir, 'obdfilter', dict(PARAMETERS, timeout=3600))
+    assert (attempt, len(attempts)) == (2, 2)
+    with pytest.raises(progress.ResumeError, match=r'thrhi changed'):
+        progress.start_attempt(run_dir, 'obdfilter', dict(PARAMETERS, timeout=3600, thrhi=16))
+
+
 def test_the_cleanup_keeps_only_the_progress_files_of_a_run_directory(tmp_path):
     run_dir = tmp_path / 'run1'
     (run_dir / 'sub').mkdir(parents=True)
