@@ -45,6 +45,11 @@ KEPT_SUFFIXES = ('.points.jsonl', '.progress.json', '.attempts.json')
 BOUNDS_OF_AN_ATTEMPT = frozenset(['timeout'])
 
 
+def resume_argument_spec():
+    """force_rerun (doc fragment lustre.iokit.resume)."""
+    return dict(force_rerun=dict(type='bool', default=False))
+
+
 class ResumeError(ValueError):
     """The run directory holds points of other survey parameters."""
 

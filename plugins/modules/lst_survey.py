@@ -43,6 +43,7 @@ requirements:
 extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
+  - lustre.iokit.resume
 options:
   servers:
     description:
@@ -252,6 +253,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
+from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import lnet
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
@@ -280,6 +282,7 @@ def argument_spec():
         force_session=dict(type='bool', default=False),
         iokit_script=dict(type='str', default='lst-survey'),
     )
+    spec.update(progress_utils.resume_argument_spec())
     return spec
 
 
@@ -291,6 +294,11 @@ def option_problems(params):
                                          params['stat_group'], params['split'], params['distribute'],
                                          params['session_timeout']))
     return problems
+
+
+def record_point(record):
+    """A record's test as the progress plan names it: its group pair and mode."""
+    return {'servers': record['server_group'], 'clients': record['client_group'], 'mode': record['mode']}
 
 
 def run_native(survey, builder, run_dir):
@@ -350,7 +358,10 @@ def main():
     # The progress counts the tests of every group pair, each sampled for the same time.
     planned = [{'servers': pair['server_group'], 'clients': pair['client_group'], 'mode': mode}
                for pair in plan['pairs'] for mode in plan['tests']]
-    run_dir = start.make_run_dir(planned, plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'])
+    # The installed script cannot skip tests: only the native engine resumes.
+    run_dir = start.make_run_dir(planned, plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'],
+                                 record_point=record_point if params['engine'] == 'native' else None)
+    survey.done_points = set((point['servers'], point['clients'], point['mode']) for point in start.done_points)
     builder.set_environment(lnet_selftest_loaded_by_us=start.load_kernel_module(lnet.SELFTEST_MODULE))
     try:
         if params['engine'] == 'iokit':

@@ -36,6 +36,7 @@ requirements:
 extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
+  - lustre.iokit.resume
   - lustre.iokit.sweep.adaptive
 options:
   launch_id:
@@ -102,15 +103,6 @@ options:
     description: The C(mds-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
     type: str
     default: mds-survey
-  force_rerun:
-    description:
-      - With O(engine=native), a run id that ran here before resumes - the thread counts its earlier attempts
-        finished (kept in O(workdir)/O(run_id)/mds.points.jsonl) go into the envelope, each with its C(attempt),
-        and only the others are measured; the envelope lists the attempts with their start and end in
-        C(attempts). Earlier points of other parameters fail the module (a changed sweep is a new run).
-      - V(true) forgets the earlier attempts and measures every point again.
-    type: bool
-    default: false
 notes:
   - O(engine=iokit) runs the installed script with the same parameters and parses its summary; its exit status
     is ignored (it exits 0 on most failures), success is read from the summary. Echo clients the script leaves
@@ -269,6 +261,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
@@ -283,6 +276,7 @@ PARAMETER_NAMES = ('targets', 'thrlo', 'thrhi', 'file_count', 'dir_count', 'stri
 def argument_spec():
     spec = survey_common_argument_spec()
     spec.update(adaptive.sweep_argument_spec())
+    spec.update(progress_utils.resume_argument_spec())
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
         launch_id=dict(type='str'),
@@ -295,7 +289,6 @@ def argument_spec():
         layer=dict(type='str', choices=list(mds.LAYERS), default='mdd'),
         start_number=dict(type='int', default=mds.DEFAULT_START_NUMBER),
         iokit_script=dict(type='str', default='mds-survey'),
-        force_rerun=dict(type='bool', default=False),
     )
     return spec
 

@@ -40,6 +40,7 @@ requirements:
 extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
+  - lustre.iokit.resume
   - lustre.iokit.sweep
   - lustre.iokit.sweep.adaptive
 options:
@@ -59,15 +60,6 @@ options:
       - Omitted, the plan assumes the collection's built-in figure (500 MiB/s per OST) and says so in
         C(estimate_basis).
     type: float
-  force_rerun:
-    description:
-      - With O(engine=native), a run id that ran here before resumes - the points its earlier attempts finished
-        (kept in O(workdir)/O(run_id)/obdfilter.points.jsonl) go into the envelope, each with its C(attempt), and
-        only the others are measured; the envelope lists the attempts with their start and end in C(attempts).
-        Earlier points of other parameters fail the module (a changed sweep is a new run).
-      - V(true) forgets the earlier attempts and measures every point again.
-    type: bool
-    default: false
   targets:
     description:
       - OSTs to measure (C(obdfilter) device names such as C(testfs-OST0000), optionally C(localhost:name)).
@@ -359,10 +351,10 @@ def argument_spec():
     spec = survey_common_argument_spec()
     spec.update(sweep_argument_spec())
     spec.update(adaptive.sweep_argument_spec())
+    spec.update(progress_utils.resume_argument_spec())
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
         launch_id=dict(type='str'),
-        force_rerun=dict(type='bool', default=False),
         plan_ost_mib_s=dict(type='float'),
         case=dict(type='str', choices=list(obdfilter.CASES), default=obdfilter.CASE_DISK),
         size_mib=dict(type='int', default=16384),

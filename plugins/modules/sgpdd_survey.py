@@ -35,6 +35,7 @@ requirements:
 extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
+  - lustre.iokit.resume
   - lustre.iokit.sweep
   - lustre.iokit.sweep.adaptive
 options:
@@ -95,15 +96,6 @@ options:
     description: The C(sgpdd-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
     type: str
     default: sgpdd-survey
-  force_rerun:
-    description:
-      - With O(engine=native), a run id that ran here before resumes - the points its earlier attempts finished
-        (kept in O(workdir)/O(run_id)/sgpdd.points.jsonl) go into the envelope, each with its C(attempt), and
-        only the others are measured; the envelope lists the attempts with their start and end in C(attempts).
-        Earlier points of other parameters fail the module (a changed sweep is a new run).
-      - V(true) forgets the earlier attempts and measures every point again.
-    type: bool
-    default: false
 notes:
   - O(engine=iokit) runs the installed script, which needs SCSI devices listed by C(sg_map); with sg3_utils 1.48
     or later the script counts every instance as failed, and the result says so in RV(errors).
@@ -294,6 +286,7 @@ def argument_spec():
     spec = survey_common_argument_spec()
     spec.update(sweep_argument_spec())
     spec.update(adaptive.sweep_argument_spec())
+    spec.update(progress_utils.resume_argument_spec())
     spec.update(
         devices=dict(type='list', elements='path', required=True),
         size_mib=dict(type='int', default=8192),
@@ -306,7 +299,6 @@ def argument_spec():
         boundary=dict(type='int', default=sgpdd.DEFAULT_BOUNDARY_BLOCKS),
         max_threads_per_region=dict(type='int', default=sgpdd.SG_MAX_QUEUE),
         iokit_script=dict(type='str', default='sgpdd-survey'),
-        force_rerun=dict(type='bool', default=False),
     )
     return spec
 

@@ -351,6 +351,8 @@ class LstSurvey:
         self.aborted = None
         self.session_open = False
         self._groups = set()
+        # (server group, client group, mode) of the tests an earlier attempt of the run measured (the module resumes)
+        self.done_points = set()
         self._batches = 0
         self._running_batch = None
         self._node_errors = {}
@@ -471,9 +473,13 @@ class LstSurvey:
         tests = tests_plan(self.modes, self.sizes)
         try:
             for pair in group_pairs(self.servers, self.clients, self.split):
+                missing = [test for test in tests
+                           if (pair['server_group'], pair['client_group'], test['mode']) not in self.done_points]
+                if not missing:
+                    continue
                 self._add_group(pair['server_group'], pair['servers'])
                 self._add_group(pair['client_group'], pair['clients'])
-                for test in tests:
+                for test in missing:
                     if self.runner.expired():
                         raise _Stopped('%s %s' % (pair['split'], test['mode']))
                     record = self._run_test(pair, test)

@@ -195,3 +195,23 @@ def test_each_test_of_each_group_pair_moves_the_progress_on(run_module, tmp_path
     final = progress_utils.read_progress(progress_file)
     assert (final['state'], final['done'], final['total']) == ('ok', 6, 6)
     assert final['last']['figure'] is not None
+
+
+def test_a_rerun_of_the_run_id_measures_only_the_tests_the_stopped_attempt_left(run_module, tmp_path):
+    Node.console = FakeConsole(stop_on_stat=2, samples=1)
+    first = run_module(base(tmp_path, split=['all', 'each_server']))
+    assert first['status'] == 'partial'
+    assert [(record['server_group'], record['mode']) for record in first['records'] if record['complete']] == [
+        ('servers', 'read_4k')]
+    Node.console = FakeConsole()
+    resumed = run_module(base(tmp_path, split=['all', 'each_server']))
+    envelope = resumed['envelope']
+    assert envelope['status'] == 'ok' and results.validate_envelope(envelope) == []
+    # the cut test is measured again, whole, by the second attempt; the finished one is kept from the first
+    assert [(record['server_group'], record['mode'], record['attempt']) for record in envelope['records']] == [
+        ('servers', 'read_4k', 1), ('servers', 'ping', 2), ('server0', 'read_4k', 2), ('server0', 'ping', 2),
+        ('server1', 'read_4k', 2), ('server1', 'ping', 2)]
+    assert [attempt['attempt'] for attempt in envelope['attempts']] == [1, 2]
+    Node.console = FakeConsole()
+    again = run_module(base(tmp_path, split=['all', 'each_server'], force_rerun=True))
+    assert [record['attempt'] for record in again['envelope']['records']] == [1] * 6
