@@ -20,10 +20,14 @@ from ansible_collections.lustre.iokit.plugins.module_utils.results import ENGINE
 DEFAULT_WORKDIR = '/tmp/lustre-iokit'
 
 
-def survey_common_argument_spec():
-    """engine, timeout, run_id, workdir."""
+def survey_common_argument_spec(engines=ENGINES):
+    """engine, timeout, run_id, workdir.
+
+    ``engines`` narrows the choices of ``engine`` for a survey the I/O kit has no script for (ior, mdtest:
+    ``('native',)``), so that Ansible's own argument validation refuses ``engine=iokit`` there.
+    """
     return dict(
-        engine=dict(type='str', choices=list(ENGINES), default='native'),
+        engine=dict(type='str', choices=list(engines), default='native'),
         timeout=dict(type='int'),
         run_id=dict(type='str'),
         workdir=dict(type='path', default=DEFAULT_WORKDIR),

@@ -45,6 +45,10 @@ extends_documentation_fragment:
   - lustre.iokit.survey_common
   - lustre.iokit.client_launch
 options:
+  engine:
+    description:
+      - Only V(native) - the I/O kit's C(ior-survey) cannot drive an MPI run across clients.
+    choices: [native]
   access:
     description: The access patterns to sweep.
     type: list
@@ -229,11 +233,10 @@ SWEEP_OPTIONS = ('access', 'block_size_mib', 'transfer_sizes_kib', 'tasks_per_no
                  'per_task_timings')
 ENGINE_OPTIONS = SWEEP_OPTIONS + client_launch.LAUNCH_PARAMETERS
 PARAMETER_NAMES = ('mount_point', 'directory', 'hosts') + ENGINE_OPTIONS + ('engine', 'timeout')
-NO_IOKIT_ENGINE = "engine: the I/O kit's ior-survey cannot drive an MPI run across clients; use engine=native"
 
 
 def argument_spec():
-    spec = survey_common_argument_spec()
+    spec = survey_common_argument_spec(engines=('native',))
     spec.update(client_launch.launch_argument_spec())
     spec.update(
         access=dict(type='list', elements='str', choices=list(ior.ACCESS), default=list(ior.ACCESS)),
@@ -255,8 +258,7 @@ def argument_spec():
 
 def option_problems(params, euid=None):
     """Invalid option values that need no look at the node, each message naming the option."""
-    problems = [NO_IOKIT_ENGINE] if params['engine'] == 'iokit' else []
-    problems += ior.option_problems(client_launch.engine_options(params, ENGINE_OPTIONS), len(params['hosts']))
+    problems = ior.option_problems(client_launch.engine_options(params, ENGINE_OPTIONS), len(params['hosts']))
     return client_launch.module_option_problems(params, problems, euid)
 
 

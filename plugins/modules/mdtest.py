@@ -58,6 +58,10 @@ extends_documentation_fragment:
   - lustre.iokit.client_launch
   - lustre.iokit.sweep.adaptive
 options:
+  engine:
+    description:
+      - Only V(native) - lustre-iokit has no mdtest script, mdtest is the tool itself.
+    choices: [native]
   tasks_per_node:
     description: The tasks per node of the first step, on one node, in increasing order.
     type: list
@@ -167,8 +171,6 @@ options:
     type: str
     default: mdtest
 notes:
-  - There is no O(engine=iokit) for this survey - lustre-iokit has no mdtest script, mdtest is the tool itself.
-    O(engine=iokit) is refused; only V(native) runs.
   - mdtest's own output of every invocation is kept in RV(raw_output), each preceded by the command line.
   - O(sweep_min_gain_pct) applies to rates averaged over O(iterations); with O(iterations=1) no spread is known
     and a single noisy point can stop a step - keep 2 or more iterations for an adaptive sweep.
@@ -351,11 +353,10 @@ SWEEP_OPTIONS = ('items', 'items_per_dir', 'depth', 'branching', 'unique_dir_per
                  'drop_caches_command', 'sweep', 'sweep_min_gain_pct', 'sweep_patience')
 ENGINE_OPTIONS = SWEEP_OPTIONS + client_launch.LAUNCH_PARAMETERS
 PARAMETER_NAMES = ('mount_point', 'directory', 'hosts') + ENGINE_OPTIONS + ('engine', 'timeout')
-NO_IOKIT_ENGINE = 'engine: lustre-iokit has no mdtest script (mdtest is the tool itself); use engine=native'
 
 
 def argument_spec():
-    spec = survey_common_argument_spec()
+    spec = survey_common_argument_spec(engines=('native',))
     spec.update(client_launch.launch_argument_spec())
     spec.update(adaptive.sweep_argument_spec())
     spec.update(
@@ -388,8 +389,7 @@ def argument_spec():
 
 def option_problems(params, euid=None):
     """Invalid option values that need no look at the node, each message naming the option."""
-    problems = [NO_IOKIT_ENGINE] if params['engine'] == 'iokit' else []
-    problems += mdtest.option_problems(client_launch.engine_options(params, ENGINE_OPTIONS), len(params['hosts']))
+    problems = mdtest.option_problems(client_launch.engine_options(params, ENGINE_OPTIONS), len(params['hosts']))
     return client_launch.module_option_problems(params, problems, euid)
 
 
