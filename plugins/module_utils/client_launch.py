@@ -307,8 +307,10 @@ class ClientTreeSurvey:
     ``DEFAULTS`` (its options, ``LAUNCH_DEFAULTS`` among them), ``PROGRESS_KEYS`` and ``PROGRESS_WEIGHT`` (how
     the progress log names and weighs a planned point), ``point_key`` (how an error names a point) and runs its
     sweep with ``launch``, handing each measured record to ``record_done`` (and each point an adaptive sweep
-    passes over to ``point_skipped``). ``runner`` runs the measurements (under the deadline);
-    ``control_runner`` the checks, the layout commands and the cleanup (no deadline).
+    passes over to ``point_skipped``). A resumed run gives it ``done_records``, the records earlier attempts of
+    the run id finished (``record_point`` names their planned points): its sweep does not measure them again.
+    ``runner`` runs the measurements (under the deadline); ``control_runner`` the checks, the layout commands and
+    the cleanup (no deadline).
     """
 
     SURVEY = None
@@ -358,6 +360,9 @@ class ClientTreeSurvey:
         self.on_record = None
         # Told of each planned point the sweep passes over (the progress log's ``point_skipped``)
         self.on_skip = None
+        # The records earlier attempts of the run id finished (already in the envelope): their points are not
+        # measured again, their figures still count where the sweep chooses or stops.
+        self.done_records = []
 
     # -- what a subclass says --------------------------------------------------------------
 
@@ -368,6 +373,10 @@ class ClientTreeSurvey:
     def make_point_directory(self, point):
         """Make and lay out the point's directory; its path, or None after an error (``layout_command``)."""
         raise NotImplementedError
+
+    def record_point(self, record):
+        """The planned point (as ``progress_points`` names it, without weight) that ``record`` measured."""
+        return dict((key, record[key]) for key in self.PROGRESS_KEYS if key in record)
 
     # -- checks and plan -------------------------------------------------------------------
 
@@ -631,7 +640,8 @@ class ClientTreeSurvey:
 
 
 def launch_argument_spec():
-    """The launcher options of a client survey module (doc fragment ``lustre.iokit.client_launch``)."""
+    """The launcher options of a client survey module (doc fragment ``lustre.iokit.client_launch``) and
+    ``force_rerun`` (``lustre.iokit.resume``)."""
     return dict(
         mount_point=dict(type='path', required=True),
         directory=dict(type='str'),
@@ -649,6 +659,8 @@ def launch_argument_spec():
         scancel=dict(type='str', default='scancel'),
         launcher_extra_args=dict(type='list', elements='str', default=[]),
         allow_run_as_root=dict(type='bool', default=False),
+        # a rerun of the run id resumes (doc fragment ``lustre.iokit.resume``)
+        **progress_utils.resume_argument_spec()
     )
 
 
@@ -770,7 +782,10 @@ def run_module(module, problems, survey_class, program_option, parameter_names, 
         survey_module.exit_with_envelope(module, builder, name, True, plan=plan)
     # The run's progress log counts the plan's points (weighed as the survey says); the plan's estimate gives the
     # ETA until the first point ends, then the rate measured so far.
-    run_dir = start.make_run_dir(*progress_plan(survey, plan))
+    # A rerun of the run id resumes: the points its earlier attempts finished go into the envelope, the sweep skips
+    # them (force_rerun starts over).
+    run_dir = start.make_run_dir(*progress_plan(survey, plan), record_point=survey.record_point)
+    survey.done_records = list(start.done_records)
     raw_path = os.path.join(run_dir, '%s.out' % name)
     changed = _run(survey, builder, raw_path, start.progress)
     builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)

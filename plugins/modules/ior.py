@@ -44,6 +44,7 @@ extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
   - lustre.iokit.client_launch
+  - lustre.iokit.resume
 options:
   engine:
     description:

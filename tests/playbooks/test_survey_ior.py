@@ -232,6 +232,61 @@ def test_after_a_sigkill_cleanup_removes_the_tree_and_stops_ior(client):
     wait_for('the launcher and ior to be gone', lambda: not processes_naming('ior_' + run_id), DEADLINE_S)
 
 
+def hanging_ior(client):
+    """The ior commands hanging on a fault now (the simulator's record of its hangs, live processes only)."""
+    path = os.path.join(client.root, 'state', 'hangs.json')
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding='utf-8') as handle:
+        hangs = json.load(handle).get('hangs', [])
+    return [hang['command'] for hang in hangs if hang['command'].startswith('ior ') and os.path.exists(
+        '/proc/%d' % hang['pid'])]
+
+
+def test_a_rerun_of_a_killed_run_measures_only_the_points_it_left(client):
+    run_id = 'pbtest-ior-resumed'
+    points_file = os.path.join(client.workdir, run_id, 'ior.points.jsonl')
+    # the first point (transfer 256 KiB) ends; the second (512 KiB) hangs until the kill
+    client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'ior 512k')
+    log = os.path.join(client.base, 'resumed.log')
+    try:
+        with open(log, 'w', encoding='utf-8') as handle:
+            controller = subprocess.Popen(client.argv('survey-ior.yml', extra={'iokit_run_id': run_id}), cwd=ROOT,
+                                          env=client.env(), stdout=handle, stderr=subprocess.STDOUT,
+                                          start_new_session=True)
+        try:
+            wait_for('ior hanging at the second point', lambda: hanging_ior(client), DEADLINE_S, controller)
+            os.killpg(controller.pid, signal.SIGKILL)
+            controller.wait(timeout=30)
+        finally:
+            if controller.poll() is None:
+                os.killpg(controller.pid, signal.SIGKILL)
+                controller.wait(timeout=30)
+        cleanup = client.playbook('cleanup.yml', '--limit', 'localhost', extra={'cleanup_run_id': run_id})
+        assert cleanup.returncode == 0, cleanup.stdout[-6000:]
+    finally:
+        client.sim('fault', '--root', client.root, 'clear', '--all')
+    wait_for('the launcher and ior to be gone', lambda: not processes_naming('ior_' + run_id), DEADLINE_S)
+    # the cleanup keeps the point the killed attempt finished
+    with open(points_file, encoding='utf-8') as handle:
+        kept = [json.loads(line) for line in handle]
+    assert [(line['attempt'], line['point']['transfer_kib']) for line in kept] == [(1, 256)]
+    rerun = client.playbook('survey-ior.yml', extra={'iokit_run_id': run_id})
+    assert rerun.returncode == 0, rerun.stdout[-6000:]
+    envelope = client.envelope(run_id)
+    assert (envelope['status'], envelope['errors']) == ('ok', [])
+    points = [(r['access'], r['nodes'], r['tasks_per_node'], r['transfer_kib']) for r in envelope['records']]
+    assert points == [(access, nodes, ppn, xfer) for access in ('fpp', 'ssf') for nodes in (1, 2) for ppn in (1, 2)
+                      for xfer in (256, 512)]
+    # the first point is the killed attempt's; the rerun measured the other 15 only, each once
+    assert [r['attempt'] for r in envelope['records']] == [1] + [2] * 15
+    # the cleanup stopped the first attempt (SIGTERM), which noted its end; the second started after it
+    first, second = envelope['attempts']
+    assert (first['attempt'], second['attempt']) == (1, 2) and second['finished'] is not None
+    assert first['finished'] is None or second['started'] >= first['finished']
+    assert client.trees() == []
+
+
 def allocations(client):
     path = os.path.join(client.root, 'state', 'slurm.json')
     if not os.path.exists(path):

@@ -262,7 +262,12 @@ class IorSurvey(client_launch.ClientTreeSurvey):
     # -- running ---------------------------------------------------------------------------
 
     def run(self):
+        """Every point in turn but those an earlier attempt of the run finished (``done_records``); the records
+        measured now, also kept in ``records``."""
+        done = set(self._point_tuple(record) for record in self.done_records)
         for point in self.points():
+            if self._point_tuple(point) in done:
+                continue
             if self.runner.expired():
                 self.stop(point, 'not run')
                 break
@@ -270,6 +275,9 @@ class IorSurvey(client_launch.ClientTreeSurvey):
             if self.aborted:
                 break
         return self.records
+
+    def _point_tuple(self, point):
+        return tuple(point.get(key) for key in self.PROGRESS_KEYS)
 
     def _measure_point(self, point):
         directory = self.prepare_point(point)

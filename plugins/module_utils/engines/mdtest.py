@@ -255,6 +255,14 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
     def point_key(self, point):
         return {'nodes': point['nodes'], 'tasks_per_node': point['tasks_per_node']}
 
+    def record_point(self, record):
+        """The planned point a record measured, as ``progress_points`` names it (a nodes-step point names no tasks
+        per node: the plan does not know it yet)."""
+        point = {'step': record['step'], 'nodes': record['nodes']}
+        if record['step'] == STEP_TASKS:
+            point['tasks_per_node'] = record['tasks_per_node']
+        return point
+
     # -- plan ------------------------------------------------------------------------------
 
     def tasks_points(self):
@@ -334,10 +342,18 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
     # -- running ---------------------------------------------------------------------------
 
     def run(self):
-        """Both steps of the sweep; returns the records (one per measured point), also kept in ``records``."""
+        """Both steps of the sweep; returns the records (one per measured point), also kept in ``records``.
+
+        A point an earlier attempt of the run finished (``done_records``) is not measured again: its record takes
+        part in the choice of the best tasks per node and its figure in the adaptive stop rule of its step.
+        """
+        done = dict(((record['step'], record['nodes'], record['tasks_per_node']), record)
+                    for record in self.done_records)
         tasks_records = []
         sweep = self.sweeps[STEP_TASKS]
         for point in self.tasks_points():
+            if self._take_done(done, sweep, point, {'nodes': 1}, point['tasks_per_node'], tasks_records):
+                continue
             if self._skipped(sweep, point, {'nodes': 1}, point['tasks_per_node']):
                 continue
             record = self._measure_point(point)
@@ -350,7 +366,8 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
         if self.best is None:
             self.error(None, 'no tasks-per-node point measured %s; the nodes step did not run' % self.opts['best_by'])
             return self.records
-        self.best['best_tasks_per_node'] = True
+        for record in tasks_records:
+            record['best_tasks_per_node'] = record is self.best
         sweep = self.sweeps[STEP_NODES]
         outer = {'tasks_per_node': self.best['tasks_per_node']}
         for count in self.node_counts():
@@ -360,6 +377,8 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
                 continue
             point = {'step': STEP_NODES, 'nodes': count, 'tasks_per_node': self.best['tasks_per_node'],
                      'tasks': count * self.best['tasks_per_node']}
+            if self._take_done(done, sweep, point, outer, count):
+                continue
             if self._skipped(sweep, point, outer, count):
                 continue
             record = self._measure_point(point)
@@ -367,6 +386,18 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
                 break
             sweep.measured(outer, count, sweep_figure(record, self.opts['best_by']))
         return self.records
+
+    def _take_done(self, done, sweep, point, outer, x, kept=None):
+        """True when an earlier attempt finished ``point``: its figure feeds the step's stop rule (while the step
+        runs), its record joins ``kept``."""
+        record = done.get((point['step'], point['nodes'], point['tasks_per_node']))
+        if record is None:
+            return False
+        if sweep.stopped(outer, x) is None:
+            sweep.measured(outer, x, sweep_figure(record, self.opts['best_by']))
+        if kept is not None:
+            kept.append(record)
+        return True
 
     def _skipped(self, sweep, point, outer, x):
         """True (and the point listed with the reason, and no longer counted by the progress) when the adaptive

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 import re
 
@@ -70,3 +71,29 @@ def test_a_sweep_through_srun_with_environment_modules(sim, run_as_ansible, tmp_
     with open(result['raw_output']) as handle:
         assert re.search(r'module load gcc openmpi ior && exec \S*srun -N 2 -n 2 --ntasks-per-node 1 -p batch ',
                          handle.read())
+
+
+def test_a_rerun_of_a_killed_run_measures_only_the_missing_points(sim, run_as_ansible, tmp_path):
+    args = args_for(tmp_path, nodes=[1, 2])
+    first = run_as_ansible('ior', args)
+    assert first['status'] == 'ok' and len(first['records']) == 4
+    # what a kill after the second point leaves: two finished points, an attempt that never ended
+    run_dir = tmp_path / 'work' / 'ior-test'
+    lines = (run_dir / 'ior.points.jsonl').read_text().splitlines(True)
+    (run_dir / 'ior.points.jsonl').write_text(''.join(lines[:2]))
+    saved = json.loads((run_dir / 'ior.attempts.json').read_text())
+    saved['attempts'][0]['finished'] = None
+    (run_dir / 'ior.attempts.json').write_text(json.dumps(saved))
+    second = run_as_ansible('ior', args)
+    assert second.get('failed') is not True, second.get('msg')
+    assert second['status'] == 'ok'
+    records = second['envelope']['records']
+    assert [(r['access'], r['nodes'], r['attempt']) for r in records] == [
+        ('fpp', 1, 1), ('fpp', 2, 1), ('ssf', 1, 2), ('ssf', 2, 2)]
+    assert [(item['attempt'], item['finished'] is None) for item in second['envelope']['attempts']] == [
+        (1, True), (2, False)]
+    # only the missing points ran: the raw output of this attempt has their two launches
+    with open(second['raw_output']) as handle:
+        assert len(re.findall(r'^# \S*mpirun --hostfile ', handle.read(), re.M)) == 2
+    forced = run_as_ansible('ior', dict(args, force_rerun=True))
+    assert [record['attempt'] for record in forced['records']] == [1, 1, 1, 1]

@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from ansible_collections.lustre.iokit.plugins.module_utils import client_launch, results
+from ansible_collections.lustre.iokit.plugins.module_utils import client_launch, progress, results
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.modules import mdtest as mdtest_module
 from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines.test_mdtest_engine import FakeRunner
@@ -171,3 +171,41 @@ def test_an_adaptive_survey_lists_what_it_skipped_and_its_plan_says_up_to_the_fu
                                            'reason': 'saturated at tasks_per_node 4: +0.0 % < 3 %'}]
     assert (envelope['sweep']['points_run'], envelope['sweep']['points_full']) == (4, 5)
     assert envelope['parameters']['sweep'] == 'adaptive'
+
+
+def points_launched():
+    """The point directory (nodes<N>-ppn<P>) of each mdtest launch, in order."""
+    return [os.path.basename(argv[argv.index('-d') + 1]) for argv in launches() if 'mdtest' in argv]
+
+
+def test_a_rerun_of_a_cut_run_measures_only_the_missing_points(run_module, tmp_path, mount):
+    Node.fake.hang_points = {(2, 2)}
+    first = run_module(base(tmp_path, mount))
+    assert first['status'] == 'partial' and len(first['records']) == 2
+    Node.fake.hang_points, Node.fake.stop_reason, Node.fake.launches = set(), None, []
+    second = run_module(base(tmp_path, mount))
+    assert second['status'] == 'ok' and second['errors'] == []
+    assert points_launched() == ['nodes2-ppn2']
+    records = second['envelope']['records']
+    assert [(r['step'], r['nodes'], r['tasks_per_node'], r['attempt']) for r in records] == [
+        ('tasks_per_node', 1, 1, 1), ('tasks_per_node', 1, 2, 1), ('nodes', 2, 2, 2)]
+    # the best tasks per node is chosen from the points of the first attempt
+    assert [r['best_tasks_per_node'] for r in records] == [False, True, False]
+    assert [item['attempt'] for item in second['envelope']['attempts']] == [1, 2]
+    assert all(item['finished'] for item in second['envelope']['attempts'])
+    assert results.validate_envelope(second['envelope']) == []
+    summary = progress.read_progress(str(tmp_path / 'work' / 'test-run' / 'mdtest.progress.json'))
+    assert (summary['done'], summary['total'], summary['attempt']) == (3, 3, 2)
+    assert os.listdir(mount) == []
+
+
+def test_a_rerun_with_other_parameters_is_refused_and_force_rerun_starts_over(run_module, tmp_path, mount):
+    Node.fake.hang_points = {(2, 2)}
+    assert run_module(base(tmp_path, mount))['status'] == 'partial'
+    Node.fake.hang_points, Node.fake.stop_reason, Node.fake.launches = set(), None, []
+    refused = run_module(base(tmp_path, mount, items=20))
+    assert refused['failed'] is True and points_launched() == []
+    assert 'mdtest: run test-run not resumed' in refused['msg'] and 'items was 10' in refused['msg']
+    forced = run_module(base(tmp_path, mount, items=20, force_rerun=True))
+    assert forced['status'] == 'ok' and points_launched() == ['nodes1-ppn1', 'nodes1-ppn2', 'nodes2-ppn2']
+    assert [record['attempt'] for record in forced['records']] == [1, 1, 1]

@@ -198,3 +198,33 @@ def test_cleanup_removes_a_tree_left_by_a_killed_run_only_with_its_marker(sim, m
     node_state.record('paths', RUN, path=other, mount_point=mount, survey='ior', marker=ior.MARKER)
     again = Cleanup(Runner(), node_state, include_iokit_leftovers=False, unload_modules=False).run()
     assert [item['id'] for item in again['kept']] == [other] and os.path.exists(other)
+
+
+class Killed(Exception):
+    """Stands for a kill of the module right after a point ended."""
+
+
+def test_a_resumed_sweep_measures_only_the_points_the_killed_attempt_left(sim, mount, tmp_path):
+    options = {'access': ['fpp', 'ssf'], 'nodes': [1, 2], 'tasks_per_node': [1]}
+    first, unused_state = survey_for(mount, tmp_path, **options)
+    done = []
+
+    def keep(record):
+        # the record as the points file keeps it, written when the point ended
+        done.append(dict(json.loads(json.dumps(record)), attempt=1))
+        if len(done) == 3:
+            raise Killed()
+    first.on_record = keep
+    first.inspect()
+    first.setup()
+    with pytest.raises(Killed):
+        first.run()
+    survey, node_state = survey_for(mount, tmp_path, **options)
+    survey.done_records = done
+    assert [survey.record_point(record) for record in done] == [
+        {'access': access, 'nodes': nodes, 'tasks_per_node': 1, 'transfer_kib': 256}
+        for access, nodes in (('fpp', 1), ('fpp', 2), ('ssf', 1))]
+    assert _sweep(survey) == [] and survey.errors == []
+    assert [(r['access'], r['nodes']) for r in survey.records] == [('ssf', 2)]
+    # the tree of the killed attempt was made afresh and is gone
+    assert not os.path.exists(survey.tree) and node_state.entries('paths') == []

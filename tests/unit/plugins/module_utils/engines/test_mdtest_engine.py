@@ -616,3 +616,83 @@ def test_the_plan_gives_the_adaptive_sweeps_most_and_fewest_points(mount, tmp_pa
 def test_bad_sweep_options_are_named(options, message):
     problems = mdtest.option_problems(options, 1)
     assert any(problem.startswith(message) for problem in problems), problems
+
+
+class Killed(Exception):
+    """Stands for a kill of the module right after a point ended."""
+
+
+def killed_after(survey, count):
+    """Run ``survey`` until ``count`` records are kept, then kill it; the records as the points file keeps them
+    (written when each point ends, from attempt 1)."""
+    kept = []
+
+    def keep(record):
+        kept.append(dict(json.loads(json.dumps(record)), attempt=1))
+        if len(kept) == count:
+            raise Killed()
+    survey.on_record = keep
+    survey.inspect()
+    survey.setup()
+    with pytest.raises(Killed):
+        survey.run()
+    return kept
+
+
+def resumed(mount, tmp_path, done, rates=None, **options):
+    """A new survey of the same run, given the points the killed attempt finished; run to its end."""
+    survey, runner, unused = survey_for(mount, tmp_path, FakeRunner(mount, rates=rates), **options)
+    survey.done_records = done
+    survey.inspect()
+    survey.setup()
+    survey.run()
+    assert survey.teardown() == [] and survey.errors == [] and survey.aborted is None
+    measured = [(record['nodes'], record['tasks_per_node']) for record in survey.records]
+    return survey, runner, measured
+
+
+@pytest.mark.parametrize('killed_at, measured_then', [
+    (2, [(1, 4), (2, 2), (3, 2)]),
+    (4, [(3, 2)]),
+])
+def test_a_resumed_sweep_measures_only_the_missing_points_and_chooses_the_best_from_all(
+        mount, tmp_path, killed_at, measured_then):
+    first, unused_runner, unused_state = survey_for(mount, tmp_path)
+    done = killed_after(first, killed_at)
+    survey, runner, measured = resumed(mount, tmp_path, done)
+    assert measured == measured_then
+    assert len(mpirun_calls(runner)) == len(measured_then)
+    # the best tasks per node (2) is an earlier attempt's point: it is flagged, and the nodes step runs at it
+    assert survey.best is done[1] and done[1]['best_tasks_per_node'] is True
+    assert [record['best_tasks_per_node'] for record in done + survey.records if record['step'] == 'tasks_per_node'
+            ] == [False, True, False]
+    assert all(record['tasks_per_node'] == 2 for record in survey.records if record['step'] == 'nodes')
+
+
+@pytest.mark.parametrize('killed_at, measured_then', [
+    (3, [(1, 8), (2, 8), (4, 8)]),
+    (5, [(4, 8)]),
+])
+def test_a_resumed_adaptive_sweep_counts_the_earlier_figures_and_still_stops_past_the_knee(
+        mount, tmp_path, killed_at, measured_then):
+    hosts = ('c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8')
+    options = dict(hosts=hosts, tasks_per_node=[1, 2, 4, 8, 16], sweep='adaptive', sweep_patience=1)
+    first, unused_runner, unused_state = survey_for(mount, tmp_path, FakeRunner(mount, rates=KNEE), **options)
+    done = killed_after(first, killed_at)
+    survey, runner, measured = resumed(mount, tmp_path, done, rates=KNEE, **options)
+    # 8 tasks per node gains 1 % on 4 (measured before the kill): 16 is passed over; 4 nodes gain 1.4 % on 2: 8 is
+    # passed over too
+    assert measured == measured_then
+    fields = survey.envelope_fields()
+    assert [(item['point']['step'], item['point']['nodes'], item['point']['tasks_per_node'])
+            for item in fields['skipped_points']] == [('tasks_per_node', 1, 16), ('nodes', 8, 8)]
+    assert (fields['sweep']['points_run'], fields['sweep']['points_full']) == (6, 8)
+    assert survey.best['tasks_per_node'] == 8
+
+
+def test_a_resumed_sweep_whose_every_point_is_done_measures_nothing(mount, tmp_path):
+    first, unused_runner, unused_state = survey_for(mount, tmp_path)
+    done = killed_after(first, 5)
+    survey, runner, measured = resumed(mount, tmp_path, done)
+    assert measured == [] and mpirun_calls(runner) == []
+    assert survey.best is done[1]
