@@ -204,24 +204,29 @@ def test_bad_variables_are_all_named_before_anything_runs(client):
     assert not os.path.exists(os.path.join(client.results, 'pbtest-ior-bad', 'localhost'))
 
 
+def kill_the_playbook_once(client, run_id, what, condition):
+    """Run survey-ior.yml under ``run_id`` and SIGKILL ansible-playbook's whole process group as soon as
+    ``condition`` holds (the module, started with async, goes on running on the node)."""
+    with open(os.path.join(client.base, run_id + '.log'), 'w', encoding='utf-8') as handle:
+        controller = subprocess.Popen(client.argv('survey-ior.yml', extra={'iokit_run_id': run_id}), cwd=ROOT,
+                                      env=client.env(), stdout=handle, stderr=subprocess.STDOUT,
+                                      start_new_session=True)
+    try:
+        wait_for(what, condition, DEADLINE_S, controller)
+        os.killpg(controller.pid, signal.SIGKILL)
+        controller.wait(timeout=30)
+    finally:
+        if controller.poll() is None:
+            os.killpg(controller.pid, signal.SIGKILL)
+            controller.wait(timeout=30)
+
+
 def test_after_a_sigkill_cleanup_removes_the_tree_and_stops_ior(client):
     run_id = 'pbtest-ior-killed'
     client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'ior')
-    log = os.path.join(client.base, 'killed.log')
     try:
-        with open(log, 'w', encoding='utf-8') as handle:
-            controller = subprocess.Popen(client.argv('survey-ior.yml', extra={'iokit_run_id': run_id}), cwd=ROOT,
-                                          env=client.env(), stdout=handle, stderr=subprocess.STDOUT,
-                                          start_new_session=True)
-        try:
-            wait_for('ior hanging in its marked tree', lambda: client.trees() == ['ior_' + run_id] and processes_naming(
-                'ior_' + run_id), DEADLINE_S)
-            os.killpg(controller.pid, signal.SIGKILL)
-            controller.wait(timeout=30)
-        finally:
-            if controller.poll() is None:
-                os.killpg(controller.pid, signal.SIGKILL)
-                controller.wait(timeout=30)
+        kill_the_playbook_once(client, run_id, 'ior hanging in its marked tree',
+                               lambda: client.trees() == ['ior_' + run_id] and processes_naming('ior_' + run_id))
         # the async module still runs on the node: the tree stays until the cleanup
         assert client.trees() == ['ior_' + run_id]
         cleanup = client.playbook('cleanup.yml', '--limit', 'localhost', extra={'cleanup_run_id': run_id})
@@ -248,20 +253,8 @@ def test_a_rerun_of_a_killed_run_measures_only_the_points_it_left(client):
     points_file = os.path.join(client.workdir, run_id, 'ior.points.jsonl')
     # the first point (transfer 256 KiB) ends; the second (512 KiB) hangs until the kill
     client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'ior 512k')
-    log = os.path.join(client.base, 'resumed.log')
     try:
-        with open(log, 'w', encoding='utf-8') as handle:
-            controller = subprocess.Popen(client.argv('survey-ior.yml', extra={'iokit_run_id': run_id}), cwd=ROOT,
-                                          env=client.env(), stdout=handle, stderr=subprocess.STDOUT,
-                                          start_new_session=True)
-        try:
-            wait_for('ior hanging at the second point', lambda: hanging_ior(client), DEADLINE_S, controller)
-            os.killpg(controller.pid, signal.SIGKILL)
-            controller.wait(timeout=30)
-        finally:
-            if controller.poll() is None:
-                os.killpg(controller.pid, signal.SIGKILL)
-                controller.wait(timeout=30)
+        kill_the_playbook_once(client, run_id, 'ior hanging at the second point', lambda: hanging_ior(client))
         cleanup = client.playbook('cleanup.yml', '--limit', 'localhost', extra={'cleanup_run_id': run_id})
         assert cleanup.returncode == 0, cleanup.stdout[-6000:]
     finally:

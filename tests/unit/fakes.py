@@ -10,7 +10,10 @@ works from the checkout and from ansible-test's staged copy.
 
 from __future__ import annotations
 
+import json
 import os
+
+import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch, progress, results
 
@@ -77,3 +80,26 @@ def client_survey_progress(survey, clock, host='c1'):
     builder = results.EnvelopeBuilder(survey.run_id, host, survey.SURVEY, 'native', {})
     builder.observers.append(log)
     return log, builder
+
+
+class Killed(Exception):
+    """Stands for a kill of the module right after a point ended."""
+
+
+def killed_after(survey, count):
+    """Run a client-launch ``survey`` (ior, mdtest) until ``count`` points ended, then kill it.
+
+    Returns the finished records as the points file keeps them: written as each point ended, by attempt 1.
+    """
+    kept = []
+
+    def keep(record):
+        kept.append(dict(json.loads(json.dumps(record)), attempt=1))
+        if len(kept) == count:
+            raise Killed()
+    survey.on_record = keep
+    survey.inspect()
+    survey.setup()
+    with pytest.raises(Killed):
+        survey.run()
+    return kept

@@ -20,6 +20,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import ior
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
+from ansible_collections.lustre.iokit.tests.unit.fakes import killed_after
 
 RUN = 'ior-run-1'
 SHELL = ('/bin/sh', '-c')
@@ -200,25 +201,10 @@ def test_cleanup_removes_a_tree_left_by_a_killed_run_only_with_its_marker(sim, m
     assert [item['id'] for item in again['kept']] == [other] and os.path.exists(other)
 
 
-class Killed(Exception):
-    """Stands for a kill of the module right after a point ended."""
-
-
 def test_a_resumed_sweep_measures_only_the_points_the_killed_attempt_left(sim, mount, tmp_path):
     options = {'access': ['fpp', 'ssf'], 'nodes': [1, 2], 'tasks_per_node': [1]}
     first, unused_state = survey_for(mount, tmp_path, **options)
-    done = []
-
-    def keep(record):
-        # the record as the points file keeps it, written when the point ended
-        done.append(dict(json.loads(json.dumps(record)), attempt=1))
-        if len(done) == 3:
-            raise Killed()
-    first.on_record = keep
-    first.inspect()
-    first.setup()
-    with pytest.raises(Killed):
-        first.run()
+    done = killed_after(first, 3)
     survey, node_state = survey_for(mount, tmp_path, **options)
     survey.done_records = done
     assert [survey.record_point(record) for record in done] == [

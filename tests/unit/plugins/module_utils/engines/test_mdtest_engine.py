@@ -23,7 +23,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import progress_path, read_progress
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult, Runner
-from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, client_survey_progress
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, client_survey_progress, killed_after
 
 RUN = 'run-1'
 # the module shell of these tests (a login shell would reset PATH and lose the simulator's shims)
@@ -616,27 +616,6 @@ def test_the_plan_gives_the_adaptive_sweeps_most_and_fewest_points(mount, tmp_pa
 def test_bad_sweep_options_are_named(options, message):
     problems = mdtest.option_problems(options, 1)
     assert any(problem.startswith(message) for problem in problems), problems
-
-
-class Killed(Exception):
-    """Stands for a kill of the module right after a point ended."""
-
-
-def killed_after(survey, count):
-    """Run ``survey`` until ``count`` records are kept, then kill it; the records as the points file keeps them
-    (written when each point ends, from attempt 1)."""
-    kept = []
-
-    def keep(record):
-        kept.append(dict(json.loads(json.dumps(record)), attempt=1))
-        if len(kept) == count:
-            raise Killed()
-    survey.on_record = keep
-    survey.inspect()
-    survey.setup()
-    with pytest.raises(Killed):
-        survey.run()
-    return kept
 
 
 def resumed(mount, tmp_path, done, rates=None, **options):
