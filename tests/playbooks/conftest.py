@@ -6,8 +6,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -23,6 +25,8 @@ if COLLECTIONS not in sys.path:
 
 # The tests here wait the way the unit tests do, with the same helper: ``from conftest import wait_for``.
 from ansible_collections.lustre.iokit.tests.unit.waiting import wait_for  # noqa: E402 pylint: disable=wrong-import-position,unused-import
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import (  # noqa: E402 pylint: disable=wrong-import-position
+    envelope_path, read_envelope)
 
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
 ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
@@ -51,3 +55,98 @@ def simulated_local_host(base, name, *init_args):
     os.chmod(python, stat.S_IRWXU)
     return {'ansible_connection': 'local', 'ansible_python_interpreter': python,
             'iokit_workdir': os.path.join(base, name + '-work')}
+
+
+class SimulatedClient:
+    """A lustre-sim client node on this machine that a client survey's playbook (survey-ior.yml, survey-mdtest.yml)
+    runs against from localhost: its root, FUSE mount, results, workdir, inventory and extra-vars files under
+    ``base``. ``start()`` makes the node from a simulator config and writes the inventory and the variables."""
+
+    def __init__(self, survey, base):
+        self.survey = survey
+        self.base = base
+        self.root = os.path.join(base, 'node')
+        self.mount = os.path.join(base, 'mnt')
+        self.results = os.path.join(base, 'results')
+        self.workdir = os.path.join(base, 'work')
+        self.inventory = os.path.join(base, 'inventory.yml')
+        self.extra_vars = os.path.join(base, 'vars.json')
+
+    def start(self, sim_config, inventory, survey_vars):
+        """``sim_config`` and ``inventory`` are formats (``{mount}``, ``{python}``); ``survey_vars`` the variables."""
+        config = os.path.join(self.base, 'sim.yaml')
+        with open(config, 'w', encoding='utf-8') as handle:
+            handle.write(sim_config.format(mount=self.mount))
+        self.sim('init', '--root', self.root, '--config', config, '--force')
+        with open(self.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(inventory.format(python=sys.executable))
+        with open(self.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(survey_vars, iokit_results_dir=self.results, iokit_workdir=self.workdir,
+                           **{'%s_mount_point' % self.survey: self.mount}), handle)
+        return self
+
+    def destroy(self):
+        subprocess.run([LUSTRE_SIM, 'fault', '--root', self.root, 'clear', '--all'], check=False,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', self.root], check=False, stdout=subprocess.DEVNULL)
+
+    def sim(self, *args):
+        return subprocess.run([LUSTRE_SIM] + list(args), check=True, stdout=subprocess.PIPE,
+                              universal_newlines=True).stdout
+
+    def status(self):
+        return json.loads(self.sim('status', '--root', self.root))
+
+    def env(self):
+        return dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1',
+                    ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
+                    PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
+
+    def argv(self, name, *options, extra=None):
+        argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars] + list(options)
+        if extra:
+            argv += ['-e', json.dumps(extra)]
+        return argv + [os.path.join(ROOT, 'playbooks', name)]
+
+    def playbook(self, name, *options, extra=None):
+        return subprocess.run(self.argv(name, *options, extra=extra), cwd=ROOT, env=self.env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+
+    def envelope(self, run_id):
+        return read_envelope(envelope_path(self.results, run_id, 'localhost', self.survey))
+
+    def trees(self):
+        return sorted(name for name in os.listdir(self.mount) if name.startswith(self.survey + '_'))
+
+    def slurm_jobs(self):
+        return self.state('slurm').get('jobs', [])
+
+    def hanging(self):
+        """The survey's commands hanging on a fault now (the simulator's record of its hangs, live processes only)."""
+        return [hang['command'] for hang in self.state('hangs').get('hangs', [])
+                if hang['command'].startswith(self.survey + ' ') and os.path.exists('/proc/%d' % hang['pid'])]
+
+    def state(self, name):
+        """The simulator's state file ``name`` (``slurm``, ``hangs``), {} before it exists."""
+        path = os.path.join(self.root, 'state', name + '.json')
+        if not os.path.exists(path):
+            return {}
+        with open(path, encoding='utf-8') as handle:
+            return json.load(handle)
+
+    def kill_the_playbook_once(self, run_id, what, condition, deadline_s, extra=None):
+        """Run the survey's playbook under ``run_id`` (and ``extra`` variables) and SIGKILL ansible-playbook's whole
+        process group as soon as ``condition`` holds (the module, started with async, goes on running on the node)."""
+        with open(os.path.join(self.base, run_id + '.log'), 'w', encoding='utf-8') as handle:
+            controller = subprocess.Popen(self.argv('survey-%s.yml' % self.survey,
+                                                    extra=dict(extra or {}, iokit_run_id=run_id)),
+                                          cwd=ROOT, env=self.env(), stdout=handle, stderr=subprocess.STDOUT,
+                                          start_new_session=True)
+        try:
+            wait_for(what, condition, deadline_s, controller)
+            os.killpg(controller.pid, signal.SIGKILL)
+            controller.wait(timeout=30)
+        finally:
+            if controller.poll() is None:
+                os.killpg(controller.pid, signal.SIGKILL)
+                controller.wait(timeout=30)

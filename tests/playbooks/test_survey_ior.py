@@ -16,21 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
 import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, wait_for
+from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, ROOT, SimulatedClient, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
-from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
-VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
-LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
-ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
 DEADLINE_S = 180
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
@@ -84,70 +77,13 @@ def processes_naming(word):
     return found
 
 
-class Client:
-    def __init__(self, base):
-        self.base = base
-        self.root = os.path.join(base, 'node')
-        self.mount = os.path.join(base, 'mnt')
-        self.results = os.path.join(base, 'results')
-        self.workdir = os.path.join(base, 'work')
-        self.inventory = os.path.join(base, 'inventory.yml')
-        self.extra_vars = os.path.join(base, 'vars.json')
-
-    def sim(self, *args):
-        return subprocess.run([LUSTRE_SIM] + list(args), check=True, stdout=subprocess.PIPE,
-                              universal_newlines=True).stdout
-
-    def status(self):
-        return json.loads(self.sim('status', '--root', self.root))
-
-    def env(self):
-        return dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
-                    ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
-                    PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
-
-    def argv(self, name, *options, extra=None):
-        argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars] + list(options)
-        if extra:
-            argv += ['-e', json.dumps(extra)]
-        return argv + [os.path.join(ROOT, 'playbooks', name)]
-
-    def playbook(self, name, *options, extra=None):
-        return subprocess.run(self.argv(name, *options, extra=extra), cwd=ROOT, env=self.env(),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
-
-    def envelope(self, run_id):
-        return read_envelope(envelope_path(self.results, run_id, 'localhost', 'ior'))
-
-    def trees(self):
-        return sorted(name for name in os.listdir(self.mount) if name.startswith('ior_'))
-
-    def slurm_jobs(self):
-        path = os.path.join(self.root, 'state', 'slurm.json')
-        if not os.path.exists(path):
-            return []
-        with open(path, encoding='utf-8') as handle:
-            return json.load(handle).get('jobs', [])
-
-
 @pytest.fixture(scope='module')
 def client(tmp_path_factory):
-    made = Client(str(tmp_path_factory.mktemp('survey-ior')))
-    config = os.path.join(made.base, 'sim.yaml')
-    with open(config, 'w', encoding='utf-8') as handle:
-        handle.write(SIM_CONFIG.format(mount=made.mount))
-    made.sim('init', '--root', made.root, '--config', config, '--force')
+    made = SimulatedClient('ior', str(tmp_path_factory.mktemp('survey-ior')))
     try:
-        with open(made.inventory, 'w', encoding='utf-8') as handle:
-            handle.write(INVENTORY.format(python=sys.executable))
-        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
-            json.dump(dict(SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
-                           ior_mount_point=made.mount), handle)
-        yield made
+        yield made.start(SIM_CONFIG, INVENTORY, SURVEY_VARS)
     finally:
-        subprocess.run([LUSTRE_SIM, 'fault', '--root', made.root, 'clear', '--all'], check=False,
-                       stdout=subprocess.DEVNULL)
-        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+        made.destroy()
 
 
 @pytest.mark.parametrize('launcher', ['mpirun', 'srun'])
@@ -204,29 +140,12 @@ def test_bad_variables_are_all_named_before_anything_runs(client):
     assert not os.path.exists(os.path.join(client.results, 'pbtest-ior-bad', 'localhost'))
 
 
-def kill_the_playbook_once(client, run_id, what, condition):
-    """Run survey-ior.yml under ``run_id`` and SIGKILL ansible-playbook's whole process group as soon as
-    ``condition`` holds (the module, started with async, goes on running on the node)."""
-    with open(os.path.join(client.base, run_id + '.log'), 'w', encoding='utf-8') as handle:
-        controller = subprocess.Popen(client.argv('survey-ior.yml', extra={'iokit_run_id': run_id}), cwd=ROOT,
-                                      env=client.env(), stdout=handle, stderr=subprocess.STDOUT,
-                                      start_new_session=True)
-    try:
-        wait_for(what, condition, DEADLINE_S, controller)
-        os.killpg(controller.pid, signal.SIGKILL)
-        controller.wait(timeout=30)
-    finally:
-        if controller.poll() is None:
-            os.killpg(controller.pid, signal.SIGKILL)
-            controller.wait(timeout=30)
-
-
 def test_after_a_sigkill_cleanup_removes_the_tree_and_stops_ior(client):
     run_id = 'pbtest-ior-killed'
     client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'ior')
     try:
-        kill_the_playbook_once(client, run_id, 'ior hanging in its marked tree',
-                               lambda: client.trees() == ['ior_' + run_id] and processes_naming('ior_' + run_id))
+        client.kill_the_playbook_once(run_id, 'ior hanging in its marked tree', lambda: client.trees() == [
+            'ior_' + run_id] and processes_naming('ior_' + run_id), DEADLINE_S)
         # the async module still runs on the node: the tree stays until the cleanup
         assert client.trees() == ['ior_' + run_id]
         cleanup = client.playbook('cleanup.yml', '--limit', 'localhost', extra={'cleanup_run_id': run_id})
@@ -237,24 +156,13 @@ def test_after_a_sigkill_cleanup_removes_the_tree_and_stops_ior(client):
     wait_for('the launcher and ior to be gone', lambda: not processes_naming('ior_' + run_id), DEADLINE_S)
 
 
-def hanging_ior(client):
-    """The ior commands hanging on a fault now (the simulator's record of its hangs, live processes only)."""
-    path = os.path.join(client.root, 'state', 'hangs.json')
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding='utf-8') as handle:
-        hangs = json.load(handle).get('hangs', [])
-    return [hang['command'] for hang in hangs if hang['command'].startswith('ior ') and os.path.exists(
-        '/proc/%d' % hang['pid'])]
-
-
 def test_a_rerun_of_a_killed_run_measures_only_the_points_it_left(client):
     run_id = 'pbtest-ior-resumed'
     points_file = os.path.join(client.workdir, run_id, 'ior.points.jsonl')
     # the first point (transfer 256 KiB) ends; the second (512 KiB) hangs until the kill
     client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'ior 512k')
     try:
-        kill_the_playbook_once(client, run_id, 'ior hanging at the second point', lambda: hanging_ior(client))
+        client.kill_the_playbook_once(run_id, 'ior hanging at the second point', client.hanging, DEADLINE_S)
         cleanup = client.playbook('cleanup.yml', '--limit', 'localhost', extra={'cleanup_run_id': run_id})
         assert cleanup.returncode == 0, cleanup.stdout[-6000:]
     finally:
@@ -281,11 +189,7 @@ def test_a_rerun_of_a_killed_run_measures_only_the_points_it_left(client):
 
 
 def allocations(client):
-    path = os.path.join(client.root, 'state', 'slurm.json')
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding='utf-8') as handle:
-        return json.load(handle).get('allocations', [])
+    return client.state('slurm').get('allocations', [])
 
 
 def leftovers(client, run_id):
@@ -333,22 +237,10 @@ def test_srun_in_a_job_the_survey_makes_measures_and_leaves_no_job(client, alloc
 
 def test_a_killed_sbatch_survey_leaves_no_job_after_cleanup(client):
     run_id = 'pbtest-ior-sbatch-killed'
-    extra = {'iokit_run_id': run_id, 'ior_launcher': 'srun', 'ior_slurm_allocation': 'sbatch'}
     client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'ior')
-    log = os.path.join(client.base, 'sbatch-killed.log')
     try:
-        with open(log, 'w', encoding='utf-8') as handle:
-            controller = subprocess.Popen(client.argv('survey-ior.yml', extra=extra), cwd=ROOT, env=client.env(),
-                                          stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            wait_for('ior hanging in a batch job', lambda: leftovers(client, run_id)[0] and processes_naming(
-                'ior_' + run_id), DEADLINE_S)
-            os.killpg(controller.pid, signal.SIGKILL)
-            controller.wait(timeout=30)
-        finally:
-            if controller.poll() is None:
-                os.killpg(controller.pid, signal.SIGKILL)
-                controller.wait(timeout=30)
+        client.kill_the_playbook_once(run_id, 'ior hanging in a batch job', lambda: leftovers(client, run_id)[0] and (
+            processes_naming('ior_' + run_id)), DEADLINE_S, extra={'ior_launcher': 'srun', 'ior_slurm_allocation': 'sbatch'})
         # the job outlives the controller (sbatch --wait of the still running module waits for it)
         running, unused_outputs, unused_scripts, entries = leftovers(client, run_id)
         assert len(running) == 1 and [entry['name'] for entry in entries] == ['lustre-iokit-ior-%s-1' % run_id]
@@ -388,26 +280,18 @@ SLOW_CLIENT_RUN_ID = 'pbtest-ior-slow-client'
 
 @pytest.fixture(scope='module')
 def slow_client(tmp_path_factory):
-    made = Client(str(tmp_path_factory.mktemp('survey-ior-slow-client')))
-    config = os.path.join(made.base, 'sim.yaml')
-    with open(config, 'w', encoding='utf-8') as handle:
-        handle.write(SLOW_CLIENT_CONFIG.format(mount=made.mount))
-    made.sim('init', '--root', made.root, '--config', config, '--force')
+    made = SimulatedClient('ior', str(tmp_path_factory.mktemp('survey-ior-slow-client')))
     try:
-        with open(made.inventory, 'w', encoding='utf-8') as handle:
-            handle.write(THREE_CLIENTS.format(python=sys.executable))
-        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
-            json.dump(dict(SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
-                           ior_mount_point=made.mount, iokit_run_id=SLOW_CLIENT_RUN_ID, ior_block_size_mib=4,
-                           ior_transfer_sizes_kib=[256], ior_tasks_per_node=[1], ior_access=['fpp'], ior_nodes=[3],
-                           ior_environment_modules=[], acceptance_default_criteria=True, fail_on_verdict=False),
-                      handle)
+        made.start(SLOW_CLIENT_CONFIG, THREE_CLIENTS, dict(
+            SURVEY_VARS, iokit_run_id=SLOW_CLIENT_RUN_ID, ior_block_size_mib=4, ior_transfer_sizes_kib=[256],
+            ior_tasks_per_node=[1], ior_access=['fpp'], ior_nodes=[3], ior_environment_modules=[],
+            acceptance_default_criteria=True, fail_on_verdict=False))
         made.result = subprocess.run(made.argv('survey-ior.yml') + [os.path.join(ROOT, 'playbooks', 'report.yml')],
                                      cwd=ROOT, env=made.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      universal_newlines=True, check=False)
         yield made
     finally:
-        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+        made.destroy()
 
 
 def test_a_throttled_client_is_named_by_the_report(slow_client):

@@ -16,22 +16,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, SimulatedClient
 
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.mdtest import MARKER
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
-from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
-VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
-LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
-ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
 RUN_ID = 'pbtest-mdtest'
+DEADLINE_S = 180
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')
@@ -66,70 +60,20 @@ SURVEY_VARS = {
 }
 
 
-class Client:
-    def __init__(self, base):
-        self.base = base
-        self.root = os.path.join(base, 'node')
-        self.mount = os.path.join(base, 'mnt')
-        self.results = os.path.join(base, 'results')
-        self.workdir = os.path.join(base, 'work')
-        self.inventory = os.path.join(base, 'inventory.yml')
-        self.extra_vars = os.path.join(base, 'vars.json')
-
-    def sim(self, *args):
-        return subprocess.run([LUSTRE_SIM] + list(args), check=True, stdout=subprocess.PIPE,
-                              universal_newlines=True).stdout
-
-    def status(self):
-        return json.loads(self.sim('status', '--root', self.root))
-
-    def playbook(self, name, *options, extra=None):
-        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
-                   ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
-                   PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
-        argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars] + list(options)
-        if extra:
-            argv += ['-e', json.dumps(extra)]
-        argv.append(os.path.join(ROOT, 'playbooks', name))
-        return subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True, check=False)
-
-    def envelope(self, run_id=RUN_ID):
-        return read_envelope(envelope_path(self.results, run_id, 'localhost', 'mdtest'))
-
-    def trees(self):
-        return sorted(name for name in os.listdir(self.mount) if name.startswith('mdtest_'))
-
-    def slurm_jobs(self):
-        path = os.path.join(self.root, 'state', 'slurm.json')
-        if not os.path.exists(path):
-            return []
-        with open(path, encoding='utf-8') as handle:
-            return json.load(handle).get('jobs', [])
-
-
 @pytest.fixture(scope='module')
 def client(tmp_path_factory):
-    made = Client(str(tmp_path_factory.mktemp('survey-mdtest')))
-    config = os.path.join(made.base, 'sim.yaml')
-    with open(config, 'w', encoding='utf-8') as handle:
-        handle.write(SIM_CONFIG.format(mount=made.mount))
-    made.sim('init', '--root', made.root, '--config', config, '--force')
+    made = SimulatedClient('mdtest', str(tmp_path_factory.mktemp('survey-mdtest')))
     try:
-        with open(made.inventory, 'w', encoding='utf-8') as handle:
-            handle.write(INVENTORY.format(python=sys.executable))
-        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
-            json.dump(dict(SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
-                           iokit_run_id=RUN_ID, mdtest_mount_point=made.mount), handle)
+        made.start(SIM_CONFIG, INVENTORY, dict(SURVEY_VARS, iokit_run_id=RUN_ID))
         made.first_run = made.playbook('survey-mdtest.yml')
         yield made
     finally:
-        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+        made.destroy()
 
 
 def test_the_sweep_ran_and_its_envelope_is_stored(client):
     assert client.first_run.returncode == 0, client.first_run.stdout[-6000:]
-    envelope = client.envelope()
+    envelope = client.envelope(RUN_ID)
     assert (envelope['survey'], envelope['engine'], envelope['status'], envelope['errors']) == (
         'mdtest', 'native', 'ok', [])
     records = envelope['records']
@@ -263,6 +207,34 @@ def test_the_cleanup_playbook_removes_a_tree_left_by_a_killed_run_and_keeps_an_u
     os.rmdir(stranger)
 
 
+def test_a_rerun_of_a_killed_run_measures_only_the_points_it_left(client):
+    run_id = 'pbtest-mdtest-resumed'
+    # the first point (1 task per node) ends; the second hangs in its own directory, the one word that names it
+    second = os.path.join(client.mount, 'mdtest_' + run_id, 'nodes1-ppn2')
+    client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'mdtest ' + second)
+    try:
+        client.kill_the_playbook_once(run_id, 'mdtest hanging at the second point', client.hanging, DEADLINE_S)
+        cleanup = client.playbook('cleanup.yml', '--limit', 'localhost', extra={'cleanup_run_id': run_id})
+        assert cleanup.returncode == 0, cleanup.stdout[-6000:]
+    finally:
+        client.sim('fault', '--root', client.root, 'clear', '--all')
+    # the cleanup keeps the point the killed attempt finished, and removes the tree
+    with open(os.path.join(client.workdir, run_id, 'mdtest.points.jsonl'), encoding='utf-8') as handle:
+        kept = [json.loads(line) for line in handle]
+    assert [(line['attempt'], line['point']['tasks_per_node']) for line in kept] == [(1, 1)]
+    assert client.trees() == []
+    rerun = client.playbook('survey-mdtest.yml', extra={'iokit_run_id': run_id})
+    assert rerun.returncode == 0, rerun.stdout[-6000:]
+    envelope = client.envelope(run_id)
+    assert (envelope['status'], envelope['errors']) == ('ok', [])
+    records = [(r['step'], r['nodes'], r['tasks_per_node'], r['attempt']) for r in envelope['records']]
+    best = [r['tasks_per_node'] for r in envelope['records'] if r['best_tasks_per_node']]
+    # each point once: the first from the killed attempt, the rest measured by the rerun
+    assert records == [('tasks_per_node', 1, 1, 1), ('tasks_per_node', 1, 2, 2), ('nodes', 2, best[0], 2)]
+    assert [attempt['attempt'] for attempt in envelope['attempts']] == [1, 2]
+    assert client.trees() == []
+
+
 # An MDT that saturates at 2 tasks: 20 ops/s for one task, 40 ops/s (its peak) for two or more, far below the
 # machine's speed, so every phase's rate is the curve's (lustre-sim holds mdtest to the first curved MDT).
 SATURATING_CONFIG = '''osts: 1
@@ -279,21 +251,12 @@ ADAPTIVE_VARS = {
 
 @pytest.fixture
 def saturating_client(tmp_path):
-    made = Client(str(tmp_path))
-    config = os.path.join(made.base, 'sim.yaml')
-    with open(config, 'w', encoding='utf-8') as handle:
-        handle.write(SATURATING_CONFIG.format(mount=made.mount))
-    made.sim('init', '--root', made.root, '--config', config, '--force')
+    made = SimulatedClient('mdtest', str(tmp_path))
+    survey_vars = dict((name, value) for name, value in SURVEY_VARS.items() if name != 'mdtest_mdt_count')
     try:
-        with open(made.inventory, 'w', encoding='utf-8') as handle:
-            handle.write(INVENTORY.format(python=sys.executable))
-        survey_vars = dict((name, value) for name, value in SURVEY_VARS.items() if name != 'mdtest_mdt_count')
-        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
-            json.dump(dict(survey_vars, iokit_results_dir=made.results, iokit_workdir=made.workdir,
-                           iokit_run_id='pbtest-mdtest-adaptive', mdtest_mount_point=made.mount), handle)
-        yield made
+        yield made.start(SATURATING_CONFIG, INVENTORY, dict(survey_vars, iokit_run_id='pbtest-mdtest-adaptive'))
     finally:
-        subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
+        made.destroy()
 
 
 def test_an_adaptive_sweep_stops_past_the_mdts_knee_and_runs_fewer_points_than_the_full_sweep(saturating_client):
