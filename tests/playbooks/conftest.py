@@ -134,6 +134,18 @@ class SimulatedClient:
         with open(path, encoding='utf-8') as handle:
             return json.load(handle)
 
+    def kill_at_a_hang_and_clean_up(self, run_id, hang_command, what, deadline_s):
+        """Run the survey's playbook under ``run_id`` with ``hang_command`` hanging (a simulator fault), SIGKILL
+        ansible-playbook once it hangs there, and run cleanup.yml for the run; the fault is cleared whatever
+        happens."""
+        self.sim('fault', '--root', self.root, 'add', 'hang', '--command', hang_command)
+        try:
+            self.kill_the_playbook_once(run_id, what, self.hanging, deadline_s)
+            cleanup = self.playbook('cleanup.yml', '--limit', 'localhost', extra={'cleanup_run_id': run_id})
+            assert cleanup.returncode == 0, cleanup.stdout[-6000:]
+        finally:
+            self.sim('fault', '--root', self.root, 'clear', '--all')
+
     def kill_the_playbook_once(self, run_id, what, condition, deadline_s, extra=None):
         """Run the survey's playbook under ``run_id`` (and ``extra`` variables) and SIGKILL ansible-playbook's whole
         process group as soon as ``condition`` holds (the module, started with async, goes on running on the node)."""

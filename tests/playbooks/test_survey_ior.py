@@ -160,13 +160,7 @@ def test_a_rerun_of_a_killed_run_measures_only_the_points_it_left(client):
     run_id = 'pbtest-ior-resumed'
     points_file = os.path.join(client.workdir, run_id, 'ior.points.jsonl')
     # the first point (transfer 256 KiB) ends; the second (512 KiB) hangs until the kill
-    client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'ior 512k')
-    try:
-        client.kill_the_playbook_once(run_id, 'ior hanging at the second point', client.hanging, DEADLINE_S)
-        cleanup = client.playbook('cleanup.yml', '--limit', 'localhost', extra={'cleanup_run_id': run_id})
-        assert cleanup.returncode == 0, cleanup.stdout[-6000:]
-    finally:
-        client.sim('fault', '--root', client.root, 'clear', '--all')
+    client.kill_at_a_hang_and_clean_up(run_id, 'ior 512k', 'ior hanging at the second point', DEADLINE_S)
     wait_for('the launcher and ior to be gone', lambda: not processes_naming('ior_' + run_id), DEADLINE_S)
     # the cleanup keeps the point the killed attempt finished
     with open(points_file, encoding='utf-8') as handle:

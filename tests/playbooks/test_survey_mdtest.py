@@ -211,13 +211,7 @@ def test_a_rerun_of_a_killed_run_measures_only_the_points_it_left(client):
     run_id = 'pbtest-mdtest-resumed'
     # the first point (1 task per node) ends; the second hangs in its own directory, the one word that names it
     second = os.path.join(client.mount, 'mdtest_' + run_id, 'nodes1-ppn2')
-    client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'mdtest ' + second)
-    try:
-        client.kill_the_playbook_once(run_id, 'mdtest hanging at the second point', client.hanging, DEADLINE_S)
-        cleanup = client.playbook('cleanup.yml', '--limit', 'localhost', extra={'cleanup_run_id': run_id})
-        assert cleanup.returncode == 0, cleanup.stdout[-6000:]
-    finally:
-        client.sim('fault', '--root', client.root, 'clear', '--all')
+    client.kill_at_a_hang_and_clean_up(run_id, 'mdtest ' + second, 'mdtest hanging at the second point', DEADLINE_S)
     # the cleanup keeps the point the killed attempt finished, and removes the tree
     with open(os.path.join(client.workdir, run_id, 'mdtest.points.jsonl'), encoding='utf-8') as handle:
         kept = [json.loads(line) for line in handle]
