@@ -11,7 +11,7 @@ at a size and 4 x that size; the larger must cost less than RATIO times the
 smaller.  Linear code costs about 4x, quadratic code 16x, so the generous
 ratio holds on a loaded machine: both sizes are measured in this process as
 CPU time (time.process_time), a pair over the ratio measured again (best of
-RUNS) before it counts.  Nothing is compared with a wall-clock limit.
+RUNS, each run repeating the parse for at least MIN_SAMPLE_S) before it counts.  Nothing is compared with a wall-clock limit.
 
 The pathological shapes named by the issue (a line that starts like a
 result record then runs on for a megabyte, lines ending in a backslash
@@ -42,6 +42,9 @@ RATIO = 8.0
 RUNS = 2
 # CPU seconds per megabyte below which a cost is too small to compare.
 FLOOR = 0.002
+# CPU seconds each run of a pair measured again spends at least (repeating the parse): a parse of a millisecond
+# or two is otherwise one scheduling or cache stall of a loaded machine away from looking quadratic.
+MIN_SAMPLE_S = 0.05
 
 # How result lines of the formats start: a shape puts one of them in front of
 # a repeated unit, so each parser's own regular expressions see the long tail.
@@ -120,7 +123,9 @@ PATHOLOGICAL = (
 SIZED_SHAPES = [(name, build, FULL if name in PATHOLOGICAL else REDUCED) for name, build in SHAPES]
 
 
-def _cost(parser, text, runs):
+def _cost(parser, text, runs, min_sample_s=0.0):
+    """CPU seconds of one parse of ``text``, the best of ``runs``; each run parses again and again until it has
+    spent ``min_sample_s`` and counts the mean, so that a figure of a few milliseconds is not one stall."""
     best = None
     for _run in range(runs):
         # The cycle collector stays off while a parser runs so that its pauses
@@ -129,11 +134,16 @@ def _cost(parser, text, runs):
         gc.disable()
         try:
             start = time.process_time()
-            parser(text)
-            spent = time.process_time() - start
+            parses = 0
+            while True:
+                parser(text)
+                parses += 1
+                spent = time.process_time() - start
+                if spent >= min_sample_s:
+                    break
         finally:
             gc.enable()
-        best = spent if best is None else min(best, spent)
+        best = spent / parses if best is None else min(best, spent / parses)
     return best
 
 
@@ -147,8 +157,8 @@ def _nonlinear(parser, sized_shapes):
         # (best of RUNS) before it counts, so a busy moment is not a failure.
         small_cost, large_cost = _cost(parser, small, 1), _cost(parser, large, 1)
         if large_cost >= RATIO * max(small_cost, floor):
-            small_cost = min(small_cost, _cost(parser, small, RUNS))
-            large_cost = min(large_cost, _cost(parser, large, RUNS))
+            small_cost = min(small_cost, _cost(parser, small, RUNS, MIN_SAMPLE_S))
+            large_cost = min(large_cost, _cost(parser, large, RUNS, MIN_SAMPLE_S))
         # The ratio of two tiny figures is noise: a shape whose small input
         # costs under FLOOR per megabyte cannot be quadratic at these sizes.
         if large_cost >= RATIO * max(small_cost, floor):
