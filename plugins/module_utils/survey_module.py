@@ -154,6 +154,13 @@ class SurveyStart:
             self.builder.observers.append(self.progress)
         return run_dir
 
+    def done_by(self, *keys):
+        """The points earlier attempts finished (after ``make_run_dir``), as the engine looks them up: the tuple of
+        the point's ``keys`` (the one value for a single key) -> its record."""
+        def key_of(point):
+            return point[keys[0]] if len(keys) == 1 else tuple(point[key] for key in keys)
+        return dict((key_of(point), record) for point, record in zip(self.done_points, self.done_records))
+
     def follow_sweep(self, inner_sweeps):
         """Each point the adaptive sweep passes over leaves the progress log's total (after ``make_run_dir``)."""
         if self.progress is not None:

@@ -361,7 +361,7 @@ def main():
     # The installed script cannot skip tests: only the native engine resumes.
     run_dir = start.make_run_dir(planned, plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'],
                                  record_point=record_point if params['engine'] == 'native' else None)
-    survey.done_points = set((point['servers'], point['clients'], point['mode']) for point in start.done_points)
+    survey.done_points = set(start.done_by('servers', 'clients', 'mode'))
     builder.set_environment(lnet_selftest_loaded_by_us=start.load_kernel_module(lnet.SELFTEST_MODULE))
     try:
         if params['engine'] == 'iokit':

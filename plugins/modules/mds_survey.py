@@ -397,7 +397,7 @@ def main():
     run_dir = start.make_run_dir(planned, plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'],
                                  record_point=record_point if resumable else None)
     start.follow_sweep(survey.inner_sweeps)
-    survey.done_points = dict((point['thr'], record) for point, record in zip(start.done_points, start.done_records))
+    survey.done_points = start.done_by('thr')
     builder.set_environment(obdecho_loaded_by_us=start.load_kernel_module(lctl_utils.ECHO_MODULE))
     try:
         if params['engine'] == 'iokit':

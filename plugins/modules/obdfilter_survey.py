@@ -532,8 +532,7 @@ def main():
     resumable = params['engine'] == 'native'
     run_dir = start.make_run_dir(planned, plan['estimated_duration_s'], record_point=record_point if resumable else None)
     start.follow_sweep(survey.inner_sweeps)
-    survey.done_points = dict(((point['actual_rsz_kib'], point['nobj'], point['thr']), record)
-                              for point, record in zip(start.done_points, start.done_records))
+    survey.done_points = start.done_by('actual_rsz_kib', 'nobj', 'thr')
     if params['engine'] == 'iokit':
         changed, raw_files = run_iokit(start, script, run_dir, targets)
     else:

@@ -381,8 +381,7 @@ def main():
     run_dir = start.make_run_dir(progress_utils.planned_points(points, ('rsz_kib', 'crg', 'thr'), 'size_kib'),
                                  plan['estimated_duration_s'], record_point=record_point if resumable else None)
     start.follow_sweep(survey.inner_sweeps)
-    survey.done_points = dict(((point['rsz_kib'], point['crg'], point['thr']), record)
-                              for point, record in zip(start.done_points, start.done_records))
+    survey.done_points = start.done_by('rsz_kib', 'crg', 'thr')
     wrote = False
     if params['engine'] == 'iokit':
         script = survey_module.iokit_script_path(module)
