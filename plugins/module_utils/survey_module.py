@@ -114,7 +114,7 @@ class SurveyStart:
         self.control_runner = control_runner
         self.lctl = lctl_utils.Lctl(control_runner) if control_runner is not None else None
 
-    def make_run_dir(self, planned=None, planned_duration_s=None, record_point=None):
+    def make_run_dir(self, planned=None, planned_duration_s=None, record_point=None, parts=False):
         """``<workdir>/<run_id>``, created if needed; the module fails naming ``workdir`` when it cannot be.
 
         Called once every check has passed, right before the survey makes anything: with a node state, the
@@ -124,6 +124,11 @@ class SurveyStart:
         With ``record_point`` (a record to its entry of ``planned``, without weight) the run resumes: the points
         an earlier attempt of this run id finished here go into the envelope first, ``done_points`` lists them for
         the engine to skip, and the envelope lists the attempts; the ``force_rerun`` option starts over.
+        With ``parts`` (a survey whose one record covers its whole sweep: ost), the points file keeps the finished
+        parts of that record instead (one OST written and read): an earlier attempt's parts are not put into the
+        envelope, the engine builds its record from them (``done_records``); ``record_point`` names the part's
+        point, or None for a logged whole record (left out), and a part is done for every planned point that has
+        its keys and values (an OST's write and its read).
         """
         run_dir = os.path.join(self.module.params['workdir'], self.run_id)
         if self.node_state is not None and not self.module.check_mode and not self._recorded:
@@ -140,15 +145,17 @@ class SurveyStart:
         except OSError as exc:
             self.module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
         if self.survey is not None and not self.module.check_mode and self.progress is None:
-            attempt, earlier = 1, []
+            attempt, done_before = 1, 0
             if record_point is not None:
-                attempt, earlier = self._resume(run_dir, record_point)
-                planned = [point for point in planned or []
-                           if dict((key, value) for key, value in point.items() if key != 'weight')
-                           not in self.done_points]
+                attempt = self._resume(run_dir, record_point, parts)
+                planned = planned or []
+                remaining = [point for point in planned if not any(
+                    _covers(done, point) if parts else done == _without_weight(point) for done in self.done_points)]
+                done_before = len(planned) - len(remaining) if parts else len(self.done_points)
+                planned = remaining
             self.progress = progress_utils.ProgressLog(run_dir, self.survey, self.run_id, self.host, planned=planned,
                                                        planned_duration_s=planned_duration_s, attempt=attempt,
-                                                       done_before=len(earlier))
+                                                       done_before=done_before)
             if record_point is not None:
                 self.progress.envelope_fields = self.builder.extra_fields
             self.builder.observers.append(self.progress)
@@ -166,7 +173,7 @@ class SurveyStart:
         if self.progress is not None:
             inner_sweeps.on_skip = self.progress.point_skipped
 
-    def _resume(self, run_dir, record_point):
+    def _resume(self, run_dir, record_point, parts=False):
         try:
             attempt, attempts, earlier = progress_utils.start_attempt(
                 run_dir, self.survey, self.builder.parameters, force=bool(self.module.params.get('force_rerun')))
@@ -175,12 +182,15 @@ class SurveyStart:
         except (IOError, OSError) as exc:
             self.module.fail_json(msg='workdir: cannot read or note the attempts of run %s in %s: %s'
                                       % (self.run_id, run_dir, exc))
-        for record in earlier:
-            self.builder.add_record(record)
+        if parts:
+            earlier = [record for record in earlier if record_point(record) is not None]
+        else:
+            for record in earlier:
+                self.builder.add_record(record)
         self.done_points = [record_point(record) for record in earlier]
         self.done_records = list(earlier)
         self.builder.extra_fields['attempts'] = attempts
-        return attempt, earlier
+        return attempt
 
     def take_lock(self):
         """Hold this survey's node lock until the module exits; fail naming the live run that holds it.
@@ -250,6 +260,15 @@ class SurveyStart:
         else:
             if outcome == 'in_use':
                 self.builder.add_error('%s is still in use; left loaded (recorded for the cleanup)' % name)
+
+
+def _without_weight(point):
+    return dict((key, value) for key, value in point.items() if key != 'weight')
+
+
+def _covers(done, point):
+    """True when the done part ``done`` has the keys and values of the planned ``point`` it covers."""
+    return all(key in point and point[key] == value for key, value in done.items())
 
 
 def new_launch_id():

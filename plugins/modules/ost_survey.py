@@ -25,6 +25,10 @@ description:
   - Everything changed (the old C(max_cached_mb), the scratch directory C(<mount_point>/ost_survey_<run_id>) and
     each file) is written to the node state under O(workdir) first and undone at the end, after a timeout or a
     SIGTERM too.
+  - A point of this survey, for O(force_rerun), is one OST written and read. Each OST's row is kept on the node as
+    soon as its read ends; a rerun of the run id after a kill writes and reads only the OSTs left (never an OST
+    written in one attempt and read in another), and the one record holds every OST's row, each with the
+    C(attempt) that measured it.
 author:
   - lustre.iokit contributors (@lustre)
 requirements:
@@ -33,6 +37,7 @@ requirements:
 extends_documentation_fragment:
   - lustre.iokit.attributes
   - lustre.iokit.survey_common
+  - lustre.iokit.resume
 options:
   mount_point:
     description:
@@ -150,6 +155,8 @@ records:
       C(read_start_time) and C(read_end_time) in every C(osts) entry - epoch seconds (UTC, to the millisecond) of
       the client's clock around that OST's sync, dd and sync, null for an OST or pass not measured (absent with
       O(engine=iokit)).
+    - C(attempt) - on the record, the attempt of the run id that made it; on an C(osts) entry written and read
+      whole, the attempt that measured that OST (an earlier one after a resume, see O(force_rerun)).
   returned: when something was measured
   type: list
   elements: dict
@@ -184,6 +191,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
+from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
@@ -201,6 +209,7 @@ def argument_spec():
         min_free_factor=dict(type='float', default=ost.DEFAULT_MIN_FREE_FACTOR),
         iokit_script=dict(type='str', default='ost-survey'),
     )
+    spec.update(progress_utils.resume_argument_spec())
     return spec
 
 
@@ -259,8 +268,14 @@ def main():
     if module.check_mode:
         survey_module.exit_with_envelope(module, builder, 'ost survey', bool(survey.active_osts()), plan=plan)
 
-    # The progress counts the OSTs written, then read: the record of the whole survey comes at its end.
-    run_dir = start.make_run_dir(survey.steps(), plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'])
+    # The progress counts the OSTs written, then read: the record of the whole survey comes at its end. Each OST
+    # written and read is kept on the node as it ends, so a rerun after a kill measures only the OSTs left; the
+    # installed script cannot skip OSTs: only the native engine resumes.
+    resumes = params['engine'] == 'native'
+    run_dir = start.make_run_dir(survey.steps(), plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'],
+                                 record_point=survey.part_point if resumes else None, parts=True)
+    if resumes:
+        survey.done_osts = start.done_by('ost')
     raw_path = os.path.join(run_dir, 'ost_survey.out')
     if not survey.active_osts():
         changed = False
@@ -277,6 +292,7 @@ def main():
         survey.runner = runner
         if start.progress is not None:
             survey.on_step = start.progress.step_done
+            survey.on_ost_done = start.progress.point_done
         changed = run_native(survey, builder, control_runner, raw_path)
     builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
     survey_module.exit_with_envelope(module, builder, 'ost survey', changed, plan=plan)

@@ -241,6 +241,11 @@ class OstSurvey:
         self.aborted = None
         # Told of each OST written or read, ``on_step(point, figure)`` (the module's progress log); None: nobody.
         self.on_step = None
+        # Told of each OST written and read whole, ``on_ost_done(entry)`` (its row of the record): the progress log
+        # keeps it on the node, so that a rerun of the run id after a kill does not measure that OST again.
+        self.on_ost_done = None
+        # OST index -> its row as an earlier attempt of the run id finished it (written and read): not measured again.
+        self.done_osts = {}
         self.directory = os.path.join(self.mount_point, 'ost_survey_%s' % run_id)
         self._saved_cache = None
         self._files = []
@@ -374,11 +379,26 @@ class OstSurvey:
         end_time = round(self.wall_clock(), 3)
         return elapsed, result, result.timed_out or self.runner.expired(), (start_time, end_time)
 
+    @staticmethod
+    def part_point(logged):
+        """The point an OST's row kept by an earlier attempt covers (its write and read), None for a whole record."""
+        if not isinstance(logged, dict) or 'osts' in logged or 'ost' not in logged:
+            return None
+        return {'ost': logged['ost']}
+
+    def _entry(self, ost):
+        """The row of ``ost`` in the record: an earlier attempt's when it finished that OST, else still empty."""
+        done = self.done_osts.get(ost['ost'])
+        if done is not None and ost['active']:
+            return dict(done)
+        return {'ost': ost['ost'], 'uuid': ost['uuid'], 'active': ost['active'], 'read_mib_s': None,
+                'write_mib_s': None, 'read_time_s': None, 'write_time_s': None, 'write_start_time': None,
+                'write_end_time': None, 'read_start_time': None, 'read_end_time': None}
+
     def run(self):
-        """Write then read every active OST; returns the one record (see parse_ost_survey)."""
-        entries = [{'ost': ost['ost'], 'uuid': ost['uuid'], 'active': ost['active'], 'read_mib_s': None,
-                    'write_mib_s': None, 'read_time_s': None, 'write_time_s': None, 'write_start_time': None,
-                    'write_end_time': None, 'read_start_time': None, 'read_end_time': None} for ost in self.osts]
+        """Write then read every active OST an earlier attempt did not finish; returns the one record (see
+        parse_ost_survey), with the earlier attempts' rows (each with its ``attempt``) in their places."""
+        entries = [self._entry(ost) for ost in self.osts]
         completed = []
         for operation in OPERATIONS:
             if not self._run_pass(operation, entries):
@@ -405,7 +425,7 @@ class OstSurvey:
 
     def _run_pass(self, operation, entries):
         for entry in entries:
-            if not entry['active']:
+            if not entry['active'] or entry['ost'] in self.done_osts:
                 continue
             if self.runner.expired():
                 self._stop({'ost': entry['ost'], 'operation': operation}, 'not run')
@@ -416,6 +436,8 @@ class OstSurvey:
                 rate = entry[operation + '_mib_s']
                 self.on_step({'operation': operation, 'ost': entry['ost']},
                              None if rate is None else '%s %.1f MiB/s' % (operation, rate))
+            if operation == 'read' and entry['read_mib_s'] is not None and self.on_ost_done is not None:
+                self.on_ost_done(entry)
         return True
 
     def _run_step(self, operation, entry):

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import functools
+import json
 import os
 
 import pytest
@@ -141,6 +142,75 @@ def test_each_ost_written_or_read_moves_the_progress_on(run_module, tmp_path, mo
     assert seen[0][4] is None and seen[1][4].startswith('write ') and seen[4][4].startswith('read ')
     final = progress_utils.read_progress(str(progress_file))
     assert (final['state'], final['done'], final['total'], final['current']) == ('ok', 6, 6, None)
-    # the record is still kept on the node, not counted as a seventh point
+    # kept on the node, not counted as more points: each OST's row as its read ended, then the whole record
     with open(str(tmp_path / 'work' / 'test-run' / 'ost.points.jsonl')) as handle:
-        assert len(handle.readlines()) == 1
+        kept = [json.loads(line)['record'] for line in handle]
+    assert [row.get('ost') for row in kept[:3]] == [0, 2, 3] and kept[3]['active_osts'] == 3
+
+
+def dd_runs():
+    """(operation, OST index) of every dd the fake client ran, in order."""
+    return [('write' if argv[1].startswith('of=') else 'read', int(argv[1].rsplit('file', 1)[1]))
+            for argv in Node.fake.calls if argv[0] == 'dd']
+
+
+def cut_while_reading_ost_2(run_module, tmp_path, mount, fake_runners):
+    """A first attempt cut while reading OST 2: OST 0 is written and read whole, OSTs 2 and 3 only written."""
+    Node.fake.stop_at = ('read', 2)
+    first = run_module(base(tmp_path, mount))
+    assert first['status'] == 'partial'
+    assert dd_runs() == [('write', 0), ('write', 2), ('write', 3), ('read', 0), ('read', 2)]
+    Node.fake = FakeRunner(FakeClock(2000.0), mount)
+    fake_runners(ost_survey, Node.fake)
+    return first
+
+
+def test_a_rerun_of_a_cut_run_writes_and_reads_only_the_osts_it_left(run_module, tmp_path, mount, fake_runners):
+    """OST 0 is kept; OSTs 2 and 3, written but never read back, are written and read again: an OST is never
+    written in one attempt and read in another."""
+    cut_while_reading_ost_2(run_module, tmp_path, mount, fake_runners)
+    second = run_module(base(tmp_path, mount))
+    assert second['status'] == 'ok', second['errors']
+    assert dd_runs() == [('write', 2), ('write', 3), ('read', 2), ('read', 3)]
+    envelope = second['envelope']
+    assert results.validate_envelope(envelope) == []
+    assert [item['attempt'] for item in envelope['attempts']] == [1, 2]
+    assert all(item['finished'] for item in envelope['attempts'])
+    [record] = envelope['records']
+    assert (record['attempt'], record['complete'], record['active_osts']) == (2, True, 3)
+    rows = dict((row['ost'], row) for row in record['osts'])
+    assert [(index, rows[index].get('attempt')) for index in (0, 2, 3)] == [(0, 1), (2, 2), (3, 2)]
+    assert all(rows[index]['write_mib_s'] and rows[index]['read_mib_s'] for index in (0, 2, 3))
+    # the first attempt's row of OST 0 keeps its own times, from before the second attempt began
+    assert rows[0]['read_end_time'] <= rows[2]['write_start_time']
+    # the statistics are over every OST, the kept one too
+    assert record['write']['worst']['ost'] in (0, 2, 3) and record['read']['avg_mib_s'] is not None
+    summary = progress_utils.read_progress(str(tmp_path / 'work' / 'test-run' / 'ost.progress.json'))
+    assert (summary['state'], summary['done'], summary['total'], summary['attempt']) == ('ok', 6, 6, 2)
+    assert os.listdir(mount) == []
+
+
+def test_a_third_run_of_a_finished_run_measures_nothing_again(run_module, tmp_path, mount, fake_runners):
+    cut_while_reading_ost_2(run_module, tmp_path, mount, fake_runners)
+    assert run_module(base(tmp_path, mount))['status'] == 'ok'
+    Node.fake = FakeRunner(FakeClock(3000.0), mount)
+    fake_runners(ost_survey, Node.fake)
+    third = run_module(base(tmp_path, mount))
+    assert third['status'] == 'ok' and dd_runs() == []
+    rows = dict((row['ost'], row.get('attempt')) for row in third['records'][0]['osts'])
+    assert rows == {0: 1, 1: None, 2: 2, 3: 2}
+
+
+def test_force_rerun_and_the_iokit_engine_measure_every_ost(run_module, tmp_path, mount, fake_runners):
+    cut_while_reading_ost_2(run_module, tmp_path, mount, fake_runners)
+    forced = run_module(base(tmp_path, mount, force_rerun=True))
+    assert forced['status'] == 'ok'
+    assert dd_runs() == [('write', 0), ('write', 2), ('write', 3), ('read', 0), ('read', 2), ('read', 3)]
+    assert [row.get('attempt') for row in forced['records'][0]['osts'] if row['active']] == [1, 1, 1]
+
+
+def test_a_rerun_with_another_size_is_refused_naming_it(run_module, tmp_path, mount, fake_runners):
+    cut_while_reading_ost_2(run_module, tmp_path, mount, fake_runners)
+    refused = run_module(base(tmp_path, mount, size_mib=8))
+    assert refused['failed'] is True and dd_runs() == []
+    assert 'ost: run test-run not resumed' in refused['msg'] and 'size_mib was 4' in refused['msg']
