@@ -61,9 +61,10 @@ ENVELOPE_KEYS = ('schema', 'run_id', 'host', 'survey', 'engine', 'status', 'para
                  'started', 'finished', 'duration_s', 'records', 'errors', 'environment', 'raw_output')
 
 # Optional v1 fields a survey may add (EnvelopeBuilder.extra_fields), kept by the store like the others:
-# an adaptive sweep's ``sweep`` and ``skipped_points``, a resumed run's ``attempts``, the work its plan had
-# (``plan_work``, for plan_estimate to measure later plans from).
-OPTIONAL_ENVELOPE_KEYS = ('sweep', 'skipped_points', 'attempts', 'plan_work')
+# an adaptive sweep's ``sweep`` and ``skipped_points``, a resumed run's ``attempts`` and the earlier attempts'
+# points it took back out of its sweep (``withdrawn_points``, EnvelopeBuilder.withdraw_record), the work its
+# plan had (``plan_work``, for plan_estimate to measure later plans from).
+OPTIONAL_ENVELOPE_KEYS = ('sweep', 'skipped_points', 'attempts', 'withdrawn_points', 'plan_work')
 
 RUN_ID_MAX_LENGTH = 64
 # A fully qualified host name may be 253 characters; a path component 255.
@@ -289,6 +290,28 @@ class EnvelopeBuilder:
         self._records.append(record)
         for observer in self.observers:
             observer.point_done(record)
+
+    def withdraw_record(self, record, reason, point=None):
+        """Take ``record`` (the very dict added before) back out of the records: it no longer belongs to the sweep.
+
+        A resumed run does so with a point an earlier attempt measured that the sweep as it ends no longer has
+        (mdtest's nodes step, measured at a tasks per node that is no longer the best). The envelope lists it
+        under ``withdrawn_points``: the ``point`` (e.g. ``{"step": "nodes", "nodes": 2, "tasks_per_node": 4}``),
+        the ``attempt`` that measured it (when the record says) and the ``reason``; the record itself stays in
+        the run's points file on the node. Returns False, listing nothing, when ``record`` is not among the
+        records.
+        """
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError('a withdrawn record needs a non-empty reason, got %r' % (reason,))
+        for index, kept in enumerate(self._records):
+            if kept is record:
+                del self._records[index]
+                entry = {'point': dict(point) if point is not None else None, 'reason': reason}
+                if record.get('attempt') is not None:
+                    entry['attempt'] = record['attempt']
+                self.extra_fields.setdefault('withdrawn_points', []).append(entry)
+                return True
+        return False
 
     def add_error(self, message, point=None):
         """Record an error; ``point`` is the sweep point it belongs to (e.g. ``{"obj": 4, "thr": 32}``) or None."""

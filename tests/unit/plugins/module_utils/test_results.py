@@ -345,6 +345,32 @@ def test_builder_does_not_share_parameters_or_points_with_caller():
     assert envelope['errors'][0]['point'] == {'obj': 1}
 
 
+def test_builder_withdraws_a_record_and_lists_the_point_with_its_attempt_and_reason():
+    builder = new_builder(survey='mdtest')
+    earlier = {'step': 'nodes', 'nodes': 2, 'tasks_per_node': 4, 'attempt': 1}
+    twin = dict(earlier)
+    builder.add_record(dict(earlier, step='tasks_per_node', nodes=1))
+    builder.add_record(earlier)
+    builder.add_record(twin)
+    point = {'step': 'nodes', 'nodes': 2, 'tasks_per_node': 4}
+    assert builder.withdraw_record(earlier, 'measured at 4 tasks per node', point=point) is True
+    point['nodes'] = 99
+    # the very record goes, not an equal one; a record that is not there is not listed
+    assert builder.records == [dict(earlier, step='tasks_per_node', nodes=1), twin]
+    assert builder.records[1] is twin
+    assert builder.withdraw_record(earlier, 'again') is False
+    assert builder.withdraw_record({'step': 'nodes', 'nodes': 4}, 'never added') is False
+    envelope = builder.finish(now=T0 + 1)
+    assert envelope['withdrawn_points'] == [
+        {'point': {'step': 'nodes', 'nodes': 2, 'tasks_per_node': 4}, 'attempt': 1,
+         'reason': 'measured at 4 tasks per node'}]
+    assert envelope['status'] == 'ok' and len(envelope['records']) == 2
+    assert 'withdrawn_points' in results.OPTIONAL_ENVELOPE_KEYS
+    assert results.validate_envelope(envelope) == []
+    with pytest.raises(ValueError):
+        builder.withdraw_record(twin, ' ')
+
+
 @pytest.mark.parametrize('field, value', [
     ('run_id', '../x'), ('host', 'a/b'), ('survey', 'stats-collect'), ('engine', 'script'), ('run_id', ''),
 ])
