@@ -11,11 +11,13 @@ author: lustre.iokit contributors
 version_added: 1.0.0
 short_description: The role variables that the check of a survey reads
 description:
-  - Out of the variable names given (a preflight gives those with the role's prefix, from
-    P(ansible.builtin.varnames#lookup)), the ones that P(lustre.iokit.survey_problems#filter) checks for the survey -
-    one for each option of the survey module (C(<prefix><option>); C(<prefix>timeout_s) for C(timeout)) and the
-    settings every survey role shares (C(<prefix>async_margin_s), C(<prefix>poll_interval_s), C(<prefix>slow_share),
-    C(<prefix>slowest_count), C(<prefix>iterations), C(<prefix>workdir)).
+  - Out of the variable names given (a preflight gives those with the role's prefix, with or without the two
+    leading underscores of the role's internal variables, from P(ansible.builtin.varnames#lookup)), the ones that
+    P(lustre.iokit.survey_problems#filter) checks for the survey - one for each option of the survey module
+    (C(<prefix><option>); the internal C(__<prefix>timeout_s), C(__<prefix>workdir) and C(__<prefix>engine) that the
+    role reads from the C(iokit_*) settings for C(timeout), C(workdir) and C(engine)) and the settings every survey
+    role shares (C(<prefix>async_margin_s), C(<prefix>poll_interval_s), C(<prefix>slow_share),
+    C(<prefix>slowest_count), C(<prefix>iterations)).
   - Only these are then read with P(ansible.builtin.vars#lookup), so that a derived variable of the role (the async
     limit, the poll count) is never computed from a wrong setting before the preflight has named it.
 options:
@@ -37,7 +39,7 @@ seealso:
 EXAMPLES = r'''
 - name: The mds survey variables its preflight checks
   ansible.builtin.debug:
-    msg: "{{ query('ansible.builtin.varnames', '^mds_survey_') | lustre.iokit.survey_variables('mds') }}"
+    msg: "{{ query('ansible.builtin.varnames', '^(__)?mds_survey_') | lustre.iokit.survey_variables('mds') }}"
 '''
 
 RETURN = r'''

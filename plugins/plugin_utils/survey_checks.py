@@ -15,7 +15,9 @@ The mapping from a role variable to a module option is the rule of the survey ro
 the option's name after the role's prefix, except ``timeout`` (``<prefix>timeout_s``) and the few aliases of
 ``SURVEYS`` (``lnet_server_nids`` for ``servers``, ...); an option without a module default is left out when its
 variable is empty, as the roles do with ``omit``.  ``engine``, ``timeout`` and ``workdir`` are named after the
-``iokit_*`` settings users give.
+``iokit_*`` settings users give.  The variables a role computes in its ``vars/main.yml`` (``INTERNAL``: the
+``iokit_*`` settings read under the role's prefix, the hostfile's hosts, the LNet test's hosts) are internal and
+carry two leading underscores (``__obdfilter_timeout_s``); a problem never names them but the setting users give.
 """
 
 from __future__ import annotations
@@ -59,6 +61,22 @@ SHARED_OPTIONS = {
     'workdir': ('workdir', 'iokit_workdir'),
     'engine': ('engine', 'iokit_engine'),
 }
+
+# Role variable suffixes that a role computes in its vars/main.yml (internal: ``__<prefix><suffix>``), and the name
+# a problem shows for them: the setting users give (None: the check names its own).
+INTERNAL = {
+    'timeout_s': 'iokit_timeout_s',
+    'workdir': 'iokit_workdir',
+    'engine': 'iokit_engine',
+    'mpi_hosts': '{prefix}hosts',
+    'selftest_hosts': None,
+}
+
+
+def role_variable(prefix, suffix):
+    """The name of a role's variable: ``<prefix><suffix>``, or ``__<prefix><suffix>`` for an internal one."""
+    return ('__' if suffix in INTERNAL else '') + prefix + suffix
+
 
 # Options a preflight does not check: made by the run (run_id, launch_id), or decided per iteration.
 RUN_OPTIONS = ('run_id', 'launch_id', 'force_rerun')
@@ -228,7 +246,9 @@ def option_variables(survey):
         if option in RUN_OPTIONS or option in info.get('fixed', {}):
             continue
         suffix, shown = SHARED_OPTIONS.get(option, (aliases.get(option, option), None))
-        variable = info['prefix'] + suffix
+        variable = role_variable(info['prefix'], suffix)
+        if shown is None and INTERNAL.get(suffix):
+            shown = INTERNAL[suffix].format(prefix=info['prefix'])
         mapping[option] = (variable, shown or variable)
     return mapping
 
@@ -239,16 +259,16 @@ def _role_checks(survey):
     options = option_variables(survey)
     prefix = _survey(survey)['prefix']
     taken = set(variable for variable, unused in options.values() if variable not in (
-        prefix + 'timeout_s', prefix + 'workdir'))
-    return [check for check in ROLE_CHECKS if prefix + check[0] not in taken]
+        role_variable(prefix, 'timeout_s'), role_variable(prefix, 'workdir')))
+    return [check for check in ROLE_CHECKS if role_variable(prefix, check[0]) not in taken]
 
 
 def variables(survey, defined=None):
     """The role variables the check of ``survey`` reads, limited to ``defined`` (names) when given."""
     prefix = _survey(survey)['prefix']
     names = set(variable for variable, unused in option_variables(survey).values())
-    names.update(prefix + suffix for suffix, unused, unused_check in _role_checks(survey))
-    names.update(prefix + suffix for suffix, unused in EXTRA_CHECKS.get(survey, ()))
+    names.update(role_variable(prefix, suffix) for suffix, unused, unused_check in _role_checks(survey))
+    names.update(role_variable(prefix, suffix) for suffix, unused in EXTRA_CHECKS.get(survey, ()))
     if defined is not None:
         names &= set(defined)
     return sorted(names)
@@ -396,12 +416,12 @@ def problems(survey, settings, play_hosts=None, memory_mib=None):
         if line not in found and line.split(' (', 1)[0] not in named:
             found.append(line)
     for suffix, check in EXTRA_CHECKS.get(survey, ()):
-        variable = info['prefix'] + suffix
+        variable = role_variable(info['prefix'], suffix)
         rule = check(settings[variable], settings, context) if variable in settings else None
         if rule:
             found.append(_line(*rule) if isinstance(rule, tuple) else _line(variable, settings[variable], rule))
     for suffix, shown, check in _role_checks(survey):
-        variable = info['prefix'] + suffix
+        variable = role_variable(info['prefix'], suffix)
         if variable not in settings:
             continue
         rule = check(settings[variable])

@@ -17,31 +17,33 @@ from ansible_collections.lustre.iokit.plugins.filter.survey_problems import Filt
 from ansible_collections.lustre.iokit.plugins.filter.survey_problems import survey_problems
 from ansible_collections.lustre.iokit.plugins.filter.survey_variables import FilterModule as VariablesFilters
 from ansible_collections.lustre.iokit.plugins.filter.survey_variables import survey_variables
+from ansible_collections.lustre.iokit.plugins.plugin_utils import survey_checks
 
-# What a role's defaults resolve to for the settings every survey role shares (vars/main.yml reads iokit_*).
+# What a role's defaults resolve to for the settings every survey role shares (vars/main.yml reads iokit_* into
+# the internal __<prefix>timeout_s and __<prefix>workdir).
 SHARED = {'timeout_s': '3600', 'workdir': '/tmp/lustre-iokit', 'async_margin_s': 120, 'poll_interval_s': 10,
           'slow_share': 0.85, 'slowest_count': 3}
 
 # survey: settings that are fine (with the shared ones under the survey's prefix)
 VALID = {
     'sgpdd': {'sgpdd_devices': ['/dev/sdb', '/dev/sdc'], 'sgpdd_destroy_data': True, 'sgpdd_size_mib': 8192,
-              'sgpdd_thrlo': 1, 'sgpdd_thrhi': 16, 'sgpdd_iterations': '1', 'sgpdd_engine': 'native'},
+              'sgpdd_thrlo': 1, 'sgpdd_thrhi': 16, 'sgpdd_iterations': '1', '__sgpdd_engine': 'native'},
     'obdfilter': {'obdfilter_size_mib': 16384, 'obdfilter_rszlo': 1024, 'obdfilter_rszhi': 1024,
                   'obdfilter_tests': ['write', 'rewrite', 'read'], 'obdfilter_case': 'disk', 'obdfilter_targets': [],
-                  'obdfilter_sweep': 'adaptive', 'obdfilter_engine': 'native', 'obdfilter_iterations': 2},
+                  'obdfilter_sweep': 'adaptive', '__obdfilter_engine': 'native', 'obdfilter_iterations': 2},
     'mds': {'mds_survey_thrlo': '4', 'mds_survey_thrhi': '32', 'mds_survey_file_count': 100000,
             'mds_survey_dir_count': None, 'mds_survey_tests': ['create', 'lookup', 'destroy'],
             'mds_survey_iterations': 1},
     'ost': {'ost_survey_mount_point': '/mnt/testfs', 'ost_survey_size_mib': 30, 'ost_survey_min_free_factor': 2,
             'ost_survey_iterations': 1},
     'lnet': {'lnet_server_hosts': ['oss1'], 'lnet_client_hosts': ['client1'], 'lnet_console_host': 'client1',
-             'lnet_selftest_hosts': ['oss1', 'client1'], 'lnet_server_nids': [], 'lnet_client_nids': [],
+             '__lnet_selftest_hosts': ['oss1', 'client1'], 'lnet_server_nids': [], 'lnet_client_nids': [],
              'lnet_network': '', 'lnet_sizes': ['4k', 1048576], 'lnet_modes': ['read', 'write', 'ping'],
              'lnet_distribute': None, 'lnet_session_timeout_s': 300},
-    'ior': {'ior_mount_point': '/mnt/testfs', 'ior_mpi_hosts': ['client1', 'client2'], 'ior_nodes': [],
+    'ior': {'ior_mount_point': '/mnt/testfs', '__ior_mpi_hosts': ['client1', 'client2'], 'ior_nodes': [],
             'ior_tasks_per_node': [1, 2], 'ior_iterations': 1, 'ior_client_memory_mib': 0, 'ior_partition': '',
             'ior_account': '', 'ior_stripe_count': '', 'ior_stripe_size_kib': '', 'ior_launcher': 'mpirun'},
-    'mdtest': {'mdtest_mount_point': '/mnt/testfs', 'mdtest_mpi_hosts': ['client1'], 'mdtest_nodes': [],
+    'mdtest': {'mdtest_mount_point': '/mnt/testfs', '__mdtest_mpi_hosts': ['client1'], 'mdtest_nodes': [],
                'mdtest_items': 1000, 'mdtest_items_per_dir': 0, 'mdtest_launcher': 'srun', 'mdtest_partition': 'batch',
                'mdtest_account': '', 'mdtest_environment_modules': ['gcc', 'openmpi/4.1']},
     'stats_collect': {'stats_collect_action': 'start', 'stats_collect_label': 'obdfilter',
@@ -60,7 +62,7 @@ INVALID = [
      ['sgpdd_actions ([\'write\', \'write\']): each action may appear once',
       'sgpdd_destroy_data (False): must be true to run the write action, which overwrites the data on sdb',
       "sgpdd_devices (['sdb']): not absolute paths: sdb"]),
-    ('sgpdd', {'sgpdd_sweep': 'adaptive', 'sgpdd_engine': 'iokit', 'sgpdd_iterations': '1.5'},
+    ('sgpdd', {'sgpdd_sweep': 'adaptive', '__sgpdd_engine': 'iokit', 'sgpdd_iterations': '1.5'},
      ['sgpdd_sweep (adaptive): adaptive needs iokit_engine native (the installed I/O-kit script always runs the full '
       'grid)',
       'sgpdd_iterations (1.5, default iokit_iterations): must be a whole number >= 1: how many times the sgpdd survey '
@@ -81,14 +83,14 @@ INVALID = [
     ('mds', {'mds_survey_tests': ['lookup'], 'mds_survey_thrhi': 8192},
      ['mds_survey_thrhi (8192): lctl --threads allows at most 4096 threads',
       "mds_survey_tests (['lookup']): the first test must be 'create' and the last 'destroy'"]),
-    ('mds', {'mds_survey_dir_count': 64, 'mds_survey_workdir': 'tmp'},
+    ('mds', {'mds_survey_dir_count': 64, '__mds_survey_workdir': 'tmp'},
      ['mds_survey_dir_count (64): 64 is greater than every thread count from mds_survey_thrlo 4 to mds_survey_thrhi '
       '32, so every thread count would be skipped', 'iokit_workdir (tmp): must be an absolute path other than /']),
     ('mds', {'mds_survey_thrlo': 0, 'mds_survey_dir_count': None},
      ['mds_survey_thrlo (0): must be at least 1']),
     ('ost', {'ost_survey_size_mib': 0, 'ost_survey_slow_share': 2},
      ['ost_survey_size_mib (0): must be at least 1', 'ost_survey_slow_share (2): must be in (0, 1]']),
-    ('ost', {'ost_survey_min_free_factor': 0.5, 'ost_survey_timeout_s': '0', 'ost_survey_slowest_count': -1},
+    ('ost', {'ost_survey_min_free_factor': 0.5, '__ost_survey_timeout_s': '0', 'ost_survey_slowest_count': -1},
      ['ost_survey_min_free_factor (0.5): must be at least 1 (the file itself)', 'iokit_timeout_s (0): must be >= 1',
       'ost_survey_slowest_count (-1): must be >= 0']),
     ('lnet', {'lnet_concurrency': 0, 'lnet_network': 'Bad!'},
@@ -99,7 +101,7 @@ INVALID = [
       "lnet_server_nids (['x', 'x']): each NID may appear once",
       "lnet_sizes (['2m']): 2m is above the LNet MTU (1m), which lst refuses",
       'lnet_console_host (): must name a host']),
-    ('lnet', {'lnet_client_hosts': [], 'lnet_selftest_hosts': ['oss1', 'client9'], 'lnet_poll_interval_s': 0},
+    ('lnet', {'lnet_client_hosts': [], '__lnet_selftest_hosts': ['oss1', 'client9'], 'lnet_poll_interval_s': 0},
      ['lnet_client_hosts ([]): or lnet_client_nids must not be empty (default: the clients group)',
       'iokit_lnet_hosts (oss1,client1): must include every host of the test; not in the play: client9',
       'lnet_poll_interval_s (0): must be >= 1']),
@@ -137,7 +139,7 @@ STATS_SHARED = ('workdir',)
 
 def settings(survey, **changed):
     shared = STATS_SHARED if survey == 'stats_collect' else SHARED
-    given = dict((PREFIX[survey] + name, SHARED[name]) for name in shared)
+    given = dict((survey_checks.role_variable(PREFIX[survey], name), SHARED[name]) for name in shared)
     given.update(VALID[survey])
     given.update(changed)
     return given
@@ -199,10 +201,13 @@ def test_ior_and_mdtest_iterations_are_the_benchmarks_repeats_not_the_roles():
 
 
 def test_survey_variables_are_the_checked_ones_among_those_defined():
-    defined = ['obdfilter_size_mib', 'obdfilter_poll_retries', 'obdfilter_async_s', 'obdfilter_timeout_s',
-               'obdfilter_workdir', 'obdfilter_iterations', 'obdfilter_results_dir', 'obdfilter_engine']
+    defined = ['obdfilter_size_mib', '__obdfilter_poll_retries', '__obdfilter_async_s', '__obdfilter_timeout_s',
+               '__obdfilter_workdir', 'obdfilter_iterations', '__obdfilter_results_dir', '__obdfilter_engine']
     assert survey_variables(defined, 'obdfilter') == [
-        'obdfilter_engine', 'obdfilter_iterations', 'obdfilter_size_mib', 'obdfilter_timeout_s', 'obdfilter_workdir']
+        '__obdfilter_engine', '__obdfilter_timeout_s', '__obdfilter_workdir', 'obdfilter_iterations',
+        'obdfilter_size_mib']
+    # the public names of the internal variables are not read: a user's obdfilter_timeout_s is not a setting
+    assert survey_variables(['obdfilter_timeout_s', 'obdfilter_workdir', 'obdfilter_engine'], 'obdfilter') == []
     assert 'lnet_server_nids' in survey_variables(['lnet_server_nids', 'lnet_servers'], 'lnet')
     assert survey_variables(['lnet_servers'], 'lnet') == []
     assert survey_variables(['mds_survey_run_id', 'mds_survey_launch_id'], 'mds') == []
