@@ -21,6 +21,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, record_entries
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     NodeState,
     NodeStateError,
@@ -368,6 +369,34 @@ def add_iokit_outcome(builder, records, errors, runner):
         builder.add_error(error['message'], error['point'])
     if runner.stop_reason:
         builder.mark_aborted('stopped: %s' % runner.stop_reason)
+
+
+def run_native(builder, survey, control_runner, raw_prefix=None):
+    """Run a native engine through its contract (engines/contract.py) into the envelope builder.
+
+    ``setup()``, every record of ``run()`` into ``builder`` as its point completes, and always
+    ``teardown(control_runner)``; an ``EngineError``, ``LctlError`` or ``OSError`` on the way is an envelope error,
+    not a failure. Then the engine's errors, the cleanup's problems and why the sweep stopped early go into the
+    envelope (``add_survey_outcome``). With ``raw_prefix`` the survey writes the I/O kit's ``.summary`` and
+    ``.detail`` files there as it goes. Returns the records this attempt measured and the raw files' paths.
+    """
+    raw = RawOutput(raw_prefix) if raw_prefix is not None else None
+    if raw is not None:
+        survey.raw = raw
+    measured = []
+    try:
+        survey.setup()
+        for record in survey.run():
+            builder.add_record(record)
+            measured.append(record)
+    except (EngineError, lctl_utils.LctlError, OSError) as exc:
+        builder.add_error(str(exc))
+    finally:
+        cleanup_problems = survey.teardown(control_runner)
+        if raw is not None:
+            raw.close()
+    add_survey_outcome(builder, survey, cleanup_problems)
+    return measured, [raw.summary_path, raw.detail_path] if raw is not None else []
 
 
 def add_survey_outcome(builder, survey, cleanup_problems=()):

@@ -301,23 +301,6 @@ def record_point(record):
     return {'servers': record['server_group'], 'clients': record['client_group'], 'mode': record['mode']}
 
 
-def run_native(survey, builder, run_dir):
-    raw = survey_module.RawOutput(os.path.join(run_dir, 'lst_survey'))
-    survey.raw = raw
-    measured = False
-    try:
-        for record in lnet.run_survey(survey):
-            builder.add_record(record)
-            measured = True
-    except lnet.EngineError as exc:
-        builder.add_error(str(exc))
-    finally:
-        raw.close()
-    survey_module.add_survey_outcome(builder, survey, cleanup_problems=survey.close_problems)
-    # The CSV first: it is what parse_lst_survey reads, and what raw_output points at.
-    return measured, [raw.summary_path, raw.detail_path]
-
-
 def run_iokit(module, runner, builder, run_dir, params):
     script = survey_module.iokit_script_path(module)
     records, errors, files = lnet.run_iokit(
@@ -367,7 +350,10 @@ def main():
         if params['engine'] == 'iokit':
             changed, raw_files = run_iokit(module, runner, builder, run_dir, params)
         else:
-            changed, raw_files = run_native(survey, builder, run_dir)
+            # The CSV first: it is what parse_lst_survey reads, and what raw_output points at.
+            records, raw_files = survey_module.run_native(builder, survey, start.control_runner,
+                                                          os.path.join(run_dir, 'lst_survey'))
+            changed = bool(records)
     finally:
         start.unload_kernel_module(lnet.SELFTEST_MODULE)
     builder.set_environment(notes=survey.notes)

@@ -310,26 +310,6 @@ def option_problems(params):
     return problems
 
 
-def run_native(survey, builder, lctl, run_dir):
-    raw = survey_module.RawOutput(os.path.join(run_dir, 'mds_survey'))
-    survey.raw = raw
-    measured = False
-    try:
-        survey.setup()
-        for record in survey.run():
-            builder.add_record(record)
-            measured = True
-    except (mds.EngineError, lctl_utils.LctlError) as exc:
-        builder.add_error(str(exc))
-    finally:
-        for problem in survey.teardown(lctl):
-            builder.add_error('cleanup: %s' % problem)
-        raw.close()
-    survey_module.add_survey_outcome(builder, survey)
-    builder.extra_fields.update(adaptive.envelope_fields(survey.inner_sweeps, survey.plan()['points']))
-    return measured, [raw.summary_path, raw.detail_path]
-
-
 def run_iokit(start, run_dir, targets):
     """Run the installed mds-survey, then remove the echo clients it left (its own trap is not trusted)."""
     params = start.module.params
@@ -403,7 +383,9 @@ def main():
         if params['engine'] == 'iokit':
             changed, raw_files = run_iokit(start, run_dir, targets)
         else:
-            changed, raw_files = run_native(survey, builder, lctl, run_dir)
+            records, raw_files = survey_module.run_native(builder, survey, start.control_runner,
+                                                          os.path.join(run_dir, 'mds_survey'))
+            changed = bool(records)
     finally:
         start.unload_kernel_module(lctl_utils.ECHO_MODULE)
     builder.set_raw_output(raw_files[0])

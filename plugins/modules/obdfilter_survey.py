@@ -408,26 +408,6 @@ def network_survey(runner, control_runner, server, params, devices, sweep_option
                                            **sweep_options)
 
 
-def run_native(survey, builder, run_dir):
-    raw = survey_module.RawOutput(os.path.join(run_dir, 'obdfilter_survey'))
-    survey.raw = raw
-    wrote = False
-    try:
-        for record in survey.run():
-            builder.add_record(record)
-            wrote = True
-    finally:
-        raw.close()
-    survey_module.add_survey_outcome(builder, survey)
-    builder.set_environment(obdecho_loaded_by_us=survey.loaded_obdecho,
-                            reused_echo_clients=survey.reused_echo_clients)
-    builder.extra_fields.update(adaptive.envelope_fields(survey.inner_sweeps, survey.plan()))
-    if survey.case == obdfilter.CASE_NETWORK:
-        builder.set_environment(server_lustre_version=survey.server_version,
-                                server_devices_reused=survey.server_reused)
-    return wrote, [raw.summary_path, raw.detail_path]
-
-
 def run_iokit(start, script, run_dir, targets):
     """Run the installed obdfilter-survey, then undo whatever it left (its own trap is not trusted)."""
     params, runner, control_runner = start.module.params, start.runner, start.control_runner
@@ -536,7 +516,14 @@ def main():
     if params['engine'] == 'iokit':
         changed, raw_files = run_iokit(start, script, run_dir, targets)
     else:
-        changed, raw_files = run_native(survey, builder, run_dir)
+        records, raw_files = survey_module.run_native(builder, survey, start.control_runner,
+                                                      os.path.join(run_dir, 'obdfilter_survey'))
+        changed = bool(records)
+        builder.set_environment(obdecho_loaded_by_us=survey.loaded_obdecho,
+                                reused_echo_clients=survey.reused_echo_clients)
+        if survey.case == obdfilter.CASE_NETWORK:
+            builder.set_environment(server_lustre_version=survey.server_version,
+                                    server_devices_reused=survey.server_reused)
     builder.set_raw_output(raw_files[0])
     survey_module.exit_with_envelope(module, builder, 'obdfilter survey', changed, plan=plan, raw_files=raw_files)
 

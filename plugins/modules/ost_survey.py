@@ -224,26 +224,6 @@ def option_problems(params):
     return problems
 
 
-def run_native(survey, builder, control_runner, raw_path):
-    record = None
-    try:
-        survey.setup()
-        record = survey.run()
-    except (ost.EngineError, OSError) as exc:
-        builder.add_error(str(exc))
-    finally:
-        for problem in survey.teardown(control_runner):
-            builder.add_error('cleanup: %s' % problem)
-    measured = record is not None and any(
-        entry['write_mib_s'] is not None for entry in record['osts'])
-    if measured:
-        builder.add_record(record)
-        with open(raw_path, 'w') as handle:
-            handle.write(ost.report_text(record))
-    survey_module.add_survey_outcome(builder, survey)
-    return measured
-
-
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
@@ -293,7 +273,12 @@ def main():
         if start.progress is not None:
             survey.on_step = start.progress.step_done
             survey.on_ost_done = start.progress.point_done
-        changed = run_native(survey, builder, control_runner, raw_path)
+        records, unused_raw_files = survey_module.run_native(builder, survey, control_runner)
+        for record in records:
+            # the I/O kit's text of the survey, for the user to read
+            with open(raw_path, 'w') as handle:
+                handle.write(ost.report_text(record))
+        changed = bool(records)
     builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
     survey_module.exit_with_envelope(module, builder, 'ost survey', changed, plan=plan)
 

@@ -395,17 +395,10 @@ def main():
         wrote = destructive
         raw_files = [rslt + '.summary', rslt + '.detail']
     else:
-        raw = survey_module.RawOutput(os.path.join(run_dir, 'sgpdd_survey'))
-        survey.raw = raw
-        try:
-            for record in survey.run():
-                builder.add_record(record)
-                wrote = wrote or 'write' in record['tests']
-        finally:
-            raw.close()
-        survey_module.add_survey_outcome(builder, survey)
-        builder.extra_fields.update(adaptive.envelope_fields(survey.inner_sweeps, points))
-        raw_files = [raw.summary_path, raw.detail_path]
+        # sgp_dd keeps no state on the node: the engine has nothing to set up or tear down
+        records, raw_files = survey_module.run_native(builder, survey, start.control_runner,
+                                                      os.path.join(run_dir, 'sgpdd_survey'))
+        wrote = any('write' in record['tests'] for record in records)
     builder.set_raw_output(raw_files[0])
     survey_module.exit_with_envelope(module, builder, 'sgpdd survey', wrote, plan=plan, raw_files=raw_files)
 

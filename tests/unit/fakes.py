@@ -16,6 +16,7 @@ import os
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch, progress, results
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 
 
 class FakeClock:
@@ -103,3 +104,17 @@ def killed_after(survey, count):
     with pytest.raises(Killed):
         survey.run()
     return kept
+
+def run_whole(survey, control_runner=None):
+    """A native survey's records between its ``setup()`` and its ``teardown()``, whatever happens, as
+    survey_module.run_native drives an engine: a setup that fails (EngineError) joins ``survey.errors`` as the
+    envelope shows it; the teardown's problems are kept in ``survey.teardown_problems``."""
+    survey.teardown_problems = []
+    try:
+        survey.setup()
+        for record in survey.run():
+            yield record
+    except EngineError as exc:
+        survey.errors.append({'point': None, 'message': str(exc)})
+    finally:
+        survey.teardown_problems = survey.teardown(control_runner)

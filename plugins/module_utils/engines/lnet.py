@@ -58,6 +58,7 @@ import glob
 import os
 import re
 
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_stat import parse_lst_stat
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_survey import parse_lst_survey
@@ -309,7 +310,7 @@ CSV_HEADER = 'Servers,Clients,Mode,Read_BW,Read_Rate,Write_BW,Write_Rate,Server_
 # The survey
 
 
-class LstSurvey:
+class LstSurvey(NativeSurvey):
     """Plans, runs and always ends one LNet self-test session on the console node.
 
     ``runner`` runs the measuring commands under the survey's deadline;
@@ -357,7 +358,6 @@ class LstSurvey:
         self._running_batch = None
         self._node_errors = {}
         self._interrupted = None
-        self.close_problems = []
 
     # -- planning ------------------------------------------------------------------
 
@@ -404,7 +404,7 @@ class LstSurvey:
 
     # -- session ----------------------------------------------------------------------
 
-    def open_session(self):
+    def setup(self):
         """End a stale session of ours, refuse another console's (unless ``force_session``), open ours.
 
         Raises EngineError naming what is open; the session is in the node state before ``new_session``.
@@ -442,8 +442,11 @@ class LstSurvey:
                                                                       .strip()))
         self.session_open = True
 
-    def close(self):
-        """Stop a running batch and end the session, without a deadline; returns the problems (empty when done)."""
+    def teardown(self, control_runner=None):
+        """Stop a running batch and end the session on the control runner (no deadline); returns the problems
+        (empty when done)."""
+        if control_runner is not None:
+            self.control_runner = control_runner
         problems = []
         if not self.session_open:
             return problems
@@ -464,7 +467,7 @@ class LstSurvey:
     # -- running ----------------------------------------------------------------------
 
     def run(self):
-        """Every test of every group pair (after ``open_session``), yielding one record per test.
+        """Every test of every group pair (after ``setup``), yielding one record per test.
 
         Stops at the deadline or a stop request (``aborted`` holds the reason; a test cut short yields a record
         with ``complete: false`` when lst stat printed a whole sample); an lst failure is an error of that test.
@@ -614,15 +617,6 @@ def _error_text(errors):
 
 class _Stopped(Exception):
     """The deadline or a stop request interrupted the survey (not an error of the network)."""
-
-
-def run_survey(survey):
-    """Open the session and yield every record; the session is ended whatever happens (``close_problems``)."""
-    try:
-        survey.open_session()
-        yield from survey.run()
-    finally:
-        survey.close_problems = survey.close()
 
 
 # --------------------------------------------------------------------------

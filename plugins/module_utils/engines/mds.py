@@ -50,9 +50,10 @@ import re
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.iokit_script import run_script
-from ansible_collections.lustre.iokit.plugins.module_utils.lctl import LctlError, echo_client_name
+from ansible_collections.lustre.iokit.plugins.module_utils.lctl import Lctl, LctlError, echo_client_name
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.mds_tree_removal import (
     TargetFailure, destroy_files, remaining_ranges, remove_directories, thread_ranges)
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey import parse_mds_survey
@@ -285,7 +286,7 @@ def test_summary(test, stats):
 # The survey
 
 
-class MdsSurvey:
+class MdsSurvey(NativeSurvey):
     """Plans, runs and cleans up one mds survey on this node.
 
     ``lctl``: an ``lctl.Lctl`` on the survey's runner; ``node_state``: the
@@ -325,6 +326,9 @@ class MdsSurvey:
         self._echo_entries = {}
 
     # -- planning ------------------------------------------------------------------
+
+    def envelope_fields(self):
+        return adaptive.envelope_fields(self.inner_sweeps, self.plan()['points'])
 
     def problems(self):
         return option_problems(self.thrlo, self.thrhi, self.file_count, self.dir_count, self.stripe_count,
@@ -555,12 +559,13 @@ class MdsSurvey:
 
     # -- teardown ---------------------------------------------------------------------
 
-    def teardown(self, lctl):
+    def teardown(self, control_runner):
         """Remove files not yet destroyed, the directories and the echo clients; forget each once gone.
 
-        ``lctl`` should run on a runner whose deadline has not passed (the
-        survey's may have).  Returns a list of problems (empty when all was undone).
+        Runs lctl through ``control_runner``, whose deadline has not passed (the survey's may have).
+        Returns a list of problems (empty when all was undone).
         """
+        lctl = Lctl(control_runner, self.lctl.lctl)
         problems = []
         runner, self.runner = self.runner, lctl.runner
         survey_lctl, self.lctl = self.lctl, lctl

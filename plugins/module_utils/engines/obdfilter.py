@@ -50,6 +50,7 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.lctl import ECHO_MODULE
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._obdfilter_detail import (
@@ -266,7 +267,7 @@ def _point_key(entry, test=None):
     return point
 
 
-class ObdfilterSurvey:
+class ObdfilterSurvey(NativeSurvey):
     """Plans and runs one case=disk obdfilter survey on this node.
 
     ``runner`` runs the measurements (its deadline and stop request end the
@@ -436,6 +437,13 @@ class ObdfilterSurvey:
     # -- setup and teardown ---------------------------------------------------------
 
     def setup(self):
+        """Make the devices the survey measures through (``make_devices``); raises EngineError when that fails."""
+        if not self.make_devices():
+            self.aborted = 'setup failed'
+            failure = self.errors.pop() if self.errors else {'message': 'setup failed'}
+            raise EngineError(failure['message'])
+
+    def make_devices(self):
         """Load obdecho (if absent) and get one echo_client per OST; False (and ``errors``) when it fails.
 
         A leftover UP ``<ost>_ecc`` is reused (as the I/O kit does) and torn
@@ -485,8 +493,11 @@ class ObdfilterSurvey:
             self._remember_echo_client(target)
         return problems
 
-    def teardown(self):
-        """Destroy live objects, tear down the echo clients, unload obdecho if we loaded it; returns errors."""
+    def teardown(self, control_runner=None):
+        """Destroy live objects, tear down the echo clients, unload obdecho if we loaded it; returns the problems.
+
+        Runs on the survey's control runner (no deadline), the one the module passes as ``control_runner``.
+        """
         problems = self.destroy_objects()
         for target, name in list(self.echo_clients.items()):
             if target in self._objects:
@@ -504,8 +515,6 @@ class ObdfilterSurvey:
                 lctl_utils.unload_module_if_ours(self.control_runner, self.node_state, ECHO_MODULE)
             except lctl_utils.LctlError as exc:
                 problems.append('unload %s: %s' % (ECHO_MODULE, exc))
-        for problem in problems:
-            self.errors.append({'point': None, 'message': problem})
         return problems
 
     # -- one point -------------------------------------------------------------------
@@ -599,80 +608,77 @@ class ObdfilterSurvey:
 
     # -- the sweep -------------------------------------------------------------------
 
-    def run(self):
-        """Set up, run the sweep yielding one record per measured point, and always tear down.
+    def envelope_fields(self):
+        return adaptive.envelope_fields(self.inner_sweeps, self.plan())
 
-        Stops early on a deadline or stop request (``aborted`` says why),
-        when objects cannot be created, or when setup fails.
+    def run(self):
+        """The sweep (after ``setup``), yielding one record per measured point.
+
+        Stops early on a deadline or stop request (``aborted`` says why), or when objects cannot be created or
+        destroyed.
         """
-        try:
-            if not self.setup():
-                self.aborted = 'setup failed'
+        self._raw('summary', '%s Obdfilter-survey for case=%s from %s\n' % (
+            time.strftime('%a %b %d %H:%M:%S %Z %Y'), self.case, self.host or os.uname()[1]))
+        for entry in self.plan():
+            if entry['skip']:
+                continue
+            earlier = self.done_points.get((entry['actual_rsz_kib'], entry['nobj'], entry['thr']))
+            if earlier is not None:
+                # the module resumes: the point is in the envelope already, its figures still count
+                if not self.inner_sweeps.stopped(_outer_key(entry)):
+                    self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
+                                               adaptive.figures(earlier['tests'], earlier['ost']))
+                continue
+            stopped = self.inner_sweeps.stopped(_outer_key(entry))
+            if stopped:
+                self.inner_sweeps.skip(_point_key(entry), stopped, planned={
+                    'actual_rsz_kib': entry['actual_rsz_kib'], 'nobj': entry['nobj'], 'thr': entry['thr']})
+                continue
+            if self.runner.expired():
+                self.aborted = self.runner.stop_reason
+                self.errors.append({'point': _point_key(entry), 'message': 'not run: %s' % self.aborted})
                 return
-            self._raw('summary', '%s Obdfilter-survey for case=%s from %s\n' % (
-                time.strftime('%a %b %d %H:%M:%S %Z %Y'), self.case, self.host or os.uname()[1]))
-            for entry in self.plan():
-                if entry['skip']:
-                    continue
-                earlier = self.done_points.get((entry['actual_rsz_kib'], entry['nobj'], entry['thr']))
-                if earlier is not None:
-                    # the module resumes: the point is in the envelope already, its figures still count
-                    if not self.inner_sweeps.stopped(_outer_key(entry)):
-                        self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
-                                                   adaptive.figures(earlier['tests'], earlier['ost']))
-                    continue
-                stopped = self.inner_sweeps.stopped(_outer_key(entry))
-                if stopped:
-                    self.inner_sweeps.skip(_point_key(entry), stopped, planned={
-                        'actual_rsz_kib': entry['actual_rsz_kib'], 'nobj': entry['nobj'], 'thr': entry['thr']})
-                    continue
-                if self.runner.expired():
-                    self.aborted = self.runner.stop_reason
-                    self.errors.append({'point': _point_key(entry), 'message': 'not run: %s' % self.aborted})
-                    return
-                record = self._record(entry)
-                prefix = summary_prefix(record['ost'], record['size_kib'], record['rsz_kib'], record['obj'],
-                                        record['thr'])
-                self._raw('summary', prefix)
-                self._raw('detail', '=======================> %s\n' % prefix)
-                problem = self._create_objects(entry)
-                if problem:
-                    self._raw('summary', problem + '\n')
-                    record['error'] = problem
-                    self.errors.append({'point': _point_key(entry), 'message': problem})
-                    self.aborted = 'object creation failed'
-                    yield record
-                    return
-                for test in self.tests:
-                    aggregate, per_ost, interrupted = self._measure(test, entry)
-                    record['tests'][test] = aggregate
-                    for target in self.targets:
-                        record['per_ost'][target][test] = per_ost[target]
-                    self._raw('summary', summary_test(test, aggregate))
-                    if interrupted:
-                        self.aborted = self.runner.stop_reason or 'stopped'
-                        self.errors.append({'point': _point_key(entry, test),
-                                            'message': '%s interrupted: %s' % (test, self.aborted)})
-                        self._raw('summary', '\n')
-                        if any(result['status'] != STATUS_INCOMPLETE for result in record['tests'].values()):
-                            yield record
-                        return
-                    if aggregate['status'] == STATUS_ERROR:
-                        failing = ['%s: %s' % (target, per_ost[target]['error']) for target in self.targets
-                                   if per_ost[target]['status'] == STATUS_ERROR]
-                        self.errors.append({'point': _point_key(entry, test),
-                                            'message': '%s ERROR on %s' % (test, '; '.join(failing))})
-                self._raw('summary', '\n')
-                problems = self.destroy_objects()
-                if problems:
-                    for problem in problems:
-                        self.errors.append({'point': _point_key(entry), 'message': problem})
-                    self.aborted = 'object destruction failed'
-                    yield record
-                    return
-                # min/max are single-OST rates: the spread is judged per OST
-                self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
-                                           adaptive.figures(record['tests'], record['ost']))
+            record = self._record(entry)
+            prefix = summary_prefix(record['ost'], record['size_kib'], record['rsz_kib'], record['obj'],
+                                    record['thr'])
+            self._raw('summary', prefix)
+            self._raw('detail', '=======================> %s\n' % prefix)
+            problem = self._create_objects(entry)
+            if problem:
+                self._raw('summary', problem + '\n')
+                record['error'] = problem
+                self.errors.append({'point': _point_key(entry), 'message': problem})
+                self.aborted = 'object creation failed'
                 yield record
-        finally:
-            self.teardown()
+                return
+            for test in self.tests:
+                aggregate, per_ost, interrupted = self._measure(test, entry)
+                record['tests'][test] = aggregate
+                for target in self.targets:
+                    record['per_ost'][target][test] = per_ost[target]
+                self._raw('summary', summary_test(test, aggregate))
+                if interrupted:
+                    self.aborted = self.runner.stop_reason or 'stopped'
+                    self.errors.append({'point': _point_key(entry, test),
+                                        'message': '%s interrupted: %s' % (test, self.aborted)})
+                    self._raw('summary', '\n')
+                    if any(result['status'] != STATUS_INCOMPLETE for result in record['tests'].values()):
+                        yield record
+                    return
+                if aggregate['status'] == STATUS_ERROR:
+                    failing = ['%s: %s' % (target, per_ost[target]['error']) for target in self.targets
+                               if per_ost[target]['status'] == STATUS_ERROR]
+                    self.errors.append({'point': _point_key(entry, test),
+                                        'message': '%s ERROR on %s' % (test, '; '.join(failing))})
+            self._raw('summary', '\n')
+            problems = self.destroy_objects()
+            if problems:
+                for problem in problems:
+                    self.errors.append({'point': _point_key(entry), 'message': problem})
+                self.aborted = 'object destruction failed'
+                yield record
+                return
+            # min/max are single-OST rates: the spread is judged per OST
+            self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
+                                       adaptive.figures(record['tests'], record['ost']))
+            yield record

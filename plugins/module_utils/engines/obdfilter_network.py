@@ -196,7 +196,7 @@ class NetworkSurvey(ObdfilterSurvey):
                                   % (what, self.server, needed))
         return True
 
-    def setup(self):
+    def make_devices(self):
         """Set up the echo server, then the osc and echo client here; False (and ``errors``) when it fails."""
         try:
             leftover = self.lctl.find(NETWORK_OSC)
@@ -231,9 +231,9 @@ class NetworkSurvey(ObdfilterSurvey):
             return self._fail("can't set up echo-client %s on %s: %s" % (NETWORK_ECHO_CLIENT, NETWORK_OSC, exc))
         return True
 
-    def teardown(self):
+    def teardown(self, control_runner=None):
         """The echo client and objects (as case=disk), then the osc and UUID here, then the server's devices."""
-        problems = ObdfilterSurvey.teardown(self)
+        problems = ObdfilterSurvey.teardown(self, control_runner)
         more = []
         if self.echo_clients:
             more.append('%s is still set up (see the errors above); %s and the server devices are left for the '
@@ -264,8 +264,6 @@ class NetworkSurvey(ObdfilterSurvey):
             else:
                 more.append('unload %s on the server %s: %s' % (ECHO_MODULE, self.server,
                                                                 (result.stderr or result.stdout).strip()))
-        for problem in more:
-            self.errors.append({'point': None, 'message': problem})
         return problems + more
 
 
@@ -356,7 +354,7 @@ class NetdiskSurvey(ObdfilterSurvey):
         self.errors.append({'point': None, 'message': message})
         return False
 
-    def setup(self):
+    def make_devices(self):
         """Load obdecho, then the UUIDs, oscs and echo clients; False (and ``errors``) when it fails."""
         try:
             devices = self.lctl.devices()
@@ -392,9 +390,9 @@ class NetdiskSurvey(ObdfilterSurvey):
                 return self._fail("can't set up echo-client %s on %s: %s" % (osc + '_ecc', osc, exc))
         return True
 
-    def teardown(self):
+    def teardown(self, control_runner=None):
         """The echo clients and objects (as case=disk), then the oscs and UUIDs made."""
-        problems = ObdfilterSurvey.teardown(self)
+        problems = ObdfilterSurvey.teardown(self, control_runner)
         more = []
         for osc in list(self.made_oscs):
             if osc[:-len('_osc')] in self.echo_clients:
@@ -411,6 +409,4 @@ class NetdiskSurvey(ObdfilterSurvey):
                 if result.rc != 0:
                     more.append('del_uuid %s: %s' % (self.uuids[nid], (result.stderr or result.stdout).strip()))
                 self.added_uuids.remove(nid)
-        for problem in more:
-            self.errors.append({'point': None, 'message': problem})
         return problems + more

@@ -49,6 +49,7 @@ import re
 import shutil
 import time
 
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB, MIB
@@ -202,7 +203,7 @@ def report_text(record, program='ost-survey', date_text=None):
 # The survey
 
 
-class OstSurvey:
+class OstSurvey(NativeSurvey):
     """Checks, plans, runs and cleans up one ost survey from this client.
 
     ``runner``: the survey's Runner; ``node_state``: where every change is
@@ -396,6 +397,12 @@ class OstSurvey:
                 'write_end_time': None, 'read_start_time': None, 'read_end_time': None}
 
     def run(self):
+        """The sweep (``sweep()``) as the contract runs it: its one record, once at its end, when an OST was written."""
+        record = self.sweep()
+        if any(entry['write_mib_s'] is not None for entry in record['osts']):
+            yield record
+
+    def sweep(self):
         """Write then read every active OST an earlier attempt did not finish; returns the one record (see
         parse_ost_survey), with the earlier attempts' rows (each with its ``attempt``) in their places."""
         entries = [self._entry(ost) for ost in self.osts]

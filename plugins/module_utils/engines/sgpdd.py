@@ -42,6 +42,7 @@ import stat
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgp_dd import parse_sgp_dd
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
@@ -218,7 +219,7 @@ def prefix_line(ndevs, size_kib, rsz_kib, crg, thr):
     return 'dev %2d sz %8dK rsz %4dK crg %5d thr %5d ' % (ndevs, size_kib, rsz_kib, crg * ndevs, thr * ndevs)
 
 
-class SgpddSurvey:
+class SgpddSurvey(NativeSurvey):
     """Plans and runs one sgpdd survey on this node.
 
     ``targets``: resolved Targets; ``raw``: an object with ``summary(text)``
@@ -272,6 +273,9 @@ class SgpddSurvey:
 
     def _geometries(self, point):
         return [PointGeometry(target, self.size_mib, point['rsz_kib'], point['crg']) for target in self.targets]
+
+    def envelope_fields(self):
+        return adaptive.envelope_fields(self.inner_sweeps, self.plan())
 
     def plan(self):
         """Every sweep point with what would happen: run, ENOMEM or skip (and why)."""

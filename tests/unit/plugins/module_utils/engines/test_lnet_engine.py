@@ -11,11 +11,12 @@ __metaclass__ = type
 
 import pytest
 
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import lnet
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_survey import parse_lst_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
-from ansible_collections.lustre.iokit.tests.unit.fakes import FakeNode, RawSink
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeNode, RawSink, run_whole
 
 S1, S2, C1 = '10.0.0.1@tcp', '10.0.0.2@tcp', '10.0.0.3@tcp'
 KEY = 4242
@@ -188,7 +189,7 @@ def test_iokit_is_refused_before_2_16_with_the_version():
 def test_the_exact_lst_commands_in_order(tmp_path):
     console = FakeConsole()
     survey, state = make_survey(tmp_path, console)
-    records = list(lnet.run_survey(survey))
+    records = list(run_whole(survey))
     stat_tail = ['--bw', '--rate', '--count', '2', '--delay', '1']
     assert commands(console) == [
         ['show_session'],
@@ -214,14 +215,14 @@ def test_the_exact_lst_commands_in_order(tmp_path):
     # every command under our session key
     assert set(key for key, unused in console.calls) == {KEY}
     assert [record['mode'] for record in records] == ['read_4k', 'ping']
-    assert survey.errors == [] and survey.aborted is None and survey.close_problems == []
+    assert survey.errors == [] and survey.aborted is None and survey.teardown_problems == []
     assert console.session is None and state.entries('lst_sessions') == []
 
 
 def test_split_each_server_runs_every_server_alone(tmp_path):
     console = FakeConsole()
     survey, unused = make_survey(tmp_path, console, modes=['ping'], split=['each_server'], per_node_stats=False)
-    records = list(lnet.run_survey(survey))
+    records = list(run_whole(survey))
     assert [(record['split'], record['servers'], record['server_group']) for record in records] == [
         ('each_server', [S1], 'server0'), ('each_server', [S2], 'server1')]
     assert ['add_group', 'clients', C1] in commands(console)
@@ -234,7 +235,7 @@ def test_split_each_server_runs_every_server_alone(tmp_path):
 def test_rw_adds_a_read_and_a_write_test_to_one_batch(tmp_path):
     console = FakeConsole()
     survey, unused = make_survey(tmp_path, console, modes=['rw'], sizes=['1m'])
-    list(lnet.run_survey(survey))
+    list(run_whole(survey))
     added = [args for args in commands(console) if args[0] == 'add_test']
     assert [args[-3:] for args in added] == [['brw', 'read', 'size=1m'], ['brw', 'write', 'size=1m']]
     assert set(args[2] for args in added) == {'rw_1m_1'}
@@ -246,7 +247,7 @@ def test_rw_adds_a_read_and_a_write_test_to_one_batch(tmp_path):
 def test_records_have_the_parse_lst_survey_shape_and_each_nodes_figures(tmp_path):
     console = FakeConsole(node_write={S2: 20.0})
     survey, unused = make_survey(tmp_path, console, modes=['read'])
-    record = list(lnet.run_survey(survey))[0]
+    record = list(run_whole(survey))[0]
     assert record['servers'] == [S1, S2] and record['clients'] == [C1] and record['mode'] == 'read_4k'
     assert record['read_mib_s'] == 10.0 and record['write_mib_s'] == 60.0
     assert record['read_rpc_s'] == 1000.0 and record['write_rpc_s'] == 2000.0
@@ -272,14 +273,14 @@ def test_lst_stat_min_and_max_are_kept(tmp_path):
         result.stdout = result.stdout.replace('Min: 100.00', 'Min: 40.00  ').replace('Max: 100.00', 'Max: 160.00 ')
         return result
     console._stat = spread_stat
-    record = list(lnet.run_survey(survey))[0]
+    record = list(run_whole(survey))[0]
     assert (record['write_min_mib_s'], record['write_max_mib_s']) == (40.0, 160.0)
 
 
 def test_errors_of_one_node_are_per_test_and_named(tmp_path):
     console = FakeConsole(node_errors={S2: 3})
     survey, unused = make_survey(tmp_path, console)
-    records = list(lnet.run_survey(survey))
+    records = list(run_whole(survey))
     first, second = records
     assert first['server_errors'] == 1 and first['client_errors'] == 0
     assert [node['errors'] for node in first['nodes'] if node['nid'] == S2] == [
@@ -306,7 +307,7 @@ def test_a_stale_session_of_ours_is_ended_first(tmp_path):
     console = FakeConsole(session=('iokit_77', 77))
     survey, state = make_survey(tmp_path, console, modes=['ping'])
     state.record('lst_sessions', 'old-run', name='iokit_77', key=77)
-    list(lnet.run_survey(survey))
+    list(run_whole(survey))
     assert console.calls[:3] == [(KEY, ['show_session']), (77, ['end_session']),
                                  (KEY, ['new_session', '--timeout', '300', 'iokit_4242'])]
     assert 'ended the lst session iokit_77 left open by run old-run' in survey.notes
@@ -317,7 +318,8 @@ def test_another_consoles_session_is_reported_and_left_alone(tmp_path):
     console = FakeConsole(session=('lnet_session', 999))
     survey, state = make_survey(tmp_path, console)
     with pytest.raises(lnet.EngineError, match='lnet_session .key 999. that this collection did not open'):
-        list(lnet.run_survey(survey))
+        survey.setup()
+    assert survey.teardown(survey.control_runner) == []
     assert commands(console) == [['show_session']]
     assert console.session == ('lnet_session', 999) and state.entries('lst_sessions') == []
 
@@ -325,7 +327,7 @@ def test_another_consoles_session_is_reported_and_left_alone(tmp_path):
 def test_force_session_replaces_it(tmp_path):
     console = FakeConsole(session=('lnet_session', 999))
     survey, unused = make_survey(tmp_path, console, modes=['ping'], force_session=True)
-    assert len(list(lnet.run_survey(survey))) == 1
+    assert len(list(run_whole(survey))) == 1
     assert ['new_session', '--timeout', '300', '--force', 'iokit_4242'] in commands(console)
 
 
@@ -340,7 +342,7 @@ def test_the_session_is_recorded_before_it_is_opened(tmp_path):
             seen.extend(state.entries('lst_sessions'))
         return original(argv, env)
     console._answer = watch
-    list(lnet.run_survey(survey))
+    list(run_whole(survey))
     assert [(entry['name'], entry['key'], entry['run_id']) for entry in seen] == [('iokit_4242', KEY, 'run-1')]
 
 
@@ -350,7 +352,7 @@ def test_the_session_is_recorded_before_it_is_opened(tmp_path):
 def test_a_timeout_during_stat_keeps_the_samples_and_ends_the_session(tmp_path):
     console = FakeConsole(stop_on_stat=2, samples=1)
     survey, state = make_survey(tmp_path, console, stat_count=1)
-    records = list(lnet.run_survey(survey))
+    records = list(run_whole(survey))
     assert [record['mode'] for record in records] == ['read_4k', 'ping']
     assert records[-1]['complete'] is False and 'stopped after 1 of 1' in records[-1]['error']
     assert survey.aborted == 'timeout'
@@ -362,7 +364,7 @@ def test_a_timeout_during_stat_keeps_the_samples_and_ends_the_session(tmp_path):
 def test_a_stop_before_a_test_starts_ends_the_session(tmp_path):
     console = FakeConsole(stop_on_stat=1, samples=0)
     survey, unused = make_survey(tmp_path, console)
-    records = list(lnet.run_survey(survey))
+    records = list(run_whole(survey))
     assert records == [] and survey.aborted == 'timeout'
     assert ['add_batch', 'ping_2'] not in commands(console)
     assert commands(console)[-1] == ['end_session'] and console.session is None
@@ -379,19 +381,26 @@ def test_an_lst_failure_is_an_error_of_its_test_and_the_survey_goes_on(tmp_path)
         return original(argv, env)
     console._answer = refuse
     survey, unused = make_survey(tmp_path, console, modes=['ping', 'read'])
-    records = list(lnet.run_survey(survey))
+    records = list(run_whole(survey))
     assert [record['mode'] for record in records] == ['read_4k']
     assert survey.errors[0]['point']['mode'] == 'ping'
     assert 'Invalid parameters list' in survey.errors[0]['message']
     assert commands(console)[-1] == ['end_session']
 
 
+class RefusingBuilder:
+    """An envelope builder that fails on the first record it is given."""
+    extra_fields = {}
+
+    def add_record(self, record):
+        raise RuntimeError('the consumer failed')
+
+
 def test_an_exception_in_the_consumer_still_ends_the_session(tmp_path):
     console = FakeConsole()
     survey, state = make_survey(tmp_path, console)
-    iterator = lnet.run_survey(survey)
-    next(iterator)
-    iterator.close()
+    with pytest.raises(RuntimeError):
+        survey_module.run_native(RefusingBuilder(), survey, survey.control_runner)
     assert console.session is None and state.entries('lst_sessions') == []
     assert commands(console)[-1] == ['end_session']
 
@@ -428,7 +437,7 @@ def test_a_failed_show_error_is_an_error_and_the_counts_unknown(tmp_path):
         return original(argv, env)
     console._answer = refuse
     survey, unused = make_survey(tmp_path, console, modes=['ping'])
-    record = list(lnet.run_survey(survey))[0]
+    record = list(run_whole(survey))[0]
     assert record['server_errors'] is None and record['client_errors'] is None
     assert [error['message'] for error in survey.errors] == [
         'lst show_error failed (rc 255): Failed to show errors of servers: Input/output error']

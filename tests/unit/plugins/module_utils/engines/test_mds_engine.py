@@ -354,7 +354,7 @@ def test_timeout_mid_test_gives_a_partial_record_and_teardown_removes_everything
     assert survey.errors[-1] == {'point': {'thr': 2, 'test': 'md_getattr'}, 'message': 'md_getattr interrupted: timeout'}
     cleanup_runner = FakeRunner()
     cleanup_runner.echo = dict(runner.echo)
-    problems = survey.teardown(Lctl(cleanup_runner))
+    problems = survey.teardown(cleanup_runner)
     assert problems == []
     commands = [call[1:] for call in cleanup_runner.calls if call[1:] != ['dl']]
     assert commands == [
@@ -398,7 +398,7 @@ def test_mkdir_failure_raises_and_teardown_still_cleans(tmp_path):
     with pytest.raises(mds.EngineError, match='test_mkdir /MDT0000-tests on testfs-MDT0000 failed'):
         survey.setup()
     assert 'created directories on mds1:testfs-MDT0000 failed' in survey.raw.summary_text
-    assert survey.teardown(Lctl(runner)) == []
+    assert survey.teardown(runner) == []
     assert state.entries('echo_clients') == []
 
 
@@ -483,7 +483,7 @@ def test_adaptive_thread_sweep_stops_one_point_past_the_knee(tmp_path, mode, exp
     survey.inner_sweeps = adaptive.InnerSweeps(mode)
     survey.setup()
     records = list(survey.run())
-    survey.teardown(Lctl(runner))
+    survey.teardown(runner)
     assert [record['thr'] for record in records] == expected
     if mode == 'adaptive':
         reasons = set(entry['reason'] for entry in survey.inner_sweeps.skipped_points)

@@ -23,7 +23,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import Nod
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers import _obdfilter_detail as obdfilter_detail
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
-from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, FakeNode, RawSink
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, FakeNode, RawSink, run_whole
 
 OSTS = ('testfs-OST0000', 'testfs-OST0001')
 LSMOD_HEADER = 'Module                  Size  Used by\n'
@@ -417,7 +417,7 @@ def test_plan_and_totals_per_ost(tmp_path):
 def test_a_sweep_runs_the_scripts_commands_in_order(tmp_path):
     lustre = FakeLustre()
     survey, state, raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=2, thrhi=2, tests=['write', 'read'])
-    records = list(survey.run())
+    records = list(run_whole(survey))
     a, b = [ost + '_ecc' for ost in OSTS]
     sync = ['lctl', 'set_param', '-n', 'osd*.*.force_sync', '1']
     assert lustre.actions() == [
@@ -459,7 +459,7 @@ def test_figures_aggregate_from_wall_clock_min_max_from_per_ost_samples(tmp_path
     lustre.brw[OSTS[1]] = lambda argv: (0, samples_output(1, [30.0, 25.0], total=28.0), '')
     survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=1,
                                                    tests=['write'], rszlo=512, rszhi=512)
-    [record] = list(survey.run())
+    [record] = list(run_whole(survey))
     write = record['tests']['write']
     # 2 OSTs x 16 MiB in 4 s of wall clock
     assert write['mib_s'] == pytest.approx(8.0)
@@ -477,7 +477,7 @@ def test_each_test_carries_its_wall_clock_window_in_run_order(tmp_path):
     lustre = FakeLustre(seconds_per_batch=4.0)
     survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjlo=1, nobjhi=2, thrhi=2,
                                                    tests=['write', 'rewrite', 'read'])
-    records = list(survey.run())
+    records = list(run_whole(survey))
     windows = [(record['obj'], record['thr'], test, round(record['tests'][test]['start_time'] - WALL_ORIGIN, 3),
                 round(record['tests'][test]['end_time'] - WALL_ORIGIN, 3))
                for record in records for test in ('write', 'rewrite', 'read')]
@@ -498,7 +498,7 @@ def test_short_when_any_ost_has_no_sample_error_wins_over_short(tmp_path):
     lustre.brw[OSTS[0]] = lambda argv: (0, samples_output(1, [] if argv[7] == 'rx' else [10.0]), '')
     survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=1,
                                                    tests=['write', 'read'])
-    [record] = list(survey.run())
+    [record] = list(run_whole(survey))
     assert record['tests']['write']['status'] == 'short'
     assert record['tests']['write']['min_mib_s'] is None and record['tests']['write']['mib_s'] == 8.0
     assert record['tests']['read']['status'] == 'error'
@@ -514,7 +514,7 @@ def test_enomem_from_test_brw_is_an_error_and_the_sweep_goes_on(tmp_path):
         12, samples_output(1, []), 'error: test_brw-1: #1 - Cannot allocate memory on write\n'
                                    '--threads: PID 23335 had rc=12\n')
     survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=2, tests=['write'])
-    records = list(survey.run())
+    records = list(run_whole(survey))
     assert len(records) == 2
     for record in records:
         assert record['tests']['write']['status'] == 'error'
@@ -528,7 +528,7 @@ def test_a_failing_exit_without_error_text_is_still_an_error(tmp_path):
     lustre = FakeLustre()
     lustre.brw[OSTS[1]] = lambda argv: (1, samples_output(1, [10.0, 11.0]), '')
     survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=1, tests=['write'])
-    [record] = list(survey.run())
+    [record] = list(run_whole(survey))
     assert record['per_ost'][OSTS[1]]['write']['status'] == 'error'
     assert record['per_ost'][OSTS[1]]['write']['error'] == 'lctl exited with rc 1'
 
@@ -537,7 +537,7 @@ def test_timeout_keeps_measured_points_and_undoes_everything(tmp_path):
     lustre = FakeLustre(stop_after_batches=3)
     survey, state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=4,
                                             tests=['write', 'read'])
-    records = list(survey.run())
+    records = list(run_whole(survey))
     # point 1 (2 batches) complete; point 2 has its write, then its read was stopped
     assert len(records) == 2
     assert records[0]['tests']['read']['status'] == 'ok'
@@ -561,7 +561,7 @@ def test_a_stop_before_a_point_runs_nothing_more(tmp_path):
     lustre = FakeLustre()
     survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=2, tests=['write'])
     lustre.stop_reason = 'terminated by signal 15'
-    assert list(survey.run()) == []
+    assert list(run_whole(survey)) == []
     assert not any('create' in argv for argv in lustre.commands)
     assert survey.errors == [{'point': {'rsz_kib': 1024, 'nobj': 1, 'thr': 1},
                               'message': 'not run: terminated by signal 15'}]
@@ -571,7 +571,7 @@ def test_non_contiguous_objects_stop_the_survey_and_destroy_what_was_made(tmp_pa
     lustre = FakeLustre(created_ids=[7, 9])
     survey, state, raw = make_survey(lustre, tmp_path, size_mib=16, nobjlo=2, nobjhi=2, thrlo=2, thrhi=2,
                                      tests=['write'])
-    [record] = list(survey.run())
+    [record] = list(run_whole(survey))
     assert record['tests'] == {}
     assert record['error'].startswith('created object #s on localhost:testfs-OST0000_ecc not contiguous')
     assert survey.aborted == 'object creation failed'
@@ -587,7 +587,7 @@ def test_non_contiguous_objects_stop_the_survey_and_destroy_what_was_made(tmp_pa
 def test_everything_is_recorded_before_it_is_made(tmp_path):
     lustre = FakeLustre()
     survey, state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=1, tests=['write'])
-    list(survey.run())
+    list(run_whole(survey))
     assert [entry['name'] for entry in lustre.state_at['modprobe']['modules']] == ['obdecho']
     first_attach = lustre.state_at['attach %s_ecc' % OSTS[0]]['echo_clients']
     assert [(e['name'], e['target'], e['run_id']) for e in first_attach] == [(OSTS[0] + '_ecc', OSTS[0], 'run-1')]
@@ -600,7 +600,7 @@ def test_everything_is_recorded_before_it_is_made(tmp_path):
 def test_a_leftover_echo_client_is_reused_then_removed_and_obdecho_left_alone(tmp_path):
     lustre = FakeLustre(leftover=[OSTS[0]])
     survey, state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=1, tests=['write'])
-    [record] = list(survey.run())
+    [record] = list(run_whole(survey))
     assert record['tests']['write']['status'] == 'ok'
     assert survey.reused_echo_clients == [OSTS[0] + '_ecc'] and survey.loaded_obdecho is False
     attaches = [argv for argv in lustre.commands if argv[1:2] == ['attach']]
@@ -615,7 +615,7 @@ def test_a_half_made_leftover_is_detached_before_attaching(tmp_path):
     lustre.find(OSTS[0] + '_ecc')['status'] = 'AT'
     survey, unused_state, unused_raw = make_survey(lustre, tmp_path, targets=OSTS[:1], size_mib=16, nobjhi=1,
                                                    thrhi=1, tests=['write'])
-    assert len(list(survey.run())) == 1
+    assert len(list(run_whole(survey))) == 1
     name = OSTS[0] + '_ecc'
     assert lustre.actions()[:3] == [['lctl', '--device', name, 'detach'],
                                     ['lctl', 'attach', 'echo_client', name, name + '_UUID'],
@@ -632,7 +632,7 @@ def test_failed_setup_reports_and_tears_down_what_was_made(tmp_path):
         return original(argv)
     lustre.answer = refuse_second_setup
     survey, state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjhi=1, thrhi=1, tests=['write'])
-    assert list(survey.run()) == []
+    assert list(run_whole(survey)) == []
     assert survey.aborted == 'setup failed'
     assert "can't set up echo-client testfs-OST0001_ecc" in survey.errors[0]['message']
     assert 'Invalid argument' in survey.errors[0]['message']
@@ -841,7 +841,7 @@ def gbrw(thr, count, mode, objspec):
 def test_network_case_sets_up_both_nodes_as_the_iokit_does_and_undoes_it_all(tmp_path):
     nodes = network_nodes()
     survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=2, nobjhi=1, tests=['write', 'read'])
-    records = list(survey.run())
+    records = list(run_whole(survey))
     sync = ['lctl', 'set_param', '-n', 'osd*.*.force_sync', '1']
     assert nodes.actions() == [
         ('server', ['lctl', 'attach', 'obdecho', 'echo_srv', 'echo_srv_UUID']),
@@ -885,7 +885,7 @@ def test_network_case_sets_up_both_nodes_as_the_iokit_does_and_undoes_it_all(tmp
 def test_network_case_makes_the_oss_service_and_loads_obdecho_on_a_bare_server_then_removes_them(tmp_path):
     nodes = network_nodes(server_has_oss=False, server_obdecho=False)
     survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=1, nobjhi=1, tests=['write'])
-    list(survey.run())
+    list(run_whole(survey))
     server = [argv for side, argv in nodes.actions() if side == 'server']
     assert server == [
         ['modprobe', 'obdecho'],
@@ -904,7 +904,7 @@ def test_network_case_uses_an_up_echo_server_of_another_client_and_leaves_it(tmp
     nodes.server.devices.append({'index': 9, 'status': 'UP', 'type': 'obdecho', 'name': 'echo_srv',
                                  'uuid': 'echo_srv_UUID'})
     survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=1, nobjhi=1, tests=['write'])
-    list(survey.run())
+    list(run_whole(survey))
     assert [argv for side, argv in nodes.actions() if side == 'server'] == []
     assert survey.server_reused == ['echo_srv'] and survey.errors == []
     assert nodes.server.find('echo_srv')['status'] == 'UP'
@@ -915,7 +915,7 @@ def test_network_case_refuses_a_leftover_echotmp_before_touching_either_node(tmp
     nodes.client.devices.append({'index': 5, 'status': 'UP', 'type': 'osc', 'name': 'echotmp',
                                  'uuid': 'echotmp_UUID'})
     survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=1, nobjhi=1, tests=['write'])
-    assert list(survey.run()) == []
+    assert list(run_whole(survey)) == []
     assert nodes.actions() == []
     assert survey.aborted == 'setup failed'
     assert 'osc device echotmp already exists' in survey.errors[0]['message']
@@ -932,7 +932,7 @@ def test_network_case_undoes_the_server_side_when_the_client_side_fails(tmp_path
         return original(argv)
     nodes.client.answer = refuse_osc
     survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=1, nobjhi=1, tests=['write'])
-    assert list(survey.run()) == []
+    assert list(run_whole(survey)) == []
     assert 'cannot connect an osc to the echo server 192.168.1.21 (192.168.1.21@tcp)' in survey.errors[0]['message']
     assert nodes.server.find('echo_srv') is None and nodes.client.find('echotmp') is None
     assert nodes.client.uuids == {} and not nodes.client.obdecho_loaded
@@ -942,7 +942,7 @@ def test_network_case_einval_of_the_removed_kbrw_path_is_an_error_per_point(tmp_
     nodes = network_nodes()
     nodes.client.brw['echotmp'] = lambda argv: (1, '', 'error: test_brw: Invalid argument\n')
     survey, state, raw = make_network_survey(nodes, tmp_path, thrhi=1, nobjhi=1, tests=['write'])
-    [record] = list(survey.run())
+    [record] = list(run_whole(survey))
     assert record['tests']['write']['status'] == 'error'
     assert 'Invalid argument' in survey.errors[0]['message']
 
@@ -1049,7 +1049,7 @@ def test_netdisk_builds_oscs_and_echo_clients_per_ost_runs_g_batches_together_an
     peers = [('testfs-OST0000', '10.0.0.21@tcp'), ('testfs-OST0001', '10.0.0.21@tcp'),
              ('testfs-OST0002', '10.0.0.22@tcp')]
     survey, state, raw = make_netdisk_survey(lustre, tmp_path, peers, nobjhi=1, thrhi=1, tests=['write'])
-    [record] = list(survey.run())
+    [record] = list(run_whole(survey))
     osc = ['testfs-OST000%d_osc' % n for n in range(3)]
     ecc = [name + '_ecc' for name in osc]
     setup = [['modprobe', 'obdecho'], ['lctl', 'add_uuid', 'host_0_UUID', '10.0.0.21@tcp']]
@@ -1085,7 +1085,7 @@ def test_netdisk_refuses_leftover_oscs_before_making_anything(tmp_path):
     lustre.devices.append({'index': 9, 'status': 'UP', 'type': 'osc', 'name': 'testfs-OST0000_osc', 'uuid': 'x'})
     survey, state, raw = make_netdisk_survey(lustre, tmp_path, [('testfs-OST0000', '10.0.0.21@tcp')], nobjhi=1,
                                              thrhi=1, tests=['write'])
-    assert list(survey.run()) == []
+    assert list(run_whole(survey)) == []
     assert lustre.actions() == []
     assert survey.errors[0]['message'].startswith('testfs-OST0000_osc already exist on this node')
 
@@ -1121,7 +1121,7 @@ def run_adaptive(tmp_path, **options):
     survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjlo=1, nobjhi=2, thrhi=16,
                                                    tests=['write', 'read'])
     survey.inner_sweeps = adaptive.InnerSweeps(**options)
-    records = list(survey.run())
+    records = list(run_whole(survey))
     return survey, [(record['obj_per_ost'], record['thr_per_ost']) for record in records]
 
 
@@ -1167,13 +1167,13 @@ def test_a_resumed_adaptive_sweep_counts_the_earlier_attempts_points_in_the_stop
     killed, unused_state, unused_raw = make_survey(lustre, tmp_path / 'killed', size_mib=16, nobjlo=1, nobjhi=2,
                                                    thrhi=16, tests=['write', 'read'])
     killed.inner_sweeps = adaptive.InnerSweeps('adaptive')
-    done = [record for record, unused in zip(killed.run(), range(3))]
+    done = [record for record, unused in zip(run_whole(killed), range(3))]
     survey, unused_state, unused_raw = make_survey(CurveLustre(knee=4), tmp_path / 'resumed', size_mib=16, nobjlo=1,
                                                    nobjhi=2, thrhi=16, tests=['write', 'read'])
     survey.inner_sweeps = adaptive.InnerSweeps('adaptive')
     survey.done_points = dict(((record['rsz_kib'], record['obj_per_ost'], record['thr_per_ost']), record)
                               for record in done)
-    records = list(survey.run())
+    records = list(run_whole(survey))
     # thr 8 of one object runs (flat after thr 4, which the killed attempt measured) and the sweep stops there,
     # as the uninterrupted one did: the resumed run skips the same points
     assert [(record['obj_per_ost'], record['thr_per_ost']) for record in records] == [
@@ -1190,7 +1190,7 @@ def test_the_points_an_adaptive_sweep_passes_over_leave_the_progress_total(tmp_p
     log = progress.ProgressLog(str(tmp_path), 'obdfilter', 'run', 'oss1', planned=planned)
     survey.inner_sweeps.on_skip = log.point_skipped
     totals, records = [], []
-    for record in survey.run():
+    for record in run_whole(survey):
         # kept, as the envelope builder keeps them: the log knows a record it was handed by its identity
         records.append(record)
         log.point_done(record)

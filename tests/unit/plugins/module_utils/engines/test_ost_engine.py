@@ -210,7 +210,7 @@ def test_survey_commands_in_order_with_cache_saved_and_restored(tmp_path):
     survey.inspect()
     del runner.calls[:]
     survey.setup()
-    record = survey.run()
+    record = survey.sweep()
     assert survey.teardown(runner) == []
     directory = survey.directory
     expected = [['lctl', 'get_param', '-n', 'llite.%s.max_cached_mb' % INSTANCE],
@@ -235,7 +235,7 @@ def test_rates_are_size_over_time_including_sync_and_the_slow_ost_shows(tmp_path
     survey, unused_runner, unused_state = make_survey(tmp_path, size_mib=20, seconds=seconds)
     survey.inspect()
     survey.setup()
-    record = survey.run()
+    record = survey.sweep()
     survey.teardown(survey.runner)
     rows = dict((entry['ost'], entry) for entry in record['osts'])
     assert rows[2]['write_mib_s'] == 5.0 and rows[2]['write_time_s'] == 4.0
@@ -277,7 +277,7 @@ def test_node_state_records_changes_before_they_are_made(tmp_path):
 
     runner.run = watch
     survey.setup()
-    survey.run()
+    survey.sweep()
     assert [name for name, unused_old in snapshots['set']] == ['llite.%s.max_cached_mb' % INSTANCE]
     assert survey.directory in snapshots['setstripe']
     assert '%s/file0' % survey.directory in snapshots['setstripe']
@@ -290,7 +290,7 @@ def test_timeout_during_the_read_pass_keeps_the_write_statistics_and_cleans_up(t
     survey, runner, state = make_survey(tmp_path, stop_at=('read', 2))
     survey.inspect()
     survey.setup()
-    record = survey.run()
+    record = survey.sweep()
     assert record['complete'] is False
     assert record['write']['avg_mib_s'] == pytest.approx(30.0 * 3 / 4)
     assert record['read'] == {'worst': None, 'best': None, 'avg_mib_s': None, 'stddev_mib_s': None}
@@ -307,7 +307,7 @@ def test_a_failing_dd_is_reported_and_leaves_that_ost_null(tmp_path):
     survey, unused_runner, unused_state = make_survey(tmp_path, dd_fail=('write', 3))
     survey.inspect()
     survey.setup()
-    record = survey.run()
+    record = survey.sweep()
     survey.teardown(survey.runner)
     rows = dict((entry['ost'], entry) for entry in record['osts'])
     assert rows[3]['write_mib_s'] is None and rows[3]['read_mib_s'] is None
