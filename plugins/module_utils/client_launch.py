@@ -306,9 +306,13 @@ class ClientTreeSurvey:
     A subclass sets ``SURVEY`` (its name in the node state and in messages), ``MARKER``, ``TREE_PREFIX`` and
     ``DEFAULTS`` (its options, ``LAUNCH_DEFAULTS`` among them), ``PROGRESS_KEYS`` and ``PROGRESS_WEIGHT`` (how
     the progress log names and weighs a planned point), ``point_key`` (how an error names a point) and runs its
-    sweep with ``launch``, handing each measured record to ``record_done`` (and each point an adaptive sweep
-    passes over to ``point_skipped``). A resumed run gives it ``done_records``, the records earlier attempts of
-    the run id finished (``record_point`` names their planned points): its sweep does not measure them again.
+    sweep with ``launch``, handing each measured record to ``record_done``. An adaptive sweep keeps its
+    bookkeeping in ``sweeps`` (adaptive.InnerSweeps by step), whose ``skip`` reports each point it passes over
+    as the server surveys' does: the module side has each follow the progress log (SurveyStart.follow_sweep).
+    A resumed run gives it ``done_records``, the records earlier attempts of the run id finished
+    (``record_point`` names their planned points): its sweep does not measure them again, and lists in
+    ``withdrawn`` those its sweep, as it ends, no longer has (the module side takes them back out of the
+    envelope, EnvelopeBuilder.withdraw_record).
     ``runner`` runs the measurements (under the deadline); ``control_runner`` the checks, the layout commands and
     the cleanup (no deadline).
     """
@@ -358,11 +362,14 @@ class ClientTreeSurvey:
         self._jobs = 0
         # Told of each record as its point ends (the envelope builder, which tells the run's progress log)
         self.on_record = None
-        # Told of each planned point the sweep passes over (the progress log's ``point_skipped``)
-        self.on_skip = None
+        # The adaptive bookkeeping of each step of the sweep (axis -> adaptive.InnerSweeps); none by default
+        self.sweeps = {}
         # The records earlier attempts of the run id finished (already in the envelope): their points are not
         # measured again, their figures still count where the sweep chooses or stops.
         self.done_records = []
+        # Those of done_records that no longer belong to the sweep as it ends, each ``{'record', 'point',
+        # 'reason'}``: the module side withdraws them from the envelope (EnvelopeBuilder.withdraw_record).
+        self.withdrawn = []
 
     # -- what a subclass says --------------------------------------------------------------
 
@@ -505,11 +512,6 @@ class ClientTreeSurvey:
         self.records.append(record)
         if self.on_record is not None:
             self.on_record(record)
-
-    def point_skipped(self, point):
-        """A planned point the sweep will not run (its adaptive step stopped): the progress log stops counting it."""
-        if self.on_skip is not None:
-            self.on_skip(point)
 
     def stop(self, point, what):
         """The run stops here (deadline or signal): ``what`` and the reason become the point's error."""
@@ -723,12 +725,11 @@ def progress_plan(survey, plan):
     return survey.progress_points(plan), plan_estimate.estimate(survey.SURVEY, plan)['estimated_duration_s']
 
 
-def _run(survey, builder, raw_path, progress=None):
+def _run(survey, builder, raw_path):
     """Set up, run and tear down ``survey``; each record goes into the envelope as its point ends (the builder
-    tells the run's ``progress`` log, which also stops counting the points an adaptive sweep passes over)."""
+    tells the run's progress log). The earlier attempts' records the sweep ``withdrawn`` leave the envelope, which
+    lists them under ``withdrawn_points``."""
     survey.on_record = builder.add_record
-    if progress is not None:
-        survey.on_skip = progress.point_skipped
     try:
         survey.setup()
         survey.run()
@@ -740,6 +741,8 @@ def _run(survey, builder, raw_path, progress=None):
         if survey.raw_chunks:
             with open(raw_path, 'w') as handle:
                 handle.write(survey.raw_text())
+    for item in survey.withdrawn:
+        builder.withdraw_record(item['record'], item['reason'], item['point'])
     survey_module.add_survey_outcome(builder, survey)
     return bool(survey.records)
 
@@ -786,7 +789,10 @@ def run_module(module, problems, survey_class, program_option, parameter_names, 
     # them (force_rerun starts over).
     run_dir = start.make_run_dir(*progress_plan(survey, plan), record_point=survey.record_point)
     survey.done_records = list(start.done_records)
+    # each point an adaptive step passes over leaves the progress log's total, as in the server surveys
+    for axis in sorted(survey.sweeps):
+        start.follow_sweep(survey.sweeps[axis])
     raw_path = os.path.join(run_dir, '%s.out' % name)
-    changed = _run(survey, builder, raw_path, start.progress)
+    changed = _run(survey, builder, raw_path)
     builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
     survey_module.exit_with_envelope(module, builder, name, changed, plan=plan)

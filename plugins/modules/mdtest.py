@@ -338,6 +338,18 @@ skipped_points:
   returned: when the sweep ran
   type: list
   elements: dict
+withdrawn_points:
+  description:
+    - "A resumed run whose best tasks per node changed (a tasks-per-node point an earlier attempt did not finish
+      is measured now and wins): the nodes-step points an earlier attempt measured at the former best, taken out
+      of RV(records) because the nodes step is measured again at the new best, so that the records are one sweep,
+      every point once. Each has C(point) (C(step), C(nodes), C(tasks_per_node)), C(attempt) (the attempt that
+      measured it) and C(reason), such as C(measured at 4 tasks per node, the best of the tasks-per-node step when
+      attempt 1 ran; the best is now 2 tasks per node (measured by attempt 2, file creation 1900.0 ops/s), so the
+      nodes step is measured again at 2). The run's points file on the launcher keeps their records."
+  returned: when a resumed run withdrew points
+  type: list
+  elements: dict
 '''
 
 from ansible.module_utils.basic import AnsibleModule

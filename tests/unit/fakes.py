@@ -72,14 +72,16 @@ class FakeNode:
 def client_survey_progress(survey, clock, host='c1'):
     """``(log, builder)`` as a client survey's module starts them before the client-launch layer runs ``survey``
     (SurveyStart.make_run_dir): the run directory, the progress log from the plan (client_launch.progress_plan) on ``clock``, told
-    of every record the envelope builder receives. Run the survey with ``client_launch._run(survey, builder,
-    raw_path, log)``."""
+    of every record the envelope builder receives and, as SurveyStart.follow_sweep wires it, of every point an adaptive
+    step of the survey passes over. Run the survey with ``client_launch._run(survey, builder, raw_path)``."""
     os.makedirs(survey.run_dir, exist_ok=True)
     planned, duration = client_launch.progress_plan(survey, survey.plan())
     log = progress.ProgressLog(survey.run_dir, survey.SURVEY, survey.run_id, host, planned=planned,
                                planned_duration_s=duration, clock=clock)
     builder = results.EnvelopeBuilder(survey.run_id, host, survey.SURVEY, 'native', {})
     builder.observers.append(log)
+    for sweep in survey.sweeps.values():
+        sweep.on_skip = log.point_skipped
     return log, builder
 
 
@@ -104,6 +106,7 @@ def killed_after(survey, count):
     with pytest.raises(Killed):
         survey.run()
     return kept
+
 
 def run_whole(survey, control_runner=None):
     """A native survey's records between its ``setup()`` and its ``teardown()``, whatever happens, as

@@ -37,6 +37,13 @@ step 1 stops doubling the tasks per node, step 2 adding nodes; every point
 passed over is listed with the reason (``skipped_points``).  The other
 operations are measured at every point run but do not hold a step back.
 
+A resumed run (``done_records``, the points its earlier attempts finished) measures only the missing points, and
+chooses the best tasks per node from every tasks-per-node point, the earlier attempts' included.  When a point
+an earlier attempt did not finish (it failed, or was not reached) wins now, the best changes, and the nodes step
+an earlier attempt measured at the former best belongs to another sweep: those records are ``withdrawn`` (the
+envelope lists them under ``withdrawn_points``, with the reason) and the nodes step is measured again at the new
+best, so that the envelope ends with one sweep, every point once.
+
 There is no ``engine: iokit``: lustre-iokit has no mdtest script, mdtest is
 the tool itself.
 
@@ -219,6 +226,15 @@ def sweep_figure(record, operation):
     return {operation: {'value': value, 'spread_pct': adaptive.spread_pct(value, stats.get('min'), stats.get('max'))}}
 
 
+def _attempt_text(record):
+    """Which attempt measured ``record``: ``attempt N``, or ``this attempt`` before the progress log numbered it."""
+    return 'attempt %s' % record['attempt'] if record.get('attempt') is not None else 'this attempt'
+
+
+def _rate_text(value):
+    return 'not measured' if value is None else '%.1f ops/s' % value
+
+
 def choose_best(records, operation):
     """The record with the highest mean rate of ``operation`` (the first, fewer tasks, wins a tie), or None."""
     best = None
@@ -345,7 +361,8 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
         """Both steps of the sweep; returns the records (one per measured point), also kept in ``records``.
 
         A point an earlier attempt of the run finished (``done_records``) is not measured again: its record takes
-        part in the choice of the best tasks per node and its figure in the adaptive stop rule of its step.
+        part in the choice of the best tasks per node and its figure in the adaptive stop rule of its step. An
+        earlier nodes-step point at another tasks per node than the best is withdrawn (``withdraw_other_sweeps``).
         """
         done = dict(((record['step'], record['nodes'], record['tasks_per_node']), record)
                     for record in self.done_records)
@@ -368,6 +385,7 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
             return self.records
         for record in tasks_records:
             record['best_tasks_per_node'] = record is self.best
+        self.withdraw_other_sweeps()
         sweep = self.sweeps[STEP_NODES]
         outer = {'tasks_per_node': self.best['tasks_per_node']}
         for count in self.node_counts():
@@ -387,6 +405,21 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
             sweep.measured(outer, count, sweep_figure(record, self.opts['best_by']))
         return self.records
 
+    def withdraw_other_sweeps(self):
+        """List in ``withdrawn`` every nodes-step record of an earlier attempt measured at another tasks per node
+        than ``best``: it was the best when that attempt ran, a tasks-per-node point measured since has beaten
+        it, and the nodes step is measured again at the new best."""
+        best = self.best['tasks_per_node']
+        for record in self.done_records:
+            if record['step'] != STEP_NODES or record['tasks_per_node'] == best:
+                continue
+            reason = ('measured at %d tasks per node, the best of the tasks-per-node step when %s ran; the best is '
+                      'now %d tasks per node (measured by %s, %s %s), so the nodes step is measured again at %d'
+                      % (record['tasks_per_node'], _attempt_text(record), best, _attempt_text(self.best),
+                         self.opts['best_by'], _rate_text(best_rate(self.best, self.opts['best_by'])), best))
+            self.withdrawn.append({'record': record, 'reason': reason,
+                                   'point': dict((key, record[key]) for key in ('step', 'nodes', 'tasks_per_node'))})
+
     def _take_done(self, done, sweep, point, outer, x, kept=None):
         """True when an earlier attempt finished ``point``: its figure feeds the step's stop rule (while the step
         runs), its record joins ``kept``."""
@@ -400,14 +433,12 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
         return True
 
     def _skipped(self, sweep, point, outer, x):
-        """True (and the point listed with the reason, and no longer counted by the progress) when the adaptive
-        sweep of its step has stopped."""
+        """True when the adaptive sweep of its step has stopped: the point is listed with the reason, and the
+        sweep's ``on_skip`` (wired by the module to the progress log) takes it out of the total."""
         reason = sweep.stopped(outer, x)
         if reason is None:
             return False
-        skipped = dict((key, point[key]) for key in ('step', 'nodes', 'tasks_per_node'))
-        sweep.skip(skipped, reason)
-        self.point_skipped(skipped)
+        sweep.skip(dict((key, point[key]) for key in ('step', 'nodes', 'tasks_per_node')), reason)
         return True
 
     def _launch(self, point, program):

@@ -171,6 +171,9 @@ def test_an_adaptive_survey_lists_what_it_skipped_and_its_plan_says_up_to_the_fu
                                            'reason': 'saturated at tasks_per_node 4: +0.0 % < 3 %'}]
     assert (envelope['sweep']['points_run'], envelope['sweep']['points_full']) == (4, 5)
     assert envelope['parameters']['sweep'] == 'adaptive'
+    # the point passed over left the progress log's total (the sweep's on_skip, wired by SurveyStart.follow_sweep)
+    summary = progress.read_progress(str(tmp_path / 'work' / 'test-run' / 'mdtest.progress.json'))
+    assert (summary['state'], summary['done'], summary['total']) == ('ok', 4, 4)
 
 
 def points_launched():
@@ -197,6 +200,34 @@ def test_a_rerun_of_a_cut_run_measures_only_the_missing_points(run_module, tmp_p
     summary = progress.read_progress(str(tmp_path / 'work' / 'test-run' / 'mdtest.progress.json'))
     assert (summary['done'], summary['total'], summary['attempt']) == (3, 3, 2)
     assert os.listdir(mount) == []
+
+
+def test_a_rerun_whose_failed_tasks_point_now_wins_withdraws_the_earlier_nodes_step_and_measures_it_again(
+        run_module, tmp_path, mount):
+    # attempt 1: 2 tasks per node fails, so 1 is the best and the nodes step runs at 1
+    Node.fake.rates = dict(Node.fake.rates)
+    Node.fake.rates[(2, 1)] = 1900.0
+    Node.fake.fail_points = {(1, 2)}
+    first = run_module(base(tmp_path, mount))
+    assert first['status'] == 'partial' and [(r['nodes'], r['tasks_per_node']) for r in first['records']] == [
+        (1, 1), (2, 1)]
+    # attempt 2: 2 tasks per node measures 1800 ops/s and wins; the nodes step is measured again at 2
+    Node.fake.fail_points, Node.fake.launches = set(), []
+    second = run_module(base(tmp_path, mount))
+    assert second['status'] == 'ok' and second['errors'] == []
+    assert points_launched() == ['nodes1-ppn2', 'nodes2-ppn2']
+    envelope = second['envelope']
+    assert [(r['step'], r['nodes'], r['tasks_per_node'], r['attempt'], r['best_tasks_per_node'])
+            for r in envelope['records']] == [
+        ('tasks_per_node', 1, 1, 1, False), ('tasks_per_node', 1, 2, 2, True), ('nodes', 2, 2, 2, False)]
+    assert envelope['withdrawn_points'] == [{
+        'point': {'step': 'nodes', 'nodes': 2, 'tasks_per_node': 1}, 'attempt': 1,
+        'reason': 'measured at 1 tasks per node, the best of the tasks-per-node step when attempt 1 ran; the best is '
+                  'now 2 tasks per node (measured by attempt 2, file creation 1800.0 ops/s), so the nodes step is '
+                  'measured again at 2'}]
+    assert second['withdrawn_points'] == envelope['withdrawn_points']
+    assert [item['attempt'] for item in envelope['attempts']] == [1, 2]
+    assert results.validate_envelope(envelope) == [] and os.listdir(mount) == []
 
 
 def test_a_rerun_with_other_parameters_is_refused_and_force_rerun_starts_over(run_module, tmp_path, mount):

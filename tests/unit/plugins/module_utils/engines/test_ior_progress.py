@@ -46,7 +46,7 @@ def test_each_poll_sees_the_points_done_of_the_planned_total_the_current_point_t
         clock.sleep(2)
         return CommandResult(['mpirun'], 0, output, '', 2.0)
     survey.launch = launch
-    assert client_launch._run(survey, builder, os.path.join(survey.run_dir, 'ior.out'), log) is True
+    assert client_launch._run(survey, builder, os.path.join(survey.run_dir, 'ior.out')) is True
     order = [('fpp', 1), ('fpp', 2), ('ssf', 1), ('ssf', 2)]
     # every point finished before this poll is counted, of the planned 4, and is in the envelope already
     assert [(poll['done'], poll['total'], poll['envelope_records']) for poll in polls] == [(n, 4, n) for n in range(4)]
@@ -89,7 +89,7 @@ def test_a_failed_point_is_an_error_naming_it_and_not_counted_and_the_others_are
             return CommandResult(['mpirun'], 1, '', 'ior: cannot open\n', 1.0)
         return CommandResult(['mpirun'], 0, output, '', 1.0)
     survey.launch = launch
-    assert client_launch._run(survey, builder, os.path.join(survey.run_dir, 'ior.out'), log) is True
+    assert client_launch._run(survey, builder, os.path.join(survey.run_dir, 'ior.out')) is True
     summary = progress_utils.read_progress(progress_utils.progress_path(survey.run_dir, 'ior'))
     assert (summary['done'], summary['total']) == (1, 2)
     assert [record['nodes'] for record in builder.records] == [2]

@@ -16,14 +16,14 @@ import shlex
 
 import pytest
 
-from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
+from ansible_collections.lustre.iokit.plugins.module_utils import client_launch, progress, results
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mdtest
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import progress_path, read_progress
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult, Runner
-from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, client_survey_progress, killed_after
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, Killed, client_survey_progress, killed_after
 
 RUN = 'run-1'
 # the module shell of these tests (a login shell would reset PATH and lose the simulator's shims)
@@ -546,7 +546,7 @@ def progress_run(mount, tmp_path, runner, **options):
     survey.inspect()
     log, builder = client_survey_progress(survey, runner.clock)
     runner.progress_file = progress_path(survey.run_dir, 'mdtest')
-    assert client_launch._run(survey, builder, os.path.join(survey.run_dir, 'mdtest.out'), log) is True
+    assert client_launch._run(survey, builder, os.path.join(survey.run_dir, 'mdtest.out')) is True
     return survey, builder
 
 
@@ -675,3 +675,98 @@ def test_a_resumed_sweep_whose_every_point_is_done_measures_nothing(mount, tmp_p
     survey, runner, measured = resumed(mount, tmp_path, done)
     assert measured == [] and mpirun_calls(runner) == []
     assert survey.best is done[1]
+
+
+# 2 tasks per node fails in the first attempt, so 4 (1800) is the best there; measured later, 2 (1900) wins
+WINNER_LATE = dict(CREATE_RATES)
+WINNER_LATE.update({(1, 2): 1900.0, (2, 4): 3000.0, (3, 4): 4000.0})
+
+
+class KillAfter:
+    """An observer of the envelope builder (after the progress log) that kills the attempt once ``count`` points of
+    it ended: the progress log has written them to the points file, as a SIGKILL right after would leave them."""
+
+    def __init__(self, count):
+        self.count = count
+
+    def point_done(self, record):
+        self.count -= 1
+        if self.count == 0:
+            raise Killed()
+
+    def finish(self, status):
+        pass
+
+
+def attempt_of_the_run(mount, tmp_path, runner, kill_after=None):
+    """One attempt of the run as the mdtest module makes it: the points earlier attempts finished come from the
+    run's points file into the envelope first (SurveyStart._resume), the progress log numbers the attempt, the
+    client-launch layer runs the survey. ``(survey, envelope)``; the envelope is None when the attempt was killed."""
+    survey, runner, unused = survey_for(mount, tmp_path, runner)
+    survey.inspect()
+    os.makedirs(survey.run_dir, exist_ok=True)
+    attempt, unused_attempts, earlier = progress.start_attempt(survey.run_dir, 'mdtest', {'items': 10})
+    builder = results.EnvelopeBuilder(RUN, 'c1', 'mdtest', 'native', {'items': 10})
+    for record in earlier:
+        builder.add_record(record)
+    log = progress.ProgressLog(survey.run_dir, 'mdtest', RUN, 'c1', attempt=attempt, done_before=len(earlier))
+    log.envelope_fields = builder.extra_fields
+    builder.observers.append(log)
+    survey.done_records = list(earlier)
+    raw_path = os.path.join(survey.run_dir, 'mdtest.out')
+    if kill_after is None:
+        client_launch._run(survey, builder, raw_path)
+        return survey, builder.finish()
+    builder.observers.append(KillAfter(kill_after))
+    with pytest.raises(Killed):
+        client_launch._run(survey, builder, raw_path)
+    return survey, None
+
+
+@pytest.mark.parametrize('second_killed_after, measured_last, attempts', [
+    # the second attempt measures 2 tasks per node, then the whole nodes step at 2
+    (None, [(1, 2), (2, 2), (3, 2)], [1, 1, 2, 2, 2]),
+    # killed once more after 2 nodes at 2 tasks: the third takes that point and measures the last one
+    (2, [(3, 2)], [1, 1, 2, 2, 3]),
+])
+def test_a_resumed_sweep_whose_best_tasks_per_node_changes_withdraws_the_earlier_nodes_step_and_ends_as_one_sweep(
+        mount, tmp_path, second_killed_after, measured_last, attempts):
+    # attempt 1: 2 tasks per node fails, 4 is the best; killed after the nodes step measured 2 nodes at 4 tasks
+    first = FakeRunner(mount, rates=WINNER_LATE, fail_points=[(1, 2)])
+    attempt_of_the_run(mount, tmp_path, first, kill_after=3)
+    assert [(argv[argv.index('-np') + 1], os.path.basename(argv[-1])) for argv in mpirun_calls(first)] == [
+        ('1', 'nodes1-ppn1'), ('2', 'nodes1-ppn2'), ('4', 'nodes1-ppn4'), ('8', 'nodes2-ppn4')]
+    if second_killed_after is not None:
+        attempt_of_the_run(mount, tmp_path, FakeRunner(mount, rates=WINNER_LATE), kill_after=second_killed_after)
+    runner = FakeRunner(mount, rates=WINNER_LATE)
+    survey, envelope = attempt_of_the_run(mount, tmp_path, runner)
+    assert [(int(argv[argv.index('-np') + 1]) // slots, slots) for argv, slots in
+            ((argv, int(os.path.basename(argv[-1]).split('ppn')[1])) for argv in mpirun_calls(runner))] == measured_last
+    assert envelope['status'] == 'ok' and envelope['errors'] == [] and results.validate_envelope(envelope) == []
+    # one sweep: every tasks-per-node point once, then the nodes step at the best (2 tasks per node), each point once
+    points = [(record['step'], record['nodes'], record['tasks_per_node']) for record in envelope['records']]
+    assert sorted(points) == [('nodes', 2, 2), ('nodes', 3, 2),
+                              ('tasks_per_node', 1, 1), ('tasks_per_node', 1, 2), ('tasks_per_node', 1, 4)]
+    assert len(set(points)) == len(points) and set(tpn for step, unused, tpn in points if step == 'nodes') == {2}
+    assert [record['attempt'] for record in envelope['records']] == attempts
+    assert [record['tasks_per_node'] for record in envelope['records'] if record['best_tasks_per_node']] == [2]
+    # the earlier nodes step at 4 tasks per node is named, with the attempt that measured it and why it went
+    assert envelope['withdrawn_points'] == [{
+        'point': {'step': 'nodes', 'nodes': 2, 'tasks_per_node': 4}, 'attempt': 1,
+        'reason': 'measured at 4 tasks per node, the best of the tasks-per-node step when attempt 1 ran; the best is '
+                  'now 2 tasks per node (measured by attempt 2, file creation 1900.0 ops/s), so the nodes step is '
+                  'measured again at 2'}]
+    assert [item['attempt'] for item in envelope['attempts']] == list(range(1, max(attempts) + 1))
+    # the sweep's count has the points of the one sweep, the withdrawn one not among them
+    assert (envelope['sweep']['points_run'], envelope['sweep']['points_full']) == (5, 5)
+    assert survey.sweeps['nodes'].points_run == 2 and not os.path.exists(os.path.join(mount, 'mdtest_' + RUN))
+
+
+def test_a_resumed_sweep_whose_best_is_unchanged_withdraws_nothing(mount, tmp_path):
+    # the failed point fails again: 4 tasks per node stays the best, the earlier nodes step is kept
+    attempt_of_the_run(mount, tmp_path, FakeRunner(mount, rates=WINNER_LATE, fail_points=[(1, 2)]), kill_after=3)
+    survey, envelope = attempt_of_the_run(mount, tmp_path, FakeRunner(mount, rates=WINNER_LATE, fail_points=[(1, 2)]))
+    assert survey.withdrawn == [] and 'withdrawn_points' not in envelope
+    assert [(record['step'], record['nodes'], record['tasks_per_node'], record['attempt'])
+            for record in envelope['records']] == [
+        ('tasks_per_node', 1, 1, 1), ('tasks_per_node', 1, 4, 1), ('nodes', 2, 4, 1), ('nodes', 3, 4, 2)]
