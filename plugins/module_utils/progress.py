@@ -305,6 +305,15 @@ class ProgressLog:
         self._point_started = now
         self._write_summary(now)
 
+    def point_withdrawn(self, record):
+        """A point counted as done, by an earlier attempt or this one, has left the envelope (EnvelopeBuilder.
+        withdraw_record): it no longer counts, so that the run ends at done == total with the points it keeps."""
+        if record.get('attempt', self.attempt) != self.attempt and self.done_before > 0:
+            self.done_before -= 1
+        elif self.done > 0:
+            self.done -= 1
+        self._write_summary()
+
     @property
     def total(self):
         return self.done_before + max(len(self.planned), self.done)

@@ -310,6 +310,10 @@ class EnvelopeBuilder:
                 if record.get('attempt') is not None:
                     entry['attempt'] = record['attempt']
                 self.extra_fields.setdefault('withdrawn_points', []).append(entry)
+                for observer in self.observers:
+                    withdrawn = getattr(observer, 'point_withdrawn', None)
+                    if callable(withdrawn):
+                        withdrawn(record)
                 return True
         return False
 

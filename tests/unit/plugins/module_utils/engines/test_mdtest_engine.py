@@ -760,6 +760,9 @@ def test_a_resumed_sweep_whose_best_tasks_per_node_changes_withdraws_the_earlier
     # the sweep's count has the points of the one sweep, the withdrawn one not among them
     assert (envelope['sweep']['points_run'], envelope['sweep']['points_full']) == (5, 5)
     assert survey.sweeps['nodes'].points_run == 2 and not os.path.exists(os.path.join(mount, 'mdtest_' + RUN))
+    # the run's progress ends with the points the envelope keeps, the withdrawn one not counted
+    summary = progress.read_progress(os.path.join(survey.run_dir, 'mdtest.progress.json'))
+    assert (summary['done'], summary['total']) == (5, 5), summary
 
 
 def test_a_resumed_sweep_whose_best_is_unchanged_withdraws_nothing(mount, tmp_path):
