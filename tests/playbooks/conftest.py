@@ -57,13 +57,12 @@ def simulated_local_host(base, name, *init_args):
             'iokit_workdir': os.path.join(base, name + '-work')}
 
 
-class SimulatedClient:
-    """A lustre-sim client node on this machine that a client survey's playbook (survey-ior.yml, survey-mdtest.yml)
-    runs against from localhost: its root, FUSE mount, results, workdir, inventory and extra-vars files under
-    ``base``. ``start()`` makes the node from a simulator config and writes the inventory and the variables."""
+class SimulatedNode:
+    """A lustre-sim node on this machine that the playbooks run against from localhost (local connection): its
+    root, client mount, results, workdir, inventory and extra-vars files under ``base``, and the environment that
+    puts the node's tools first on the PATH ansible-playbook hands to the modules."""
 
-    def __init__(self, survey, base):
-        self.survey = survey
+    def __init__(self, base):
         self.base = base
         self.root = os.path.join(base, 'node')
         self.mount = os.path.join(base, 'mnt')
@@ -71,6 +70,27 @@ class SimulatedClient:
         self.workdir = os.path.join(base, 'work')
         self.inventory = os.path.join(base, 'inventory.yml')
         self.extra_vars = os.path.join(base, 'vars.json')
+
+    def sim(self, *args):
+        return subprocess.run([LUSTRE_SIM] + list(args), check=True, stdout=subprocess.PIPE,
+                              universal_newlines=True).stdout
+
+    def status(self):
+        return json.loads(self.sim('status', '--root', self.root))
+
+    def env(self):
+        return dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1',
+                    ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
+                    PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
+
+
+class SimulatedClient(SimulatedNode):
+    """A lustre-sim client node that a client survey's playbook (survey-ior.yml, survey-mdtest.yml, survey-ost.yml)
+    runs against. ``start()`` makes the node from a simulator config and writes the inventory and the variables."""
+
+    def __init__(self, survey, base):
+        SimulatedNode.__init__(self, base)
+        self.survey = survey
 
     def start(self, sim_config, inventory, survey_vars):
         """``sim_config`` and ``inventory`` are formats (``{mount}``, ``{python}``); ``survey_vars`` the variables."""
@@ -89,18 +109,6 @@ class SimulatedClient:
         subprocess.run([LUSTRE_SIM, 'fault', '--root', self.root, 'clear', '--all'], check=False,
                        stdout=subprocess.DEVNULL)
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', self.root], check=False, stdout=subprocess.DEVNULL)
-
-    def sim(self, *args):
-        return subprocess.run([LUSTRE_SIM] + list(args), check=True, stdout=subprocess.PIPE,
-                              universal_newlines=True).stdout
-
-    def status(self):
-        return json.loads(self.sim('status', '--root', self.root))
-
-    def env(self):
-        return dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1',
-                    ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
-                    PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
 
     def argv(self, name, *options, extra=None):
         argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars] + list(options)

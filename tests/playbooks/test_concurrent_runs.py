@@ -25,7 +25,7 @@ from conftest import ROOT, wait_for
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import live_runs
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
-from test_survey_playbooks import ANSIBLE_PLAYBOOK, INVENTORY, LUSTRE_SIM, VENV_BIN, Cluster
+from test_survey_playbooks import ANSIBLE_PLAYBOOK, INVENTORY, LUSTRE_SIM, Cluster
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')
@@ -44,14 +44,11 @@ class Node(Cluster):
     """The survey playbooks' simulated node, and a playbook started in the background."""
 
     def start(self, playbook, **extra):
-        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
-                   ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', LUSTRE_SIM_ROOT=self.root,
-                   PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
         argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars]
         for key, value in extra.items():
             argv += ['-e', '%s=%s' % (key, value)]
         # Its own session: the test can interrupt the whole ansible-playbook process group, as Ctrl-C would.
-        return subprocess.Popen(argv + [os.path.join(ROOT, 'playbooks', playbook)], cwd=ROOT, env=env,
+        return subprocess.Popen(argv + [os.path.join(ROOT, 'playbooks', playbook)], cwd=ROOT, env=self.env(),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                                 start_new_session=True)
 

@@ -21,9 +21,9 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, simulated_local_host
+from conftest import LUSTRE_SIM, ROOT, VENV_BIN, simulated_local_host
 
-from test_survey_playbooks import ANSIBLE_PLAYBOOK, LUSTRE_SIM, VENV_BIN
+from test_survey_playbooks import ANSIBLE_PLAYBOOK
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 

@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import ANSIBLE_BIN, NODE_PYTHON, ROOT
+from conftest import ANSIBLE_BIN, LUSTRE_SIM, NODE_PYTHON, ROOT, SimulatedNode
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
-VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
-LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
 ANSIBLE_PLAYBOOK = os.path.join(ANSIBLE_BIN, 'ansible-playbook')
 RUN_ID = 'pbtest-1'
 SLOW_OST = 'testfs-OST0001'
@@ -62,32 +59,16 @@ SURVEY_VARS = {
 }
 
 
-class Cluster:
-    def __init__(self, base):
-        self.base = base
-        self.root = os.path.join(base, 'node')
-        self.mount = os.path.join(base, 'mnt')
-        self.results = os.path.join(base, 'results')
-        self.workdir = os.path.join(base, 'work')
-        self.inventory = os.path.join(base, 'inventory.yml')
-        self.extra_vars = os.path.join(base, 'vars.json')
-
-    def sim(self, *args):
-        return subprocess.run([LUSTRE_SIM] + list(args), check=True, stdout=subprocess.PIPE,
-                              universal_newlines=True).stdout
-
-    def status(self):
-        return json.loads(self.sim('status', '--root', self.root))
+class Cluster(SimulatedNode):
+    """The survey playbooks' simulated server node (every group is localhost), run with the ansible-core line under
+    test (ANSIBLE_BIN: the checkout's, or the core matrix's) and ``key=value`` extra variables."""
 
     def playbook(self, *playbooks, extra=None):
-        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
-                   ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
-                   PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
         argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars]
         for key, value in (extra or {}).items():
             argv += ['-e', '%s=%s' % (key, value)]
         argv += [os.path.join(ROOT, 'playbooks', name) for name in playbooks]
-        return subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        return subprocess.run(argv, cwd=ROOT, env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               universal_newlines=True, check=False)
 
     def envelope(self, survey):

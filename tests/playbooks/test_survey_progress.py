@@ -19,9 +19,9 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, simulated_local_host
+from conftest import LUSTRE_SIM, ROOT, VENV_BIN, simulated_local_host
 
-from test_survey_playbooks import ANSIBLE_PLAYBOOK, LUSTRE_SIM, VENV_BIN
+from test_survey_playbooks import ANSIBLE_PLAYBOOK
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')

@@ -20,14 +20,14 @@ import sys
 
 import pytest
 
-from conftest import ROOT, wait_for
+from conftest import LUSTRE_SIM, ROOT, VENV_BIN, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import finished_record
 from ansible_collections.lustre.iokit.plugins.module_utils.results import utc_timestamp
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
 from test_concurrent_runs import DEADLINE_S
-from test_survey_playbooks import ANSIBLE_PLAYBOOK, LUSTRE_SIM, VENV_BIN
+from test_survey_playbooks import ANSIBLE_PLAYBOOK
 from test_survey_progress import SURVEY_VARS
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
