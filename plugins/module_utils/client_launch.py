@@ -57,6 +57,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.ost import mount_fstype, parse_getname
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems
@@ -300,13 +301,13 @@ def read_marker(tree, marker):
         return None
 
 
-class ClientTreeSurvey:
+class ClientTreeSurvey(NativeSurvey):
     """One survey launched from this client over ``hosts``, working in its own marked tree on the Lustre mount.
 
     A subclass sets ``SURVEY`` (its name in the node state and in messages), ``MARKER``, ``TREE_PREFIX`` and
     ``DEFAULTS`` (its options, ``LAUNCH_DEFAULTS`` among them), ``PROGRESS_KEYS`` and ``PROGRESS_WEIGHT`` (how
     the progress log names and weighs a planned point), ``point_key`` (how an error names a point) and runs its
-    sweep with ``launch``, handing each measured record to ``record_done``. An adaptive sweep keeps its
+    sweep with ``launch`` in ``run()``, which yields each measured record (kept by ``record_done``). An adaptive sweep keeps its
     bookkeeping in ``sweeps`` (adaptive.InnerSweeps by step), whose ``skip`` reports each point it passes over
     as the server surveys' does: the module side has each follow the progress log (SurveyStart.follow_sweep).
     A resumed run gives it ``done_records``, the records earlier attempts of the run id finished
@@ -360,8 +361,6 @@ class ClientTreeSurvey:
         self._tree_made = False
         self._hostfiles = []
         self._jobs = 0
-        # Told of each record as its point ends (the envelope builder, which tells the run's progress log)
-        self.on_record = None
         # The adaptive bookkeeping of each step of the sweep (axis -> adaptive.InnerSweeps); none by default
         self.sweeps = {}
         # The records earlier attempts of the run id finished (already in the envelope): their points are not
@@ -507,11 +506,8 @@ class ClientTreeSurvey:
         self.errors.append({'point': None if point is None else self.point_key(point), 'message': message})
 
     def record_done(self, record):
-        """The record of a measured point: kept, and handed on at once (``on_record``), so that the progress log
-        counts the point on the poll after it ended, not when the sweep is over."""
+        """The record of a measured point, kept in ``records`` (the ones this attempt measured)."""
         self.records.append(record)
-        if self.on_record is not None:
-            self.on_record(record)
 
     def stop(self, point, what):
         """The run stops here (deadline or signal): ``what`` and the reason become the point's error."""
@@ -609,8 +605,10 @@ class ClientTreeSurvey:
 
     # -- cleanup ------------------------------------------------------------------------------
 
-    def teardown(self):
-        """Remove the tree (only while it carries our marker) and the hostfiles; returns the problems left."""
+    def teardown(self, control_runner=None):
+        """Remove the tree (only while it carries our marker) and the hostfiles; returns the problems left.
+
+        The tree is removed by Python, not a command: ``control_runner`` is not needed."""
         problems = []
         for path in self._hostfiles:
             try:
@@ -726,25 +724,14 @@ def progress_plan(survey, plan):
 
 
 def _run(survey, builder, raw_path):
-    """Set up, run and tear down ``survey``; each record goes into the envelope as its point ends (the builder
-    tells the run's progress log). The earlier attempts' records the sweep ``withdrawn`` leave the envelope, which
-    lists them under ``withdrawn_points``."""
-    survey.on_record = builder.add_record
-    try:
-        survey.setup()
-        survey.run()
-    except (EngineError, OSError) as exc:
-        builder.add_error(str(exc))
-    finally:
-        for problem in survey.teardown():
-            builder.add_error('cleanup: %s' % problem)
-        if survey.raw_chunks:
-            with open(raw_path, 'w') as handle:
-                handle.write(survey.raw_text())
-    for item in survey.withdrawn:
-        builder.withdraw_record(item['record'], item['reason'], item['point'])
-    survey_module.add_survey_outcome(builder, survey)
-    return bool(survey.records)
+    """Run ``survey`` through the engine contract (survey_module.run_native): each record goes into the envelope as
+    its point ends (the builder tells the run's progress log); then the launcher's output goes to ``raw_path``.
+    True when this attempt measured a point."""
+    records, unused_raw_files = survey_module.run_native(builder, survey, survey.control_runner)
+    if survey.raw_chunks:
+        with open(raw_path, 'w') as handle:
+            handle.write(survey.raw_text())
+    return bool(records)
 
 
 def run_module(module, problems, survey_class, program_option, parameter_names, engine_option_names,

@@ -376,8 +376,9 @@ def run_native(builder, survey, control_runner, raw_prefix=None):
 
     ``setup()``, every record of ``run()`` into ``builder`` as its point completes, and always
     ``teardown(control_runner)``; an ``EngineError``, ``LctlError`` or ``OSError`` on the way is an envelope error,
-    not a failure. Then the engine's errors, the cleanup's problems and why the sweep stopped early go into the
-    envelope (``add_survey_outcome``). With ``raw_prefix`` the survey writes the I/O kit's ``.summary`` and
+    not a failure. The earlier attempts' records the engine ``withdrawn`` leave the envelope (a resumed sweep that
+    no longer has their points). Then the engine's errors, the cleanup's problems and why the sweep stopped early
+    go into the envelope (``add_survey_outcome``). With ``raw_prefix`` the survey writes the I/O kit's ``.summary`` and
     ``.detail`` files there as it goes. Returns the records this attempt measured and the raw files' paths.
     """
     raw = RawOutput(raw_prefix) if raw_prefix is not None else None
@@ -395,6 +396,8 @@ def run_native(builder, survey, control_runner, raw_prefix=None):
         cleanup_problems = survey.teardown(control_runner)
         if raw is not None:
             raw.close()
+    for item in survey.withdrawn:
+        builder.withdraw_record(item['record'], item['reason'], item['point'])
     add_survey_outcome(builder, survey, cleanup_problems)
     return measured, [raw.summary_path, raw.detail_path] if raw is not None else []
 

@@ -95,16 +95,13 @@ def killed_after(survey, count):
     Returns the finished records as the points file keeps them: written as each point ended, by attempt 1.
     """
     kept = []
-
-    def keep(record):
-        kept.append(dict(json.loads(json.dumps(record)), attempt=1))
-        if len(kept) == count:
-            raise Killed()
-    survey.on_record = keep
     survey.inspect()
     survey.setup()
     with pytest.raises(Killed):
-        survey.run()
+        for record in survey.run():
+            kept.append(dict(json.loads(json.dumps(record)), attempt=1))
+            if len(kept) == count:
+                raise Killed()
     return kept
 
 

@@ -22,7 +22,9 @@ class NativeSurvey:
     - ``aborted``: None, or why the sweep stopped early (a timeout, a stop request, a step that cannot go on);
     - ``raw``: set by the driver to an object with ``summary(text)`` and ``detail(text)`` when the survey writes
       the I/O kit's text files, else left as the engine made it (None);
-    - ``envelope_fields()``: the envelope fields the engine adds itself (an adaptive sweep's), or {}.
+    - ``envelope_fields()``: the envelope fields the engine adds itself (an adaptive sweep's), or {};
+    - ``withdrawn``: records of earlier attempts (put into the envelope when the run resumed) that the sweep, as it
+      ended, no longer has, each ``{'record', 'reason', 'point'}`` (mdtest's nodes step after its best changed).
 
     Before the driver runs, the module has asked ``problems()`` (every invalid or unsafe setting, each message
     naming its option) and ``plan()`` (the points, what each writes, for the check mode and the estimate).
@@ -31,6 +33,7 @@ class NativeSurvey:
     errors = None
     aborted = None
     raw = None
+    withdrawn = ()
 
     def problems(self):
         """Every setting that keeps the survey from starting, each a message naming the option; [] when none."""

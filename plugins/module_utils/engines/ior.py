@@ -262,8 +262,8 @@ class IorSurvey(client_launch.ClientTreeSurvey):
     # -- running ---------------------------------------------------------------------------
 
     def run(self):
-        """Every point in turn but those an earlier attempt of the run finished (``done_records``); the records
-        measured now, also kept in ``records``."""
+        """Every point in turn but those an earlier attempt of the run finished (``done_records``), yielding a
+        record as each is measured (also kept in ``records``)."""
         done = set(self._point_tuple(record) for record in self.done_records)
         for point in self.points():
             if self._point_tuple(point) in done:
@@ -271,10 +271,11 @@ class IorSurvey(client_launch.ClientTreeSurvey):
             if self.runner.expired():
                 self.stop(point, 'not run')
                 break
-            self._measure_point(point)
+            record = self._measure_point(point)
+            if record is not None:
+                yield record
             if self.aborted:
                 break
-        return self.records
 
     def _point_tuple(self, point):
         return tuple(point.get(key) for key in self.PROGRESS_KEYS)

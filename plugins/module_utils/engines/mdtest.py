@@ -358,7 +358,7 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
     # -- running ---------------------------------------------------------------------------
 
     def run(self):
-        """Both steps of the sweep; returns the records (one per measured point), also kept in ``records``.
+        """Both steps of the sweep, yielding a record as each point is measured (also kept in ``records``).
 
         A point an earlier attempt of the run finished (``done_records``) is not measured again: its record takes
         part in the choice of the best tasks per node and its figure in the adaptive stop rule of its step. An
@@ -374,15 +374,17 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
             if self._skipped(sweep, point, {'nodes': 1}, point['tasks_per_node']):
                 continue
             record = self._measure_point(point)
+            if record is not None:
+                yield record
             if self.aborted:
-                return self.records
+                return
             if record is not None:
                 tasks_records.append(record)
             sweep.measured({'nodes': 1}, point['tasks_per_node'], sweep_figure(record, self.opts['best_by']))
         self.best = choose_best(tasks_records, self.opts['best_by'])
         if self.best is None:
             self.error(None, 'no tasks-per-node point measured %s; the nodes step did not run' % self.opts['best_by'])
-            return self.records
+            return
         for record in tasks_records:
             record['best_tasks_per_node'] = record is self.best
         self.withdraw_other_sweeps()
@@ -400,10 +402,11 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
             if self._skipped(sweep, point, outer, count):
                 continue
             record = self._measure_point(point)
+            if record is not None:
+                yield record
             if self.aborted:
                 break
             sweep.measured(outer, count, sweep_figure(record, self.opts['best_by']))
-        return self.records
 
     def withdraw_other_sweeps(self):
         """List in ``withdrawn`` every nodes-step record of an earlier attempt measured at another tasks per node

@@ -119,7 +119,7 @@ def _sweep(survey):
     survey.inspect()
     survey.setup()
     try:
-        survey.run()
+        list(survey.run())
     finally:
         problems = survey.teardown()
     return problems

@@ -208,7 +208,7 @@ def test_sweep_order_tasks_first_then_nodes_at_the_best_tasks_per_node(mount, tm
     survey, runner, unused = survey_for(mount, tmp_path)
     survey.inspect()
     survey.setup()
-    records = survey.run()
+    records = list(survey.run())
     problems = survey.teardown()
     assert problems == [] and survey.errors == [] and survey.aborted is None
     launches = mpirun_calls(runner)
@@ -250,7 +250,7 @@ def test_a_failing_point_is_an_error_and_the_sweep_goes_on(mount, tmp_path):
     survey, runner, unused = survey_for(mount, tmp_path, runner=runner)
     survey.inspect()
     survey.setup()
-    records = survey.run()
+    records = list(survey.run())
     survey.teardown()
     assert [(r['nodes'], r['tasks_per_node']) for r in records] == [(1, 1), (1, 2), (2, 2), (3, 2)]
     assert survey.errors[0]['point'] == {'nodes': 1, 'tasks_per_node': 4}
@@ -263,7 +263,7 @@ def test_a_timeout_stops_the_sweep_and_the_tree_is_still_removed(mount, tmp_path
     survey, runner, unused = survey_for(mount, tmp_path, runner=runner)
     survey.inspect()
     survey.setup()
-    records = survey.run()
+    records = list(survey.run())
     assert survey.teardown() == []
     assert [r['tasks_per_node'] for r in records] == [1]
     assert survey.aborted == 'timeout'
@@ -277,7 +277,7 @@ def test_nothing_measured_by_best_by_skips_the_nodes_step(mount, tmp_path):
     survey, runner, unused = survey_for(mount, tmp_path, runner=runner, tasks_per_node=[1, 2])
     survey.inspect()
     survey.setup()
-    assert survey.run() == []
+    assert list(survey.run()) == []
     survey.teardown()
     assert survey.errors[-1]['message'] == 'no tasks-per-node point measured file creation; the nodes step did not run'
     assert len(mpirun_calls(runner)) == 2
@@ -288,7 +288,7 @@ def test_layout_commands_for_mdts_and_stripes(mount, tmp_path):
                                         mdt_index=1, stripe_count=-1)
     survey.inspect()
     survey.setup()
-    survey.run()
+    list(survey.run())
     survey.teardown()
     point = os.path.join(mount, 'mdtest_' + RUN, 'nodes1-ppn1')
     layout = [argv for argv in runner.calls if argv[0] == 'lfs' and argv[1] != 'getname']
@@ -301,7 +301,7 @@ def test_drop_caches_runs_each_phase_alone_with_a_drop_before_all_but_create(mou
                                         phases=['create', 'stat', 'remove'])
     survey.inspect()
     survey.setup()
-    records = survey.run()
+    records = list(survey.run())
     survey.teardown()
     programs = []
     for argv in mpirun_calls(runner):
@@ -384,7 +384,7 @@ def test_srun_with_environment_modules_loads_them_first_and_places_every_point(m
         'module load gcc openmpi mdtest && exec srun -N 1 -n 1 --ntasks-per-node 1 -p batch -A proj1 mdtest -n 10 ')
     survey.inspect()
     survey.setup()
-    records = survey.run()
+    records = list(survey.run())
     assert survey.teardown() == [] and survey.errors == []
     assert [(r['nodes'], r['tasks_per_node'], r['mdtest_nodes'], r['mdtest_tasks']) for r in records] == [
         (1, 1, 1, 1), (1, 2, 1, 2), (2, 2, 2, 4), (3, 2, 3, 6)]
@@ -403,7 +403,7 @@ def test_drop_caches_go_through_srun_one_task_per_node(mount, tmp_path):
                                         phases=['create', 'stat'], launcher='srun')
     survey.inspect()
     survey.setup()
-    records = survey.run()
+    records = list(survey.run())
     survey.teardown()
     drops = [argv for unused_modules, argv in runner.launches if 'dropper' in argv]
     assert drops == [['srun', '-N', str(nodes), '-n', str(nodes), '--ntasks-per-node', '1', 'dropper', '-x']
@@ -433,7 +433,7 @@ def test_a_sweep_through_the_simulated_srun_with_environment_modules(sim, tmp_pa
     survey.inspect()
     survey.setup()
     try:
-        records = survey.run()
+        records = list(survey.run())
     finally:
         assert survey.teardown() == []
     assert survey.errors == []
@@ -474,7 +474,7 @@ def adaptive_run(mount, tmp_path, rates, tasks_per_node, hosts, **options):
                                         tasks_per_node=tasks_per_node, **options)
     survey.inspect()
     survey.setup()
-    records = survey.run()
+    records = list(survey.run())
     assert survey.teardown() == [] and survey.errors == [] and survey.aborted is None
     return survey, [(record['nodes'], record['tasks_per_node']) for record in records], survey.envelope_fields()
 
@@ -624,7 +624,7 @@ def resumed(mount, tmp_path, done, rates=None, **options):
     survey.done_records = done
     survey.inspect()
     survey.setup()
-    survey.run()
+    list(survey.run())
     assert survey.teardown() == [] and survey.errors == [] and survey.aborted is None
     measured = [(record['nodes'], record['tasks_per_node']) for record in survey.records]
     return survey, runner, measured
