@@ -112,8 +112,7 @@ def run_whole(survey, control_runner=None):
     survey.teardown_problems = []
     try:
         survey.setup()
-        for record in survey.run():
-            yield record
+        yield from survey.run()
     except EngineError as exc:
         survey.errors.append({'point': None, 'message': str(exc)})
     finally:

@@ -496,14 +496,14 @@ class OstSurvey(NativeSurvey):
                     raise EngineError('cannot remove %s: %s' % (path, exc))
             self.node_state.forget('paths', path)
 
-    def teardown(self, runner):
+    def teardown(self, control_runner):
         """Restore max_cached_mb, remove the files and the directory; returns the problems left.
 
-        ``runner`` should be one whose deadline has not passed.
+        ``control_runner`` should be one whose deadline has not passed.
         """
         problems = []
         if self._saved_cache is not None:
-            result = runner.run([self.lctl, 'set_param', '-n', '%s=%d' % (self.cache_param, self._saved_cache)])
+            result = control_runner.run([self.lctl, 'set_param', '-n', '%s=%d' % (self.cache_param, self._saved_cache)])
             if result.rc == 0:
                 self._forget_cache_change()
                 self._saved_cache = None
