@@ -33,7 +33,8 @@ What both surveys do the same way lives here, once:
   run from inspection to the envelope.
 
 An engine subclasses ``ClientTreeSurvey`` with its sweep and its program's
-command line; ``launch`` runs one program over a point's nodes.
+command line; ``launch`` runs one program over a point's nodes. The command
+lines themselves are in ``launch_commands.py``.
 
 Target-side code: pure standard library and this collection's module_utils, no Ansible imports, Python 3.6+.
 """
@@ -43,7 +44,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import pwd
 import re
 import shutil
 import socket
@@ -60,15 +60,27 @@ from ansible_collections.lustre.iokit.plugins.module_utils.runner import Command
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.ost import mount_fstype, parse_getname
+from ansible_collections.lustre.iokit.plugins.module_utils.launch_commands import (
+    DEFAULT_SHELL,
+    JOB_SCRIPT_SHELL,
+    current_user,
+    default_node_counts,
+    hostfile_text,
+    job_already_gone,
+    job_script_text,
+    mpirun_argv,
+    parse_job_id,
+    salloc_argv,
+    sbatch_argv,
+    scancel_argv,
+    srun_argv,
+    with_modules,
+)
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems
 
 LAUNCHERS = ('mpirun', 'srun')
 # Where srun runs: the allocation the module already runs in, or one made per launch by salloc or sbatch --wait.
 ALLOCATIONS = ('existing', 'salloc', 'sbatch')
-# The first line of a job script (the module shell runs inside it when environment modules are set).
-JOB_SCRIPT_SHELL = '/bin/sh'
-# A login shell: where Lmod and Environment Modules define the ``module`` shell function.
-DEFAULT_SHELL = ('/bin/bash', '-l', '-c')
 # The launch options every client survey takes, with their defaults (merged into the engine's DEFAULTS).
 LAUNCH_DEFAULTS = {
     'launcher': 'mpirun',
@@ -80,126 +92,6 @@ LAUNCH_DEFAULTS = {
 # What a module name is made of (gcc/12.2.0, intel-oneapi-mpi/2021.9, hdf5/1.14+mpi): one word for the shell.
 # The roles' preflights check the same pattern.
 MODULE_NAME = re.compile(r'^[A-Za-z0-9._+/@:,=~%-]+\Z')
-
-
-# --------------------------------------------------------------------------
-# Commands
-
-
-def hostfile_text(hosts, slots):
-    return ''.join('%s slots=%d\n' % (host, slots) for host in hosts)
-
-
-def mpirun_argv(mpirun, hostfile, tasks, program, allow_run_as_root=False, extra_args=()):
-    argv = [mpirun, '--hostfile', hostfile, '-np', str(tasks)]
-    if allow_run_as_root:
-        argv.append('--allow-run-as-root')
-    return argv + list(extra_args) + list(program)
-
-
-def srun_argv(srun, nodes, tasks_per_node, program, partition=None, account=None, extra_args=()):
-    argv = [srun, '-N', str(nodes), '-n', str(nodes * tasks_per_node), '--ntasks-per-node', str(tasks_per_node)]
-    if partition:
-        argv += ['-p', partition]
-    if account:
-        argv += ['-A', account]
-    return argv + list(extra_args) + list(program)
-
-
-def salloc_argv(salloc, nodes, tasks_per_node, job_name, command, partition=None, account=None):
-    """``salloc`` of ``nodes`` nodes with ``tasks_per_node`` tasks each, running ``command`` (the srun, or the
-    module shell around it) on this host once the allocation is granted."""
-    argv = [salloc, '-N', str(nodes), '--ntasks-per-node', str(tasks_per_node), '-J', job_name]
-    if partition:
-        argv += ['-p', partition]
-    if account:
-        argv += ['-A', account]
-    return argv + list(command)
-
-
-def sbatch_argv(sbatch, nodes, tasks_per_node, job_name, output, script, partition=None, account=None):
-    """``sbatch --wait`` of ``script`` on ``nodes`` nodes with ``tasks_per_node`` tasks each: returns once the job
-    ended, with its exit code; ``--parsable`` prints the job id first; the job's stdout and stderr go to
-    ``output``."""
-    argv = [sbatch, '--wait', '--parsable', '-N', str(nodes), '--ntasks-per-node', str(tasks_per_node),
-            '-J', job_name, '-o', output]
-    if partition:
-        argv += ['-p', partition]
-    if account:
-        argv += ['-A', account]
-    return argv + [script]
-
-
-def job_script_text(command):
-    """The batch script that runs ``command`` (the srun, or the module shell around it), replacing the script's
-    shell so that cancelling the job stops it."""
-    return '#!%s\n# lustre.iokit: one launch of a client survey, submitted with sbatch --wait\nexec %s\n' % (
-        JOB_SCRIPT_SHELL, ' '.join(shell_quote(str(word)) for word in command))
-
-
-# sbatch --parsable prints "<id>" or "<id>;<cluster>"; salloc says "Granted job allocation <id>" (or "Pending ...")
-_PARSABLE_JOB_ID = re.compile(r'^\s*(\d+)(?:;\S*)?\s*$', re.M)
-_ALLOCATION_JOB_ID = re.compile(r'(?:job allocation|batch job)\s+(\d+)')
-
-
-def parse_job_id(stdout, stderr, allocation):
-    """The Slurm job id that ``sbatch --parsable`` or ``salloc`` printed, or None."""
-    if allocation == 'sbatch':
-        found = _PARSABLE_JOB_ID.search(stdout or '')
-        if found:
-            return found.group(1)
-    found = _ALLOCATION_JOB_ID.search('%s\n%s' % (stderr or '', stdout or ''))
-    return found.group(1) if found else None
-
-
-def scancel_argv(scancel, job_id=None, name=None, user=None):
-    """``scancel`` of one job: by its id when known, else by its (unique) name, limited to ``user``."""
-    if job_id:
-        return [scancel, str(job_id)]
-    argv = [scancel, '--name', name]
-    if user:
-        argv += ['--user', user]
-    return argv
-
-
-def job_already_gone(result):
-    """True when scancel failed only because the job has ended or is unknown (nothing left to cancel)."""
-    text = '%s %s' % (result.stderr or '', result.stdout or '')
-    return 'already completing or completed' in text or 'Invalid job id' in text
-
-
-def current_user():
-    try:
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError:
-        return None
-
-
-def with_modules(argv, modules, shell=DEFAULT_SHELL):
-    """Run ``argv`` in a shell that loads the environment modules first (``argv`` itself without modules).
-
-    ``module`` is a shell function that Lmod and Environment Modules define in
-    login shells, so the default shell is ``bash -l -c``; a site whose
-    non-login shells have it can pass another. The launcher replaces the
-    shell (``exec``), so that stopping the launch stops the launcher.
-    """
-    if not modules:
-        return list(argv)
-    names = ' '.join(shell_quote(str(name)) for name in modules)
-    script = 'module load %s && exec %s' % (names, ' '.join(shell_quote(str(word)) for word in argv))
-    return list(shell) + [script]
-
-
-def default_node_counts(host_count):
-    """1, 2, 4, ... below ``host_count``, then ``host_count`` itself."""
-    counts = []
-    count = 1
-    while count < host_count:
-        counts.append(count)
-        count *= 2
-    if host_count >= 1:
-        counts.append(host_count)
-    return counts
 
 
 # --------------------------------------------------------------------------

@@ -13,36 +13,36 @@ import os
 
 import pytest
 
-from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
+from ansible_collections.lustre.iokit.plugins.module_utils import client_launch, launch_commands
 from ansible_collections.lustre.iokit.tests.unit.fakes import FakeNode
 
 
 def test_mpirun_gets_a_hostfile_with_slots_and_the_task_count():
-    assert client_launch.mpirun_argv('mpirun', '/w/hf', 6, ['mdtest', '-n', '1'], True, ['--mca', 'btl', 'self']) == [
+    assert launch_commands.mpirun_argv('mpirun', '/w/hf', 6, ['mdtest', '-n', '1'], True, ['--mca', 'btl', 'self']) == [
         'mpirun', '--hostfile', '/w/hf', '-np', '6', '--allow-run-as-root', '--mca', 'btl', 'self',
         'mdtest', '-n', '1']
-    assert client_launch.hostfile_text(['c1', 'c2'], 4) == 'c1 slots=4\nc2 slots=4\n'
+    assert launch_commands.hostfile_text(['c1', 'c2'], 4) == 'c1 slots=4\nc2 slots=4\n'
 
 
 def test_srun_gets_nodes_tasks_and_the_slurm_settings():
-    assert client_launch.srun_argv('srun', 2, 4, ['ior'], partition='batch', account='a1') == [
+    assert launch_commands.srun_argv('srun', 2, 4, ['ior'], partition='batch', account='a1') == [
         'srun', '-N', '2', '-n', '8', '--ntasks-per-node', '4', '-p', 'batch', '-A', 'a1', 'ior']
-    assert client_launch.srun_argv('srun', 1, 1, ['mdtest'], extra_args=['--mpi=pmix']) == [
+    assert launch_commands.srun_argv('srun', 1, 1, ['mdtest'], extra_args=['--mpi=pmix']) == [
         'srun', '-N', '1', '-n', '1', '--ntasks-per-node', '1', '--mpi=pmix', 'mdtest']
 
 
 def test_modules_are_loaded_in_the_shell_that_execs_the_launcher():
-    assert client_launch.with_modules(['srun', 'ior', '-o', "it's"], ['gcc', 'openmpi']) == [
+    assert launch_commands.with_modules(['srun', 'ior', '-o', "it's"], ['gcc', 'openmpi']) == [
         '/bin/bash', '-l', '-c', "module load gcc openmpi && exec srun ior -o 'it'\"'\"'s'"]
-    assert client_launch.with_modules(['mpirun', 'mdtest'], ['gcc/12.2'], ('/bin/sh', '-c')) == [
+    assert launch_commands.with_modules(['mpirun', 'mdtest'], ['gcc/12.2'], ('/bin/sh', '-c')) == [
         '/bin/sh', '-c', 'module load gcc/12.2 && exec mpirun mdtest']
-    assert client_launch.with_modules(['mpirun', 'ior'], []) == ['mpirun', 'ior']
+    assert launch_commands.with_modules(['mpirun', 'ior'], []) == ['mpirun', 'ior']
 
 
 def test_default_node_counts():
-    assert client_launch.default_node_counts(1) == [1]
-    assert client_launch.default_node_counts(4) == [1, 2, 4]
-    assert client_launch.default_node_counts(6) == [1, 2, 4, 6]
+    assert launch_commands.default_node_counts(1) == [1]
+    assert launch_commands.default_node_counts(4) == [1, 2, 4]
+    assert launch_commands.default_node_counts(6) == [1, 2, 4, 6]
 
 
 def _opts(**change):
@@ -94,30 +94,30 @@ def test_the_module_refuses_root_without_allow_run_as_root_only_with_mpirun():
 
 
 def test_salloc_and_sbatch_allocate_the_points_nodes_with_partition_and_account():
-    assert client_launch.salloc_argv('salloc', 2, 4, 'job-1', ['srun', 'ior'], 'batch', 'a1') == [
+    assert launch_commands.salloc_argv('salloc', 2, 4, 'job-1', ['srun', 'ior'], 'batch', 'a1') == [
         'salloc', '-N', '2', '--ntasks-per-node', '4', '-J', 'job-1', '-p', 'batch', '-A', 'a1', 'srun', 'ior']
-    assert client_launch.sbatch_argv('sbatch', 1, 2, 'job-2', '/l/t/job-2.out', '/w/job-2.sh') == [
+    assert launch_commands.sbatch_argv('sbatch', 1, 2, 'job-2', '/l/t/job-2.out', '/w/job-2.sh') == [
         'sbatch', '--wait', '--parsable', '-N', '1', '--ntasks-per-node', '2', '-J', 'job-2', '-o', '/l/t/job-2.out',
         '/w/job-2.sh']
 
 
 def test_the_job_script_execs_the_command_quoted():
-    text = client_launch.job_script_text(['/bin/sh', '-c', "module load gcc && exec srun ior -o 'a b'"])
+    text = launch_commands.job_script_text(['/bin/sh', '-c', "module load gcc && exec srun ior -o 'a b'"])
     assert text.splitlines()[0] == '#!/bin/sh'
     assert text.splitlines()[-1] == "exec /bin/sh -c 'module load gcc && exec srun ior -o '\"'\"'a b'\"'\"''"
 
 
 def test_the_job_id_is_read_from_what_sbatch_and_salloc_print():
-    assert client_launch.parse_job_id('4242\n', '', 'sbatch') == '4242'
-    assert client_launch.parse_job_id('4243;cluster1\n', '', 'sbatch') == '4243'
-    assert client_launch.parse_job_id('', 'salloc: Granted job allocation 77\n', 'salloc') == '77'
-    assert client_launch.parse_job_id('', 'salloc: Pending job allocation 78\n', 'salloc') == '78'
-    assert client_launch.parse_job_id('IOR output 12\n', 'error\n', 'salloc') is None
+    assert launch_commands.parse_job_id('4242\n', '', 'sbatch') == '4242'
+    assert launch_commands.parse_job_id('4243;cluster1\n', '', 'sbatch') == '4243'
+    assert launch_commands.parse_job_id('', 'salloc: Granted job allocation 77\n', 'salloc') == '77'
+    assert launch_commands.parse_job_id('', 'salloc: Pending job allocation 78\n', 'salloc') == '78'
+    assert launch_commands.parse_job_id('IOR output 12\n', 'error\n', 'salloc') is None
 
 
 def test_scancel_by_id_else_by_name_and_user():
-    assert client_launch.scancel_argv('scancel', '42', 'job-1', 'alice') == ['scancel', '42']
-    assert client_launch.scancel_argv('scancel', None, 'job-1', 'alice') == [
+    assert launch_commands.scancel_argv('scancel', '42', 'job-1', 'alice') == ['scancel', '42']
+    assert launch_commands.scancel_argv('scancel', None, 'job-1', 'alice') == [
         'scancel', '--name', 'job-1', '--user', 'alice']
 
 
