@@ -48,11 +48,6 @@ import re
 import shutil
 import socket
 
-try:
-    from shlex import quote as shell_quote
-except ImportError:  # pragma: no cover - Python 2 only
-    from pipes import quote as shell_quote
-
 from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
@@ -62,7 +57,6 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.ost import mount_fstype, parse_getname
 from ansible_collections.lustre.iokit.plugins.module_utils.launch_commands import (
     DEFAULT_SHELL,
-    JOB_SCRIPT_SHELL,
     current_user,
     default_node_counts,
     hostfile_text,
