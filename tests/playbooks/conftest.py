@@ -86,11 +86,13 @@ class SimulatedNode:
 
 class SimulatedClient(SimulatedNode):
     """A lustre-sim client node that a client survey's playbook (survey-ior.yml, survey-mdtest.yml, survey-ost.yml)
-    runs against. ``start()`` makes the node from a simulator config and writes the inventory and the variables."""
+    runs against. ``start()`` makes the node from a simulator config and writes the inventory and the variables;
+    ``prefix`` is the survey role's variable prefix (the survey's name unless given: ``ost_survey`` for ost)."""
 
-    def __init__(self, survey, base):
+    def __init__(self, survey, base, prefix=None):
         SimulatedNode.__init__(self, base)
         self.survey = survey
+        self.prefix = prefix or survey
 
     def start(self, sim_config, inventory, survey_vars):
         """``sim_config`` and ``inventory`` are formats (``{mount}``, ``{python}``); ``survey_vars`` the variables."""
@@ -102,7 +104,7 @@ class SimulatedClient(SimulatedNode):
             handle.write(inventory.format(python=sys.executable))
         with open(self.extra_vars, 'w', encoding='utf-8') as handle:
             json.dump(dict(survey_vars, iokit_results_dir=self.results, iokit_workdir=self.workdir,
-                           **{'%s_mount_point' % self.survey: self.mount}), handle)
+                           **{'%s_mount_point' % self.prefix: self.mount}), handle)
         return self
 
     def destroy(self):

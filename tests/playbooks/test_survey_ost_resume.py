@@ -21,14 +21,15 @@ import signal
 
 import pytest
 
-from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, SimulatedClient
+from conftest import SimulatedClient
 
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 
+from test_survey_playbooks import pytestmark as survey_mark
+
 DEADLINE_S = 240
 
-pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
-                                reason='needs the checkout venv (make setup) with lustre-sim')
+pytestmark = survey_mark
 
 INVENTORY = '''
 all:
@@ -54,16 +55,11 @@ RUN_ID = 'pbtest-ost-resumed'
 
 @pytest.fixture(scope='module')
 def client(tmp_path_factory):
-    made = SimulatedClient('ost', str(tmp_path_factory.mktemp('survey-ost-resume')))
+    made = SimulatedClient('ost', str(tmp_path_factory.mktemp('survey-ost-resume')), prefix='ost_survey')
     survey_vars = {'iokit_timeout_s': 300, 'ost_survey_size_mib': 3, 'ost_survey_poll_interval_s': 1,
                    'ost_survey_async_margin_s': 60}
     try:
-        made.start(SIM_CONFIG, INVENTORY, survey_vars)
-        with open(made.extra_vars, encoding='utf-8') as handle:
-            extra = json.load(handle)
-        with open(made.extra_vars, 'w', encoding='utf-8') as handle:
-            json.dump(dict(extra, ost_survey_mount_point=made.mount), handle)
-        yield made
+        yield made.start(SIM_CONFIG, INVENTORY, survey_vars)
     finally:
         made.destroy()
 
