@@ -24,7 +24,7 @@ description:
     it breaks, in the module's words (see the examples). Options
     that users set through the C(iokit_*) settings are named so - C(iokit_timeout_s), C(iokit_workdir),
     C(iokit_engine).
-  - The prefixes are C(sgpdd_), C(obdfilter_), C(mds_survey_), C(ost_survey_), C(lnet_), C(ior_) and C(mdtest_), and
+  - The prefixes are C(sgpdd_), C(obdfilter_), C(mds_), C(ost_), C(lnet_), C(ior_) and C(mdtest_), and
     C(stats_collect_) for the statistics that any survey can collect (V(stats_collect), with the
     P(lustre.iokit.stats_collect#module) module's checks).
     Where a role's module call departs from C(<prefix><option>), the check follows it - C(lnet_server_nids) and

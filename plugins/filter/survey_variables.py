@@ -39,7 +39,7 @@ seealso:
 EXAMPLES = r'''
 - name: The mds survey variables its preflight checks
   ansible.builtin.debug:
-    msg: "{{ query('ansible.builtin.varnames', '^(__)?mds_survey_') | lustre.iokit.survey_variables('mds') }}"
+    msg: "{{ query('ansible.builtin.varnames', '^(__)?mds_') | lustre.iokit.survey_variables('mds') }}"
 '''
 
 RETURN = r'''

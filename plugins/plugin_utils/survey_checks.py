@@ -42,8 +42,8 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfil
 SURVEYS = {
     'sgpdd': {'prefix': 'sgpdd_', 'module': 'sgpdd_survey'},
     'obdfilter': {'prefix': 'obdfilter_', 'module': 'obdfilter_survey'},
-    'mds': {'prefix': 'mds_survey_', 'module': 'mds_survey'},
-    'ost': {'prefix': 'ost_survey_', 'module': 'ost_survey'},
+    'mds': {'prefix': 'mds_', 'module': 'mds_survey'},
+    'ost': {'prefix': 'ost_', 'module': 'ost_survey'},
     'lnet': {'prefix': 'lnet_', 'module': 'lst_survey',
              'aliases': {'servers': 'server_nids', 'clients': 'client_nids', 'session_timeout': 'session_timeout_s'}},
     'ior': {'prefix': 'ior_', 'module': 'ior', 'aliases': {'hosts': 'mpi_hosts', 'ior_path': 'binary'},

@@ -154,7 +154,7 @@ def _walk(schema: list[dict], failing: set[str]) -> list[str]:
 
 def test_workflow_asks_the_client_mount_of_each_client_survey(workflow):
     assert [q['variable'] for q in workflow['survey_spec']['spec']] == [
-        'ost_survey_mount_point', 'ior_mount_point', 'mdtest_mount_point']
+        'ost_mount_point', 'ior_mount_point', 'mdtest_mount_point']
     ior = next(n for n in workflow['schema'] if n['identifier'] == 'ior')
     assert ior['unified_job_template']['name'] == 'lustre.iokit | survey ior'
 
@@ -189,7 +189,7 @@ def test_workflow_asks_only_what_its_surveys_need(tmp_path):
     rendered = _render(tmp_path, '-e', '{"awx_iokit_workflow_surveys": ["obdfilter", "ost"]}',
                        '-e', 'awx_iokit_workflow_prepare=false')
     workflow = rendered['workflow']
-    assert [q['variable'] for q in workflow['survey_spec']['spec']] == ['ost_survey_mount_point']
+    assert [q['variable'] for q in workflow['survey_spec']['spec']] == ['ost_mount_point']
     assert _walk(workflow['schema'], set()) == ['plan', 'obdfilter', 'ost', 'report']
     templates = {n['identifier']: n['unified_job_template']['name'] for n in workflow['schema']}
     assert templates['report'] == workflow['report_template']

@@ -82,7 +82,7 @@ def cluster(tmp_path_factory):
         with open(made.extra_vars, 'w', encoding='utf-8') as handle:
             json.dump(dict(
                 SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
-                ost_survey_mount_point=made.mount, mdtest_mount_point=made.mount,
+                ost_mount_point=made.mount, mdtest_mount_point=made.mount,
                 mdtest_items=10, mdtest_tasks_per_node=[1], mdtest_allow_run_as_root=True,
                 mdtest_poll_interval_s=1, mdtest_async_margin_s=30,
                 sgpdd_devices=[loop], sgpdd_destroy_data=True, sgpdd_size_mib=32, sgpdd_crghi=1, sgpdd_thrhi=2,
@@ -338,14 +338,14 @@ def test_bad_variables_of_every_stage_are_named_before_any_stage_runs(tmp_path):
     failed = output[output.index('Fail naming every problem'):]
     message = failed[:failed.index('PLAY RECAP')]
     assert 'not started: fix these first' in message
-    assert 'ost on localhost: ost_survey_mount_point' in message and 'mdtest on localhost: mdtest_mount_point' in message
+    assert 'ost on localhost: ost_mount_point' in message and 'mdtest on localhost: mdtest_mount_point' in message
     assert 'Lustre client mounts found:' in message
     assert 'Acceptance | Stage obdfilter' not in output
     assert not os.path.exists(envelope_path(made.results, 'pbtest-plan', 'localhost', 'obdfilter'))
 
 
 def test_the_client_mount_is_found_when_not_given(tmp_path):
-    """The ost stage without ost_survey_mount_point surveys through the simulated client's mount of iokit_fsname."""
+    """The ost stage without ost_mount_point surveys through the simulated client's mount of iokit_fsname."""
     made = _acceptance_on_sim(str(tmp_path), 'pbtest-discover',
                               ['--fsname', 'discofs', '--osts', '2', '--client-mount', '{mount}'],
                               dict(ONLY_OBDFILTER, acceptance_run_obdfilter=False, acceptance_run_ost=True,

@@ -34,8 +34,8 @@ pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAY
 SLOW_VARS = {
     'iokit_timeout_s': 300, 'obdfilter_size_mib': 24, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 2,
     'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30,
-    'mds_survey_thrlo': 2, 'mds_survey_thrhi': 2, 'mds_survey_dir_count': 1, 'mds_survey_file_count': 6000,
-    'mds_survey_poll_interval_s': 1, 'mds_survey_async_margin_s': 30,
+    'mds_thrlo': 2, 'mds_thrhi': 2, 'mds_dir_count': 1, 'mds_file_count': 6000,
+    'mds_poll_interval_s': 1, 'mds_async_margin_s': 30,
 }
 DEADLINE_S = 240
 
@@ -141,9 +141,9 @@ def test_obdfilter_refuses_a_size_beyond_the_free_space_before_writing(node):
 
 
 def test_mds_refuses_a_file_count_beyond_the_free_inodes(node):
-    run = node.run('survey-mds.yml', iokit_run_id='conc-inodes', mds_survey_file_count=100000000)
+    run = node.run('survey-mds.yml', iokit_run_id='conc-inodes', mds_file_count=100000000)
     assert run.returncode != 0
-    assert 'do not fit testfs-MDT0000, which has' in run.stdout and 'mds_survey_file_count' in run.stdout, \
+    assert 'do not fit testfs-MDT0000, which has' in run.stdout and 'mds_file_count' in run.stdout, \
         run.stdout[-4000:]
     assert node.mdt_tree() == []
 

@@ -128,7 +128,7 @@ def slow_mdt(tmp_path_factory):
     made.sim('init', '--root', made.root, '--config', config, '--force')
     try:
         yield _acceptance(made, 'pbtest-slow-mdt', sys.executable, dict(
-            ONLY, acceptance_run_mds=True, mds_survey_file_count=60))
+            ONLY, acceptance_run_mds=True, mds_file_count=60))
     finally:
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
 

@@ -48,7 +48,7 @@ def cluster(tmp_path_factory):
             handle.write(INVENTORY.format(python=sys.executable))
         with open(made.extra_vars, 'w', encoding='utf-8') as handle:
             json.dump(dict(SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
-                           iokit_run_id=RUN_ID, ost_survey_mount_point=made.mount,
+                           iokit_run_id=RUN_ID, ost_mount_point=made.mount,
                            iokit_iterations=ITERATIONS, iokit_report=True,
                            acceptance_criteria={'variation': [{'metric': 'obdfilter_*', 'max_cv_pct': 1000},
                                                               {'metric': 'mds_*', 'max_cv_pct': 1000}]}), handle)

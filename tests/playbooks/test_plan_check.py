@@ -36,8 +36,8 @@ VARS = {
     'iokit_timeout_s': 300,
     'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 2, 'obdfilter_tests': ['write', 'read'],
     'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30,
-    'mds_survey_thrlo': 1, 'mds_survey_thrhi': 1, 'mds_survey_file_count': 100,
-    'mds_survey_poll_interval_s': 1, 'mds_survey_async_margin_s': 30,
+    'mds_thrlo': 1, 'mds_thrhi': 1, 'mds_file_count': 100,
+    'mds_poll_interval_s': 1, 'mds_async_margin_s': 30,
     'acceptance_run_prepare': False, 'acceptance_run_ost': False, 'acceptance_run_lnet': False,
     'acceptance_run_mdtest': False,
 }

@@ -30,12 +30,12 @@ pytestmark = pytest.mark.skipif(not os.access(ANSIBLE_PLAYBOOK, os.X_OK), reason
 CASES = {
     'sgpdd': ({'sgpdd_devices': ['/dev/loop99'], 'sgpdd_thrlo': 4, 'sgpdd_thrhi': 2, 'sgpdd_boundary': -1},
               ['sgpdd_thrlo (4): 4 is greater than sgpdd_thrhi (2)', 'sgpdd_boundary (-1): must not be negative']),
-    'ost': ({'ost_survey_mount_point': '/mnt/testfs', 'ost_survey_size_mib': 0, 'ost_survey_slow_share': 2},
-            ['ost_survey_size_mib (0): must be at least 1', 'ost_survey_slow_share (2): must be in (0, 1]']),
-    'mds': ({'mds_survey_file_count': 2, 'mds_survey_thrhi': 8, 'mds_survey_async_margin_s': 5},
-            ['mds_survey_file_count (2): 2 is less than 8 threads, so a thread would get no file (lctl rejects -n 0); '
-             'raise mds_survey_file_count or lower mds_survey_thrhi',
-             'mds_survey_async_margin_s (5): must be >= 30']),
+    'ost': ({'ost_mount_point': '/mnt/testfs', 'ost_size_mib': 0, 'ost_slow_share': 2},
+            ['ost_size_mib (0): must be at least 1', 'ost_slow_share (2): must be in (0, 1]']),
+    'mds': ({'mds_file_count': 2, 'mds_thrhi': 8, 'mds_async_margin_s': 5},
+            ['mds_file_count (2): 2 is less than 8 threads, so a thread would get no file (lctl rejects -n 0); '
+             'raise mds_file_count or lower mds_thrhi',
+             'mds_async_margin_s (5): must be >= 30']),
     'mdtest': ({'mdtest_mount_point': '/mnt/testfs', 'mdtest_depth': -1, 'mdtest_read_bytes': 10},
                ['mdtest_depth (-1): must be 0 or more',
                 'mdtest_read_bytes (10): cannot read 10 bytes from files written with mdtest_write_bytes 0']),

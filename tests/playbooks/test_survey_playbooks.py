@@ -53,9 +53,9 @@ SURVEY_VARS = {
     'iokit_timeout_s': 120,
     'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1, 'obdfilter_tests': ['write', 'read'],
     'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30,
-    'mds_survey_thrlo': 1, 'mds_survey_thrhi': 1, 'mds_survey_file_count': 100,
-    'mds_survey_poll_interval_s': 1, 'mds_survey_async_margin_s': 30,
-    'ost_survey_size_mib': 4, 'ost_survey_poll_interval_s': 1, 'ost_survey_async_margin_s': 30,
+    'mds_thrlo': 1, 'mds_thrhi': 1, 'mds_file_count': 100,
+    'mds_poll_interval_s': 1, 'mds_async_margin_s': 30,
+    'ost_size_mib': 4, 'ost_poll_interval_s': 1, 'ost_async_margin_s': 30,
 }
 
 
@@ -90,8 +90,8 @@ def cluster(tmp_path_factory):
             handle.write(INVENTORY.format(python=NODE_PYTHON))
         with open(made.extra_vars, 'w', encoding='utf-8') as handle:
             # 1 MiB per OST: 4 s per test on the slow OST.
-            json.dump(dict(SURVEY_VARS, obdfilter_size_mib=1, ost_survey_size_mib=1, iokit_results_dir=made.results,
-                           iokit_workdir=made.workdir, iokit_run_id=RUN_ID, ost_survey_mount_point=made.mount), handle)
+            json.dump(dict(SURVEY_VARS, obdfilter_size_mib=1, ost_size_mib=1, iokit_results_dir=made.results,
+                           iokit_workdir=made.workdir, iokit_run_id=RUN_ID, ost_mount_point=made.mount), handle)
         # One ansible-playbook run for the three surveys: the playbooks are what the fleet runs, unchanged.
         made.first_run = made.playbook('survey-obdfilter.yml', 'survey-mds.yml', 'survey-ost.yml')
         yield made

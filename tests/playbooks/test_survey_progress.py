@@ -110,9 +110,9 @@ def test_an_ost_run_has_fleet_lines_with_its_total_and_share(tmp_path):
             json.dump({'all': {'children': {'clients': {'hosts': {'client1': host}}}}}, handle)
         extra = os.path.join(base, 'vars.json')
         with open(extra, 'w', encoding='utf-8') as handle:
-            json.dump({'iokit_timeout_s': 600, 'iokit_run_id': 'progress-ost', 'ost_survey_size_mib': 2,
-                       'ost_survey_mount_point': mount, 'ost_survey_poll_interval_s': 1,
-                       'ost_survey_async_margin_s': 60, 'iokit_results_dir': os.path.join(base, 'results')}, handle)
+            json.dump({'iokit_timeout_s': 600, 'iokit_run_id': 'progress-ost', 'ost_size_mib': 2,
+                       'ost_mount_point': mount, 'ost_poll_interval_s': 1,
+                       'ost_async_margin_s': 60, 'iokit_results_dir': os.path.join(base, 'results')}, handle)
         env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
                    ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0',
                    ANSIBLE_STDOUT_CALLBACK='lustre.iokit.survey_progress',

@@ -351,7 +351,7 @@ class MdsSurvey(NativeSurvey):
             free[target.name] = int(words[0]) if words and words[0].isdigit() else None
             if free[target.name] is not None and free[target.name] < needed:
                 problems.append('file_count: %d files and %d directories do not fit %s, which has %d free inodes '
-                                '(lctl get_param %s); lower file_count (mds_survey_file_count)'
+                                '(lctl get_param %s); lower file_count (mds_file_count)'
                                 % (needed - self.dir_count, self.dir_count, target.name, free[target.name], param))
         return problems, free
 

@@ -31,11 +31,11 @@ VALID = {
     'obdfilter': {'obdfilter_size_mib': 16384, 'obdfilter_rszlo': 1024, 'obdfilter_rszhi': 1024,
                   'obdfilter_tests': ['write', 'rewrite', 'read'], 'obdfilter_case': 'disk', 'obdfilter_targets': [],
                   'obdfilter_sweep': 'adaptive', '__obdfilter_engine': 'native', 'obdfilter_iterations': 2},
-    'mds': {'mds_survey_thrlo': '4', 'mds_survey_thrhi': '32', 'mds_survey_file_count': 100000,
-            'mds_survey_dir_count': None, 'mds_survey_tests': ['create', 'lookup', 'destroy'],
-            'mds_survey_iterations': 1},
-    'ost': {'ost_survey_mount_point': '/mnt/testfs', 'ost_survey_size_mib': 30, 'ost_survey_min_free_factor': 2,
-            'ost_survey_iterations': 1},
+    'mds': {'mds_thrlo': '4', 'mds_thrhi': '32', 'mds_file_count': 100000,
+            'mds_dir_count': None, 'mds_tests': ['create', 'lookup', 'destroy'],
+            'mds_iterations': 1},
+    'ost': {'ost_mount_point': '/mnt/testfs', 'ost_size_mib': 30, 'ost_min_free_factor': 2,
+            'ost_iterations': 1},
     'lnet': {'lnet_server_hosts': ['oss1'], 'lnet_client_hosts': ['client1'], 'lnet_console_host': 'client1',
              '__lnet_selftest_hosts': ['oss1', 'client1'], 'lnet_server_nids': [], 'lnet_client_nids': [],
              'lnet_network': '', 'lnet_sizes': ['4k', 1048576], 'lnet_modes': ['read', 'write', 'ping'],
@@ -50,7 +50,7 @@ VALID = {
                       'stats_collect_collectors': ['vmstat', 'brw'], 'stats_collect_vmstat_interval': '1',
                       'stats_collect_brw_interval': 0, 'stats_collect_max_duration_s': 21600},
 }
-PREFIX = {'sgpdd': 'sgpdd_', 'obdfilter': 'obdfilter_', 'mds': 'mds_survey_', 'ost': 'ost_survey_', 'lnet': 'lnet_',
+PREFIX = {'sgpdd': 'sgpdd_', 'obdfilter': 'obdfilter_', 'mds': 'mds_', 'ost': 'ost_', 'lnet': 'lnet_',
           'ior': 'ior_', 'mdtest': 'mdtest_', 'stats_collect': 'stats_collect_'}
 CONTEXT = {'lnet': {'play_hosts': ['oss1', 'client1']}, 'ior': {'memory_mib': 4096}}
 
@@ -77,22 +77,22 @@ INVALID = [
     ('obdfilter', {'obdfilter_case': 'tape', 'obdfilter_thrhi': 'many', 'obdfilter_slow_share': 0},
      ['obdfilter_case (tape): must be disk, network or netdisk', 'obdfilter_thrhi (many): must be a whole number',
       'obdfilter_slow_share (0): must be in (0, 1]']),
-    ('mds', {'mds_survey_file_count': 2, 'mds_survey_thrhi': 8, 'mds_survey_async_margin_s': 5},
-     ['mds_survey_file_count (2): 2 is less than 8 threads, so a thread would get no file (lctl rejects -n 0); raise '
-      'mds_survey_file_count or lower mds_survey_thrhi', 'mds_survey_async_margin_s (5): must be >= 30']),
-    ('mds', {'mds_survey_tests': ['lookup'], 'mds_survey_thrhi': 8192},
-     ['mds_survey_thrhi (8192): lctl --threads allows at most 4096 threads',
-      "mds_survey_tests (['lookup']): the first test must be 'create' and the last 'destroy'"]),
-    ('mds', {'mds_survey_dir_count': 64, '__mds_survey_workdir': 'tmp'},
-     ['mds_survey_dir_count (64): 64 is greater than every thread count from mds_survey_thrlo 4 to mds_survey_thrhi '
+    ('mds', {'mds_file_count': 2, 'mds_thrhi': 8, 'mds_async_margin_s': 5},
+     ['mds_file_count (2): 2 is less than 8 threads, so a thread would get no file (lctl rejects -n 0); raise '
+      'mds_file_count or lower mds_thrhi', 'mds_async_margin_s (5): must be >= 30']),
+    ('mds', {'mds_tests': ['lookup'], 'mds_thrhi': 8192},
+     ['mds_thrhi (8192): lctl --threads allows at most 4096 threads',
+      "mds_tests (['lookup']): the first test must be 'create' and the last 'destroy'"]),
+    ('mds', {'mds_dir_count': 64, '__mds_workdir': 'tmp'},
+     ['mds_dir_count (64): 64 is greater than every thread count from mds_thrlo 4 to mds_thrhi '
       '32, so every thread count would be skipped', 'iokit_workdir (tmp): must be an absolute path other than /']),
-    ('mds', {'mds_survey_thrlo': 0, 'mds_survey_dir_count': None},
-     ['mds_survey_thrlo (0): must be at least 1']),
-    ('ost', {'ost_survey_size_mib': 0, 'ost_survey_slow_share': 2},
-     ['ost_survey_size_mib (0): must be at least 1', 'ost_survey_slow_share (2): must be in (0, 1]']),
-    ('ost', {'ost_survey_min_free_factor': 0.5, '__ost_survey_timeout_s': '0', 'ost_survey_slowest_count': -1},
-     ['ost_survey_min_free_factor (0.5): must be at least 1 (the file itself)', 'iokit_timeout_s (0): must be >= 1',
-      'ost_survey_slowest_count (-1): must be >= 0']),
+    ('mds', {'mds_thrlo': 0, 'mds_dir_count': None},
+     ['mds_thrlo (0): must be at least 1']),
+    ('ost', {'ost_size_mib': 0, 'ost_slow_share': 2},
+     ['ost_size_mib (0): must be at least 1', 'ost_slow_share (2): must be in (0, 1]']),
+    ('ost', {'ost_min_free_factor': 0.5, '__ost_timeout_s': '0', 'ost_slowest_count': -1},
+     ['ost_min_free_factor (0.5): must be at least 1 (the file itself)', 'iokit_timeout_s (0): must be >= 1',
+      'ost_slowest_count (-1): must be >= 0']),
     ('lnet', {'lnet_concurrency': 0, 'lnet_network': 'Bad!'},
      ['lnet_concurrency (0): must be from 1 to 1024',
       'lnet_network (Bad!): must be empty or a network name such as tcp or o2ib1']),
@@ -210,7 +210,7 @@ def test_survey_variables_are_the_checked_ones_among_those_defined():
     assert survey_variables(['obdfilter_timeout_s', 'obdfilter_workdir', 'obdfilter_engine'], 'obdfilter') == []
     assert 'lnet_server_nids' in survey_variables(['lnet_server_nids', 'lnet_servers'], 'lnet')
     assert survey_variables(['lnet_servers'], 'lnet') == []
-    assert survey_variables(['mds_survey_run_id', 'mds_survey_launch_id'], 'mds') == []
+    assert survey_variables(['mds_run_id', 'mds_launch_id'], 'mds') == []
 
 
 @pytest.mark.parametrize('call', [
