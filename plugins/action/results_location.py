@@ -16,6 +16,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.lustre.iokit.plugins.module_utils.results import (
     checked_run_id,
+    new_launch_id,
     new_run_id,
 )
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import (
@@ -86,6 +87,10 @@ class ActionModule(ActionBase):
                               run_id=run_id, create=not self._task.check_mode)
         except ValueError as exc:
             raise AnsibleActionFail('%s; nothing was started' % exc)
+        # One launch id per ansible-playbook run, like the run id: every survey play of it scopes its cleanup by it.
+        launch_id = previous.get('launch_id') if isinstance(previous, dict) else None
+        if not isinstance(launch_id, str) or not launch_id:
+            launch_id = new_launch_id()
         result.update(changed=False, results_dir=results_dir, run_id=run_id,
-                      run_dir=os.path.join(results_dir, run_id), run_id_generated=generated)
+                      run_dir=os.path.join(results_dir, run_id), run_id_generated=generated, launch_id=launch_id)
         return result

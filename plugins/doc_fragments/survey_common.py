@@ -33,6 +33,14 @@ options:
         and C(-), at most 64 characters.
       - Default is a fresh UTC timestamp with a random suffix, such as C(20261122T101500Z-3f2a).
     type: str
+  launch_id:
+    description:
+      - Identifies this start of the survey; everything the module records in the node state under O(workdir)
+        carries it, so that the cleanup of one launch (O(lustre.iokit.iokit_cleanup#module:launch_id)) undoes nothing
+        of another launch of the same O(run_id) that is still running.
+      - The survey roles give the playbook run's (RV(lustre.iokit.results_location#module:launch_id)); default a fresh
+        random id.
+    type: str
   workdir:
     description:
       - Scratch directory on the node; the raw output goes to O(workdir)/O(run_id)/.

@@ -149,6 +149,16 @@ def parse_timestamp(text):
         raise ValueError('not a valid UTC timestamp: %r (%s)' % (text, exc))
 
 
+def new_launch_id():
+    """A fresh launch id: one start of a survey play (or of a survey module, when the play gives none).
+
+    A run id names the results and may be started again (a resumed run, an AWX job launched twice); the launch
+    id tells those starts apart, so that one start's cleanup never undoes what another start of the same run
+    made on the node.
+    """
+    return binascii.hexlify(os.urandom(4)).decode('ascii')
+
+
 def new_run_id(now=None, suffix=None):
     """A fresh run id: UTC time to the second plus a short random suffix, ``20261122T101500Z-3f2a``.
 

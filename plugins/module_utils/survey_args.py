@@ -21,7 +21,7 @@ DEFAULT_WORKDIR = '/tmp/lustre-iokit'
 
 
 def survey_common_argument_spec(engines=ENGINES):
-    """engine, timeout, run_id, workdir.
+    """engine, timeout, run_id, launch_id, workdir.
 
     ``engines`` narrows the choices of ``engine`` for a survey the I/O kit has no script for (ior, mdtest:
     ``('native',)``), so that Ansible's own argument validation refuses ``engine=iokit`` there.
@@ -30,6 +30,7 @@ def survey_common_argument_spec(engines=ENGINES):
         engine=dict(type='str', choices=list(engines), default='native'),
         timeout=dict(type='int'),
         run_id=dict(type='str'),
+        launch_id=dict(type='str'),
         workdir=dict(type='path', default=DEFAULT_WORKDIR),
     )
 

@@ -12,7 +12,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import random
 import socket
 import time
 
@@ -272,11 +271,6 @@ def _covers(done, point):
     return all(key in point and point[key] == value for key, value in done.items())
 
 
-def new_launch_id():
-    """A fresh launch id: one start of a survey module, when the role gives none."""
-    return '%08x' % random.getrandbits(32)
-
-
 def start_survey(module, survey, parameter_names, runner_class, recording_runner_class=None, exclusive=False):
     """The run, the envelope builder and the runners every survey module starts with.
 
@@ -294,7 +288,7 @@ def start_survey(module, survey, parameter_names, runner_class, recording_runner
     parameters = dict((name, params[name]) for name in parameter_names)
     builder = results.EnvelopeBuilder(run_id, host, survey, params['engine'], parameters,
                                       check_mode=module.check_mode)
-    launch = params.get('launch_id') or new_launch_id()
+    launch = params.get('launch_id') or results.new_launch_id()
     node_state = NodeState(params['workdir'], launch=launch) if recording_runner_class is not None else None
     deadline = time.monotonic() + params['timeout'] if params['timeout'] else None
     if recording_runner_class is None:

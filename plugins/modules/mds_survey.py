@@ -39,15 +39,6 @@ extends_documentation_fragment:
   - lustre.iokit.resume
   - lustre.iokit.sweep.adaptive
 options:
-  launch_id:
-    description:
-      - Identifies this start of the module, written with everything it records in the node state, so that the
-        cleanup of one launch (C(lustre.iokit.iokit_cleanup) O(lustre.iokit.iokit_cleanup#module:launch_id)) undoes
-        nothing of another launch of the same O(run_id). The survey roles set it; default a fresh random id.
-      - Only one mds survey runs on a node at a time (per O(workdir)) - a second start fails at once, naming the
-        run id, host, pid and start time of the one running. A run that was killed is cleaned up before the next
-        starts, unless one of its processes still runs.
-    type: str
   targets:
     description:
       - MDT names on this node, such as C(testfs-MDT0000). Empty means every C(UP) mdt device in C(lctl dl).
@@ -104,6 +95,9 @@ options:
     type: str
     default: mds-survey
 notes:
+  - Only one mds survey runs on a node at a time (per O(workdir)) - a second start fails at once, naming the
+    run id, host, pid and start time of the one running. A run that was killed is cleaned up before the next
+    starts, unless one of its processes still runs.
   - O(engine=iokit) runs the installed script with the same parameters and parses its summary; its exit status
     is ignored (it exits 0 on most failures), success is read from the summary. Echo clients the script leaves
     behind are removed afterwards.
@@ -279,7 +273,6 @@ def argument_spec():
     spec.update(progress_utils.resume_argument_spec())
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
-        launch_id=dict(type='str'),
         thrlo=dict(type='int', default=4),
         thrhi=dict(type='int', default=32),
         file_count=dict(type='int', default=100000),

@@ -44,15 +44,6 @@ extends_documentation_fragment:
   - lustre.iokit.sweep
   - lustre.iokit.sweep.adaptive
 options:
-  launch_id:
-    description:
-      - Identifies this start of the module, written with everything it records in the node state, so that the
-        cleanup of one launch (C(lustre.iokit.iokit_cleanup) O(lustre.iokit.iokit_cleanup#module:launch_id)) undoes
-        nothing of another launch of the same O(run_id). The survey roles set it; default a fresh random id.
-      - Only one obdfilter survey runs on a node at a time (per O(workdir)) - a second start fails at once, naming the
-        run id, host, pid and start time of the one running. A run that was killed is cleaned up before the next
-        starts, unless one of its processes still runs.
-    type: str
   plan_ost_mib_s:
     description:
       - The rate, in MiB/s per OST, the plan's C(estimated_duration_s) assumes (the sizes of every point and test
@@ -140,6 +131,9 @@ options:
     elements: str
     default: [ssh, -o, BatchMode=yes, -o, ConnectTimeout=10]
 notes:
+  - Only one obdfilter survey runs on a node at a time (per O(workdir)) - a second start fails at once, naming the
+    run id, host, pid and start time of the one running. A run that was killed is cleaned up before the next
+    starts, unless one of its processes still runs.
   - The I/O kit's exit status is not trusted with O(engine=iokit) (it exits 0 after most failures); the result
     is judged from its summary.
   - The data written goes to new echo objects, never to existing file objects, but it needs free space on the
@@ -354,7 +348,6 @@ def argument_spec():
     spec.update(progress_utils.resume_argument_spec())
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
-        launch_id=dict(type='str'),
         plan_ost_mib_s=dict(type='float'),
         case=dict(type='str', choices=list(obdfilter.CASES), default=obdfilter.CASE_DISK),
         size_mib=dict(type='int', default=16384),

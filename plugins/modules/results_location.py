@@ -96,4 +96,13 @@ run_id_generated:
   returned: success
   type: bool
   sample: true
+launch_id:
+  description:
+    - This start of the run (one per C(ansible-playbook) run; a later call of the same playbook run returns the same).
+    - The survey roles give it to their module and the cleanup of a survey play undoes only what it recorded, so
+      that a second start of the same run id (an AWX job launched twice), refused while the first runs, never undoes
+      what the first made on the node.
+  returned: success
+  type: str
+  sample: 3f2a9c01
 '''

@@ -76,6 +76,18 @@ def test_a_later_call_of_the_same_playbook_run_keeps_the_registered_run_id(start
     assert chosen['run_id'] == RUN_ID
 
 
+def test_one_launch_id_per_playbook_run_and_a_new_one_for_the_next(start_dir, run_action):
+    first = run_action('results_location', {})
+    assert re.match(r'^[0-9a-f]{8}\Z', first['launch_id'])
+    # Every survey play of one ansible-playbook run (acceptance.yml's stages) scopes its cleanup by the same launch,
+    # even when the run id is given again.
+    again = run_action('results_location', {}, task_vars={'iokit_run': first, 'iokit_run_id': RUN_ID})
+    assert again['launch_id'] == first['launch_id']
+    # Another ansible-playbook run of the same run id (an AWX job launched twice) is another launch.
+    other = run_action('results_location', {}, task_vars={'iokit_run_id': RUN_ID})
+    assert other['run_id'] == RUN_ID and other['launch_id'] != first['launch_id']
+
+
 @pytest.mark.parametrize('value, words', [
     ('../elsewhere', ['iokit_run_id:', 'must not contain ".."']),
     ('run/one', ['iokit_run_id:', 'may contain only letters']),
