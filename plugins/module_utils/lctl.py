@@ -25,6 +25,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import fnmatch
+import os
 import re
 
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lctl_dl import parse_lctl_dl
@@ -40,6 +41,8 @@ LEFTOVER_PATTERNS = ('*_ecc', 'echotmp*', 'ECHO_*', '*_osc', 'echo_srv')
 # type (a real osc called echotmp by a site, say) is reported, never removed.
 ECHO_DEVICE_TYPES = ('echo_client', 'osc', 'obdecho')
 ECHO_MODULE = 'obdecho'
+# Every module the kernel knows, loadable and built in alike, has a directory here (named as lsmod names it).
+SYS_MODULE_DIR = '/sys/module'
 
 _VERSION_RE = re.compile(r'^(?:lustre:\s*|Lustre version:\s*)?v?(?P<version>\d+\.\d+(?:\.\d+)*(?:[-_.][\w.\-]+)?)\s*$')
 _OBJECT_ID_RE = re.compile(r'^(?:create|destroy): #\d+ is object id (?P<id>0x[0-9a-fA-F]+|\d+)\s*$')
@@ -279,14 +282,24 @@ def loaded_modules(runner):
     return parse_lsmod(_checked(runner.run(['lsmod'])).stdout)
 
 
+def is_builtin(name, loaded):
+    """True when ``name`` is built into the kernel: /sys/module has it but lsmod (``loaded``) does not list it.
+
+    A built-in module is always there; it is never ours and never unloaded.
+    """
+    module = canonical_module(name)
+    return module not in loaded and os.path.isdir(os.path.join(SYS_MODULE_DIR, module))
+
+
 def load_module(runner, node_state, name, run_id):
-    """Load ``name`` unless it is loaded; returns True only when we loaded it (and recorded so).
+    """Load ``name`` unless it is loaded or built in; returns True only when we loaded it (and recorded so).
 
     The record is written before ``modprobe``, so that a kill between the
     two still lets the cleanup unload it; a failed modprobe crosses it off.
     """
     module = canonical_module(name)
-    if module in loaded_modules(runner):
+    loaded = loaded_modules(runner)
+    if module in loaded or is_builtin(module, loaded):
         return False
     node_state.record('modules', run_id, name=module)
     result = runner.run(['modprobe', module])

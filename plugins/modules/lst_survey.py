@@ -126,7 +126,8 @@ seealso:
   - name: lustre-iokit lst-survey
     description: The I/O kit script this module reproduces.
     link: https://github.com/lustre/lustre-release/tree/master/lustre-iokit/lst-survey
-  - module: lustre.iokit.lnet_selftest
+  - module: lustre.iokit.kernel_module
+    description: Loads C(lnet_selftest) on the servers and clients of the test, with O(lustre.iokit.kernel_module#module:name=lnet_selftest).
   - module: lustre.iokit.iokit_cleanup
 '''
 

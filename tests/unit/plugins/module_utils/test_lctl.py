@@ -156,3 +156,14 @@ def test_failed_modprobe_is_not_left_recorded(sim, tmp_path):
         lctl_utils.load_module(runner, state, 'no_such_module_xyz', 'r1')
     assert raised.value.command == 'modprobe no_such_module_xyz'
     assert state.entries('modules') == []
+
+
+def test_a_built_in_module_is_never_loaded_nor_recorded(tmp_path, monkeypatch):
+    """/sys/module has sg but lsmod does not list it: built into the kernel, so there is nothing to load."""
+    (tmp_path / 'sys-module' / 'sg').mkdir(parents=True)
+    monkeypatch.setattr(lctl_utils, 'SYS_MODULE_DIR', str(tmp_path / 'sys-module'))
+    runner = ScriptedRunner({'lsmod': (0, 'Module                  Size  Used by\n', '')})
+    state = NodeState(str(tmp_path / 'work'))
+    assert lctl_utils.is_builtin('sg', {}) and not lctl_utils.is_builtin('obdecho', {})
+    assert lctl_utils.load_module(runner, state, 'sg', 'r1') is False
+    assert runner.commands == [['lsmod']] and state.entries('modules') == []
