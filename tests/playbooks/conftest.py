@@ -86,13 +86,12 @@ class SimulatedNode:
 
 class SimulatedClient(SimulatedNode):
     """A lustre-sim client node that a client survey's playbook (survey-ior.yml, survey-mdtest.yml, survey-ost.yml)
-    runs against. ``start()`` makes the node from a simulator config and writes the inventory and the variables;
-    ``prefix`` is the survey role's variable prefix (the survey's name unless given: ``ost_survey`` for ost)."""
+    runs against. ``start()`` makes the node from a simulator config and writes the inventory and the variables,
+    the mount point under the survey role's prefix (its name, as every survey role's)."""
 
-    def __init__(self, survey, base, prefix=None):
+    def __init__(self, survey, base):
         SimulatedNode.__init__(self, base)
         self.survey = survey
-        self.prefix = prefix or survey
 
     def start(self, sim_config, inventory, survey_vars):
         """``sim_config`` and ``inventory`` are formats (``{mount}``, ``{python}``); ``survey_vars`` the variables."""
@@ -104,7 +103,7 @@ class SimulatedClient(SimulatedNode):
             handle.write(inventory.format(python=sys.executable))
         with open(self.extra_vars, 'w', encoding='utf-8') as handle:
             json.dump(dict(survey_vars, iokit_results_dir=self.results, iokit_workdir=self.workdir,
-                           **{'%s_mount_point' % self.prefix: self.mount}), handle)
+                           **{'%s_mount_point' % self.survey: self.mount}), handle)
         return self
 
     def destroy(self):

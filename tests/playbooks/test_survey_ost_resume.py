@@ -55,7 +55,7 @@ RUN_ID = 'pbtest-ost-resumed'
 
 @pytest.fixture(scope='module')
 def client(tmp_path_factory):
-    made = SimulatedClient('ost', str(tmp_path_factory.mktemp('survey-ost-resume')), prefix='ost')
+    made = SimulatedClient('ost', str(tmp_path_factory.mktemp('survey-ost-resume')))
     survey_vars = {'iokit_timeout_s': 300, 'ost_size_mib': 3, 'ost_poll_interval_s': 1,
                    'ost_async_margin_s': 60}
     try:
