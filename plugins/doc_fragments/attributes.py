@@ -51,3 +51,23 @@ attributes:
     support: N/A
     platforms: posix
 '''
+
+    # A module that changes a node's settings in place (block_queue): quick, no async; each module adds the details
+    # of its check mode.
+    NODE_SETTING = r'''
+options: {}
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  async:
+    description: Supports being used with the C(async) action.
+    support: none
+  platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
+    platforms: posix
+'''
