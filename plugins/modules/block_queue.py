@@ -20,7 +20,7 @@ description:
     one the device offers is set (none offered leaves the scheduler as it is, with a warning); O(max_sectors_kb) is
     capped by the device's C(max_hw_sectors_kb).
   - With O(settings), the values given are written exactly, to put back values read before (RV(devices[].before)).
-  - A value is written only when it differs from the current one; RV(changed) is true only when a value read
+  - A value is written only when it differs from the current one; the module reports a change only when a value read
     afterwards differs from the one read before. The scheduler is written first, as changing it resets
     C(nr_requests).
   - A write the kernel refuses fails the module naming the device, the setting and the value, after putting back
@@ -71,7 +71,8 @@ notes:
   - The settings last until the device goes away or the node reboots; the C(lustre.iokit.node_prep) role keeps
     them with a udev rule and saves the values found before, which it puts back with O(settings).
 seealso:
-  - role: lustre.iokit.node_prep
+  - module: lustre.iokit.kernel_module
+    description: Loads the C(sg) module that the node_prep role prepares beside these queue settings.
 '''
 
 EXAMPLES = r'''

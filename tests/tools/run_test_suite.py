@@ -33,6 +33,10 @@ STAGED = os.path.join(STAGED_PARENT, 'ansible_collections', 'lustre', 'iokit')
 CONTROLLER_PYTHON = '%d.%d' % sys.version_info[:2]
 # Target nodes run RHEL/Rocky 8 (3.6) and newer; every one of these that pyenv has is checked.
 TARGET_PYTHONS = ('3.6', '3.7', '3.8', '3.9', '3.10', '3.11', '3.12', '3.13')
+# Why a stage failed, repeated after the verdict table: CI shows only the end of a long log, and a failed
+# integration task printed 20 minutes earlier would be out of sight there.
+FAILURE_LINES: dict[str, list[str]] = {}
+ANSIBLE_FAILURE = re.compile(r'^(fatal|failed): |^ERROR[:!] ')
 # The parser filters whose names users rely on (README, each filter's documentation): none may go missing.
 CONTRACT_FILTERS = ('parse_sgpdd_survey', 'parse_obdfilter_survey', 'parse_mds_survey', 'parse_ost_survey', 'parse_lst_survey',
                     'parse_lst_stat', 'parse_lctl_dl', 'parse_brw_stats', 'parse_sgp_dd', 'parse_mdtest',
@@ -47,13 +51,16 @@ def tool(name: str) -> str:
     return os.path.join(VENV_BIN, name)
 
 
-def run(cmd: list[str], cwd: str = ROOT, env: dict[str, str] | None = None, quiet: bool = False) -> int:
+def run(cmd: list[str], cwd: str = ROOT, env: dict[str, str] | None = None, quiet: bool = False,
+        failures_of: str | None = None) -> int:
     print('+ ' + ' '.join(cmd), flush=True)
     merged = dict(os.environ)
     # Tools started by tools (antsibull-docs runs `ansible`, molecule runs `ansible-config`) must find the venv's.
     merged['PATH'] = VENV_BIN + os.pathsep + merged.get('PATH', '')
     merged.setdefault('NO_COLOR', '1')
     merged.update(env or {})
+    if failures_of:
+        return _run_noting_failures(cmd, cwd, merged, FAILURE_LINES.setdefault(failures_of, []))
     if not quiet:
         return subprocess.run(cmd, cwd=cwd, env=merged, check=False).returncode
     completed = subprocess.run(cmd, cwd=cwd, env=merged, check=False, capture_output=True, text=True)
@@ -85,11 +92,34 @@ def stage_units() -> int:
     return run([tool('ansible-test'), 'units', '--venv', '--python', CONTROLLER_PYTHON, '--color', 'no'], cwd=STAGED)
 
 
+def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], noted: list[str]) -> int:
+    """Stream an Ansible run's output as it comes and note each failed task (its name and the failure's start)."""
+    task = ''
+    failure_pending = False  # the last line noted a task's failure, which "...ignoring" may take back
+    with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors='replace') as process:
+        for line in process.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            stripped = line.strip()
+            if line.startswith('TASK ['):
+                task = stripped.rstrip('*').strip()
+            if stripped == '...ignoring' and failure_pending:
+                noted.pop()  # a failure the task expects (ignore_errors)
+            if stripped:
+                failure_pending = False
+            if ANSIBLE_FAILURE.search(line):
+                failure_pending = line.startswith(('fatal', 'failed'))
+                noted.append('%s %s' % (task, stripped[:600]) if failure_pending else stripped[:600])
+    return process.returncode
+
+
 def stage_integration() -> int:
-    """Every ansible-test integration target, on this machine (root, loop devices, the simulator)."""
+    """Every ansible-test integration target, on this machine (root, loop devices, the simulator).  Every target
+    runs even after one failed, so that one run names them all."""
     stage_copy()
     return run([tool('ansible-test'), 'integration', '--local', '--python', CONTROLLER_PYTHON, '--allow-destructive',
-                '--color', 'no'], cwd=STAGED)
+                '--continue-on-error', '--color', 'no'], cwd=STAGED, failures_of='integration')
 
 
 def stage_guest() -> int:
@@ -396,6 +426,11 @@ def main() -> int:
     for name, ok, seconds in results:
         print('%-16s %-6s %8.1f' % (name, 'ok' if ok else 'FAILED', seconds))
     passed = sum(1 for _n, ok, _s in results if ok)
+    for name, ok, _seconds in results:
+        if not ok and FAILURE_LINES.get(name):
+            print('\nwhy %s failed:' % name)
+            for line in FAILURE_LINES[name]:
+                print('  ' + line)
     print('stages: %d passed, %d failed' % (passed, len(results) - passed))
     return 0 if passed == len(results) else 1
 
