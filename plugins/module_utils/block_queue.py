@@ -90,14 +90,20 @@ def resolve(device):
     return name
 
 
+def _whole_number(value):
+    """``value`` as an int when it is a whole number >= 0 (an int or its text, never a bool), else None."""
+    text = str(value).strip()
+    return None if isinstance(value, bool) or not text.isdigit() else int(text)
+
+
 def check_max_sectors_kb(value):
     """None, 'max' or a positive int."""
     if value is None or value == 'max':
         return value
-    text = str(value).strip()
-    if isinstance(value, bool) or not text.isdigit() or int(text) <= 0:
+    number = _whole_number(value)
+    if not number:
         raise QueueError('max_sectors_kb: must be max or a positive number, got %s' % (value,))
-    return int(text)
+    return number
 
 
 def wanted_from_preferences(queue, scheduler, nr_requests, max_sectors_kb, read_ahead_kb):
@@ -128,10 +134,9 @@ def check_exact_settings(name, settings):
         if setting == 'scheduler':
             wanted[setting] = str(value)
             continue
-        text = str(value).strip()
-        if isinstance(value, bool) or not text.isdigit():
+        wanted[setting] = _whole_number(value)
+        if wanted[setting] is None:
             raise QueueError('settings of %s: %s must be a number, got %s' % (name, setting, value))
-        wanted[setting] = int(text)
     return wanted
 
 

@@ -36,7 +36,7 @@ TARGET_PYTHONS = ('3.6', '3.7', '3.8', '3.9', '3.10', '3.11', '3.12', '3.13')
 # Why a stage failed, repeated after the verdict table: CI shows only the end of a long log, and a failed
 # integration task printed 20 minutes earlier would be out of sight there.
 FAILURE_LINES: dict[str, list[str]] = {}
-ANSIBLE_FAILURE = re.compile(r'^(fatal|failed): |^ERROR[:!] ')
+ANSIBLE_FAILURE = re.compile(r'^(?P<task_failure>fatal|failed): |^ERROR[:!] ')
 # The parser filters whose names users rely on (README, each filter's documentation): none may go missing.
 CONTRACT_FILTERS = ('parse_sgpdd_survey', 'parse_obdfilter_survey', 'parse_mds_survey', 'parse_ost_survey', 'parse_lst_survey',
                     'parse_lst_stat', 'parse_lctl_dl', 'parse_brw_stats', 'parse_sgp_dd', 'parse_mdtest',
@@ -108,8 +108,9 @@ def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], noted: l
                 noted.pop()  # a failure the task expects (ignore_errors)
             if stripped:
                 failure_pending = False
-            if ANSIBLE_FAILURE.search(line):
-                failure_pending = line.startswith(('fatal', 'failed'))
+            failure = ANSIBLE_FAILURE.match(line)
+            if failure:
+                failure_pending = failure.group('task_failure') is not None
                 noted.append('%s %s' % (task, stripped[:600]) if failure_pending else stripped[:600])
     return process.returncode
 
