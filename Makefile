@@ -1,6 +1,7 @@
 # lustre.iokit developer entry point.
 #   make demo   - the acceptance of a simulated fleet with three planted faults (inventories/demo), as root
 #   make test   - every quality gate (what .ci/run runs), the older ansible-core lines included; not the QEMU guest (make test-guest)
+#   make check  - before every commit: lint, sanity of the changed files, the unit and simulator tests (a few minutes)
 #   make setup  - only prepare .venv (pinned toolchain, collections, apt packages); quick when nothing changed
 #   make docs   - the collection's documentation site in .build/docsite/build/html
 #   make ee-context - the execution environment's build context in .build/ee/context (no container engine)
@@ -21,10 +22,10 @@ ifeq ($(CONTROLLER_PYTHON),)
 CONTROLLER_PYTHON := $(shell command -v python3.12 || true)
 endif
 
-.PHONY: help setup setup-core-matrix demo test test-guest test-core-matrix lint sanity units docs ee-context clean distclean
+.PHONY: help setup setup-core-matrix demo test check test-guest test-core-matrix lint sanity units docs ee-context clean distclean
 
 help:
-	@sed -n '2,6p' Makefile | sed 's/^# //'
+	@sed -n '2,7p' Makefile | sed 's/^# //'
 
 # The older ansible-core lines of the test matrix (stage core-matrix), one venv each in .venv/core/<line>.
 CORE_MATRIX_LINES := $(patsubst tests/tools/core_matrix/requirements-%.txt,%,$(wildcard tests/tools/core_matrix/requirements-*.txt))
@@ -84,6 +85,10 @@ demo: setup
 
 test: setup-core-matrix
 	$(VENV)/bin/python tests/tools/run_test_suite.py
+
+# The inner loop (docs/testing.md): the quick halves of sanity and units run beside lint and the simulator's tests.
+check: setup
+	$(VENV)/bin/python tests/tools/run_test_suite.py --only lint sanity-changed units-quick simulator
 
 # The QEMU guest with real SCSI disks (sg, /dev/sg*, MD members): slow under emulation, so not part of `make test`.
 test-guest: setup

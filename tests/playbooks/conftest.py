@@ -14,6 +14,8 @@ import stat
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLLECTIONS = os.path.join(ROOT, '.venv', 'collections')
 # The ansible-core matrix (tests/tools/core_matrix.py) runs these tests with an older line's ansible-playbook
@@ -29,6 +31,11 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import 
     envelope_path, read_envelope)
 
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
+# The surveys' <survey>_poll_interval_s in these tests: how long each wait task blocks on the node before the
+# controller looks again.  The wait returns as soon as the survey ends, so a long interval costs no time, while a
+# one-second one ran a whole task every second of a throttled survey (four such tests side by side kept both
+# cores busy).  The tests of the per-poll progress line and of a lost controller poll every second on purpose.
+WAIT_POLL_S = 15
 ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
 LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
 
@@ -171,3 +178,41 @@ class SimulatedClient(SimulatedNode):
             if controller.poll() is None:
                 os.killpg(controller.pid, signal.SIGKILL)
                 controller.wait(timeout=30)
+
+
+# Test files whose shared fixture runs a whole demo, acceptance or repeated survey (minutes, not seconds): their
+# tests are handed to the parallel workers first, so that no worker starts one of them last while the others idle.
+LONGEST_FIRST = ('test_demo.py', 'test_acceptance.py', 'test_iterations.py', 'test_survey_playbooks.py',
+                 'test_stats_collect.py', 'test_survey_lnet.py')
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist's ``--dist loadgroup`` (tests/tools/run_test_suite.py), the tests that share a module- or
+    class-scoped fixture go to one worker, so that its playbook runs once; every other test goes wherever a worker
+    is free.  Tests are grouped through every such fixture they use, so a test of two fixtures joins both groups."""
+    del config
+    parent = {}
+
+    def find(key):
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    shared = {}
+    for item in items:
+        info = getattr(item, '_fixtureinfo', None)
+        keys = sorted('%s::%s' % (defs[-1].baseid, name) for name, defs in (info.name2fixturedefs if info else {}).items()
+                      if defs and defs[-1].scope in ('module', 'class'))
+        shared[item.nodeid] = keys
+        for key in keys[1:]:
+            parent[find(key)] = find(keys[0])
+    for item in items:
+        keys = shared[item.nodeid]
+        if keys:
+            item.add_marker(pytest.mark.xdist_group(find(keys[0])))
+
+    def rank(item):
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)

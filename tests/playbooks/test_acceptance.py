@@ -31,6 +31,7 @@ from xml.etree import ElementTree
 
 import pytest
 
+from conftest import WAIT_POLL_S
 from test_survey_playbooks import INVENTORY, LUSTRE_SIM, SURVEY_VARS, Cluster, pytestmark as survey_mark
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
@@ -84,9 +85,9 @@ def cluster(tmp_path_factory):
                 SURVEY_VARS, iokit_results_dir=made.results, iokit_workdir=made.workdir,
                 ost_mount_point=made.mount, mdtest_mount_point=made.mount,
                 mdtest_items=10, mdtest_tasks_per_node=[1], mdtest_allow_run_as_root=True,
-                mdtest_poll_interval_s=1, mdtest_async_margin_s=30,
+                mdtest_poll_interval_s=WAIT_POLL_S, mdtest_async_margin_s=30,
                 sgpdd_devices=[loop], sgpdd_destroy_data=True, sgpdd_size_mib=32, sgpdd_crghi=1, sgpdd_thrhi=2,
-                sgpdd_poll_interval_s=1,
+                sgpdd_poll_interval_s=WAIT_POLL_S,
                 # prepare changes the loop device's queue only; its files go to the test's directory, nothing is
                 # installed and sg is left alone (a loop device is no SCSI disk).
                 node_prep_install_packages=False, node_prep_load_sg=False,

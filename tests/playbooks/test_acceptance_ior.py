@@ -23,6 +23,7 @@ from xml.etree import ElementTree
 
 import pytest
 
+from conftest import WAIT_POLL_S
 from test_acceptance import ONLY_OBDFILTER, _acceptance_on_sim
 from test_survey_playbooks import pytestmark as survey_mark
 
@@ -38,7 +39,7 @@ CRITERIA = {
 IOR_VARS = {
     'ior_block_size_mib': 1, 'ior_transfer_sizes_kib': [256], 'ior_tasks_per_node': [1, 2],
     'ior_access': ['fpp', 'ssf'], 'ior_memory_factor': 0, 'ior_allow_run_as_root': True,
-    'ior_poll_interval_s': 1, 'ior_async_margin_s': 30,
+    'ior_poll_interval_s': WAIT_POLL_S, 'ior_async_margin_s': 30,
 }
 
 

@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, wait_for
+from conftest import ROOT, WAIT_POLL_S, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import live_runs
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
@@ -33,9 +33,9 @@ pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAY
 # obdfilter: two points (thr 1 and 2), write and read of 24 MiB per OST at 8 MiB/s (one-second samples in each).
 SLOW_VARS = {
     'iokit_timeout_s': 300, 'obdfilter_size_mib': 24, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 2,
-    'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30,
+    'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': WAIT_POLL_S, 'obdfilter_async_margin_s': 30,
     'mds_thrlo': 2, 'mds_thrhi': 2, 'mds_dir_count': 1, 'mds_file_count': 6000,
-    'mds_poll_interval_s': 1, 'mds_async_margin_s': 30,
+    'mds_poll_interval_s': WAIT_POLL_S, 'mds_async_margin_s': 30,
 }
 DEADLINE_S = 240
 

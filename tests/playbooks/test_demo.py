@@ -17,6 +17,7 @@ The planted faults are read from the inventory. The demo's directory and results
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -35,8 +36,26 @@ MAKE = shutil.which('make')
 CGROUP_V1_BLKIO = '/sys/fs/cgroup/blkio'
 # What make prints before it runs the demo's teardown after a failed or interrupted demo.
 STOPPED = 'make demo: the demo failed or was interrupted'
-# The groups tests/integration/targets/setup_slow_device/files/slow_device.py makes, by the LUN's device numbers.
-CGROUP_PREFIX = 'lustre-iokit-slow-'
+# What makes the demo's slow LUN (its variable demo_slow_device), and names its block-I/O cgroup.
+SLOW_DEVICE = os.path.join(ROOT, 'tests', 'integration', 'targets', 'setup_slow_device', 'files', 'slow_device.py')
+
+
+def _slow_device():
+    spec = importlib.util.spec_from_file_location('slow_device', SLOW_DEVICE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _demo_hosts():
+    """Every host of inventories/demo: each has its directory <demo_dir>/<host> (demo_host_dir)."""
+    with open(os.path.join(INVENTORY, 'hosts.yml'), encoding='utf-8') as handle:
+        pending, hosts = [yaml.safe_load(handle)['all']], set()
+    while pending:
+        group = pending.pop() or {}
+        hosts.update(group.get('hosts') or {})
+        pending.extend((group.get('children') or {}).values())
+    return hosts
 
 
 def _cgroup_roots():
@@ -105,11 +124,13 @@ class Demo:
         for device in (json.loads(listing)['loopdevices'] if listing.strip() else []):
             if (device.get('back-file') or '').startswith(self.demo_dir + '/'):
                 left.append('loop device %s on %s' % (device['name'], device['back-file']))
+        slow_device = _slow_device()
         for loop in self.loops():
-            number = os.stat(loop).st_rdev
-            name = '%s%d_%d' % (CGROUP_PREFIX, os.major(number), os.minor(number))
-            left += ['cgroup %s' % os.path.join(root, name) for root in _cgroup_roots()
-                     if os.path.isdir(os.path.join(root, name))]
+            number = '%d:%d' % (os.major(os.stat(loop).st_rdev), os.minor(os.stat(loop).st_rdev))
+            for host in _demo_hosts():
+                name = slow_device.group_name(number, os.path.join(self.demo_dir, host, 'lun-python'))
+                left += ['cgroup %s' % os.path.join(root, name) for root in _cgroup_roots()
+                         if os.path.isdir(os.path.join(root, name))]
         for pid in filter(str.isdigit, os.listdir('/proc')):
             try:
                 with open('/proc/%s/cmdline' % pid, 'rb') as handle:

@@ -26,6 +26,7 @@ from xml.etree import ElementTree
 import pytest
 import yaml
 
+from conftest import WAIT_POLL_S
 from test_acceptance import ONLY_OBDFILTER, AcceptanceCluster
 from test_survey_playbooks import INVENTORY, LUSTRE_SIM, ROOT, SURVEY_VARS, pytestmark as survey_mark
 
@@ -102,7 +103,7 @@ def slow_lun(tmp_path_factory):
                                universal_newlines=True).stdout.strip()
         yield _acceptance(made, 'pbtest-slow-lun', wrapper, dict(
             ONLY, acceptance_run_sgpdd=True, sgpdd_devices=loops, sgpdd_destroy_data=True, sgpdd_size_mib=8,
-            sgpdd_crghi=1, sgpdd_thrhi=2, sgpdd_poll_interval_s=1))
+            sgpdd_crghi=1, sgpdd_thrhi=2, sgpdd_poll_interval_s=WAIT_POLL_S))
     finally:
         if group:
             # before losetup -d: a later loop device with the same numbers must not inherit the limit

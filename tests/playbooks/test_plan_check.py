@@ -21,7 +21,7 @@ import subprocess
 
 import pytest
 
-from conftest import LUSTRE_SIM, ROOT, VENV_BIN, simulated_local_host
+from conftest import LUSTRE_SIM, ROOT, VENV_BIN, WAIT_POLL_S, simulated_local_host
 
 from test_survey_playbooks import ANSIBLE_PLAYBOOK
 
@@ -35,9 +35,9 @@ STORED_RUN = 'pbtest-plan-stored'
 VARS = {
     'iokit_timeout_s': 300,
     'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 2, 'obdfilter_tests': ['write', 'read'],
-    'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30,
+    'obdfilter_poll_interval_s': WAIT_POLL_S, 'obdfilter_async_margin_s': 30,
     'mds_thrlo': 1, 'mds_thrhi': 1, 'mds_file_count': 100,
-    'mds_poll_interval_s': 1, 'mds_async_margin_s': 30,
+    'mds_poll_interval_s': WAIT_POLL_S, 'mds_async_margin_s': 30,
     'acceptance_run_prepare': False, 'acceptance_run_ost': False, 'acceptance_run_lnet': False,
     'acceptance_run_mdtest': False,
 }

@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, ROOT, VENV_BIN, localhost_inventory
+from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, ROOT, VENV_BIN, WAIT_POLL_S, localhost_inventory
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
@@ -32,7 +32,7 @@ exec {python} "$@"
 '''
 
 VARS = {'iokit_timeout_s': 120, 'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1,
-        'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30}
+        'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': WAIT_POLL_S, 'obdfilter_async_margin_s': 30}
 
 
 class Node:

@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, wait_for
+from conftest import ROOT, WAIT_POLL_S, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.stats_collect_parsers import parse_vmstat
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.stats_collect_sampler import sampler_alive
@@ -221,7 +221,7 @@ def survey_with_stats(node, tmp_path_factory):
     results = str(tmp_path_factory.mktemp('survey-results'))
     extra = {'iokit_obdfilter_hosts': 'localhost', 'stats_collect_enabled': True, 'iokit_results_dir': results, 'iokit_workdir': node.workdir,
              'iokit_timeout_s': 120, 'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1,
-             'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30,
+             'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': WAIT_POLL_S, 'obdfilter_async_margin_s': 30,
              'iokit_report': True}
     completed = subprocess.run(
         [ANSIBLE_PLAYBOOK, '-i', node.inventory, '-e', json.dumps(extra),

@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, ROOT, SimulatedClient, wait_for
+from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, ROOT, WAIT_POLL_S, SimulatedClient, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 
@@ -55,7 +55,7 @@ modules: {{available: [gcc/12.2, openmpi, ior]}}
 SURVEY_VARS = {
     'iokit_timeout_s': 120, 'ior_block_size_mib': 1, 'ior_transfer_sizes_kib': [256, 512], 'ior_memory_factor': 0,
     'ior_tasks_per_node': [1, 2], 'ior_access': ['fpp', 'ssf'], 'ior_allow_run_as_root': True,
-    'ior_poll_interval_s': 1, 'ior_async_margin_s': 30, 'ior_environment_modules': ['gcc', 'openmpi', 'ior'],
+    'ior_poll_interval_s': WAIT_POLL_S, 'ior_async_margin_s': 30, 'ior_environment_modules': ['gcc', 'openmpi', 'ior'],
     # a login shell would reset PATH and lose the simulator's shims
     'ior_module_shell': ['/bin/sh', '-c'], 'ior_stripe_count': 2,
 }

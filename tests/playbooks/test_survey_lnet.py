@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, WAIT_POLL_S
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
@@ -55,7 +55,7 @@ lnet:
 '''
 
 COMMON = {'iokit_timeout_s': 120, 'lnet_modes': ['read', 'ping'], 'lnet_sizes': ['1m'], 'lnet_stat_count': 1,
-          'lnet_stat_delay_s': 1, 'lnet_poll_interval_s': 1, 'lnet_async_margin_s': 30}
+          'lnet_stat_delay_s': 1, 'lnet_poll_interval_s': WAIT_POLL_S, 'lnet_async_margin_s': 30}
 
 # The unchanged playbook twice: NIDs discovered, then given with each server alone and the run's report.
 RUNS = '''

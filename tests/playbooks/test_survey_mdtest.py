@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, SimulatedClient
+from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, WAIT_POLL_S, SimulatedClient
 
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.mdtest import MARKER
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
@@ -55,7 +55,7 @@ modules: {{available: [gcc/12.2, openmpi, mdtest]}}
 
 SURVEY_VARS = {
     'iokit_timeout_s': 120, 'mdtest_items': 20, 'mdtest_iterations': 2, 'mdtest_tasks_per_node': [1, 2],
-    'mdtest_allow_run_as_root': True, 'mdtest_poll_interval_s': 1, 'mdtest_async_margin_s': 30,
+    'mdtest_allow_run_as_root': True, 'mdtest_poll_interval_s': WAIT_POLL_S, 'mdtest_async_margin_s': 30,
     'mdtest_stride': 1, 'mdtest_mdt_count': 2,
 }
 
@@ -287,7 +287,7 @@ def test_an_adaptive_sweep_stops_past_the_mdts_knee_and_runs_fewer_points_than_t
 # again. The wait polls every second; the shipped ansible.cfg sets the survey_progress callback.
 PROGRESS_VARS = {'mdtest_tasks_per_node': [1, 2], 'mdtest_nodes': [1], 'mdtest_items': 80, 'mdtest_iterations': 1,
                  'mdtest_files_only': True, 'mdtest_phases': ['create', 'remove'],
-                 'iokit_run_id': 'pbtest-mdtest-progress'}
+                 'mdtest_poll_interval_s': 1, 'iokit_run_id': 'pbtest-mdtest-progress'}
 FLEET_LINE = re.compile(r'^mdtest: \d+ hosts?, (\d+)/(\d+) points \((\d+) %\),(?: slowest \S+ \d+ %,)? '
                         r'(ETA \d\d:\d\d \([^)]*\)|ETA unknown|done)$')
 

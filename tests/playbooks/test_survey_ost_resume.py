@@ -21,7 +21,7 @@ import signal
 
 import pytest
 
-from conftest import SimulatedClient
+from conftest import WAIT_POLL_S, SimulatedClient
 
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 
@@ -56,7 +56,7 @@ RUN_ID = 'pbtest-ost-resumed'
 @pytest.fixture(scope='module')
 def client(tmp_path_factory):
     made = SimulatedClient('ost', str(tmp_path_factory.mktemp('survey-ost-resume')))
-    survey_vars = {'iokit_timeout_s': 300, 'ost_size_mib': 3, 'ost_poll_interval_s': 1,
+    survey_vars = {'iokit_timeout_s': 300, 'ost_size_mib': 3, 'ost_poll_interval_s': WAIT_POLL_S,
                    'ost_async_margin_s': 60}
     try:
         yield made.start(SIM_CONFIG, INVENTORY, survey_vars)

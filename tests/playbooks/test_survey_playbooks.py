@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-from conftest import ANSIBLE_BIN, LUSTRE_SIM, NODE_PYTHON, ROOT, SimulatedNode
+from conftest import ANSIBLE_BIN, LUSTRE_SIM, NODE_PYTHON, ROOT, WAIT_POLL_S, SimulatedNode
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
@@ -52,10 +52,10 @@ all:
 SURVEY_VARS = {
     'iokit_timeout_s': 120,
     'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1, 'obdfilter_tests': ['write', 'read'],
-    'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 30,
+    'obdfilter_poll_interval_s': WAIT_POLL_S, 'obdfilter_async_margin_s': 30,
     'mds_thrlo': 1, 'mds_thrhi': 1, 'mds_file_count': 100,
-    'mds_poll_interval_s': 1, 'mds_async_margin_s': 30,
-    'ost_size_mib': 4, 'ost_poll_interval_s': 1, 'ost_async_margin_s': 30,
+    'mds_poll_interval_s': WAIT_POLL_S, 'mds_async_margin_s': 30,
+    'ost_size_mib': 4, 'ost_poll_interval_s': WAIT_POLL_S, 'ost_async_margin_s': 30,
 }
 
 

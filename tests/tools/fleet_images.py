@@ -29,6 +29,7 @@ this kind of machine (see that file); this script sets it for its own calls.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import os
 import shutil
@@ -188,6 +189,10 @@ def main() -> int:
 
     started = time.monotonic()
     os.environ['CONTAINERS_CONF'] = os.path.abspath(args.containers_conf)
+    # The fleet and faults stages run side by side and each asks for the images: the second waits for the first
+    # build and then finds them up to date.
+    lock = open(os.path.join(tempfile.gettempdir(), 'iokit-fleet-images.lock'), 'w', encoding='utf-8')  # pylint: disable=consider-using-with
+    fcntl.flock(lock, fcntl.LOCK_EX)
     ensure_host_tools(install=not args.no_install)
 
     if args.rebuild or image_label(BASE_IMAGE, LABEL_PACKAGES) != packages_fingerprint():

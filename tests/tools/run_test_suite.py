@@ -5,15 +5,27 @@
 
 Each stage runs even when an earlier one failed, so that one CI run shows
 every problem; the exit status is non-zero when any stage failed.  The last
-line is ``stages: N passed, M failed``.  ``--only`` and ``--skip`` select
-stages by name for a quicker local loop.  The stages in OPT_IN_STAGES run only
-when named (``--only guest`` or ``--with guest``): they emulate a whole machine
-and would take CI past its time budget on two cores.
+lines are a table of every stage's wall time, the suite's total, and
+``stages: N passed, M failed``.  ``--only`` and ``--skip`` select stages by
+name for a quicker local loop.  The stages in OPT_IN_STAGES run only when
+named (``--only guest`` or ``--with guest``): they emulate a whole machine and
+would take CI past its time budget on two cores.
+
+Most of the suite's time is spent waiting (on simulated devices throttled by
+construction, on containers, on ``ansible-playbook``'s own start-ups), so the
+stages run in LANES: the stages of one lane one after another, the lanes at
+the same time, each stage's output kept in its own log and printed whole when
+it ends.  ``--lanes 1`` runs everything one after another with live output;
+``--workers N`` sets how many tests wait together inside the playbook and
+integration stages.  docs/testing.md says how each test keeps its resources
+apart from its neighbours'.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import contextlib
 import fcntl
 import glob
 import os
@@ -23,13 +35,13 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV_BIN = os.path.dirname(sys.executable)
 BUILD = os.path.join(ROOT, '.build')
-STAGED_PARENT = os.path.join(BUILD, 'sanity')
-STAGED = os.path.join(STAGED_PARENT, 'ansible_collections', 'lustre', 'iokit')
+LOGS = os.path.join(BUILD, 'suite-logs')
 CONTROLLER_PYTHON = '%d.%d' % sys.version_info[:2]
 # Target nodes run RHEL/Rocky 8 (3.6) and newer; every one of these that pyenv has is checked.
 TARGET_PYTHONS = ('3.6', '3.7', '3.8', '3.9', '3.10', '3.11', '3.12', '3.13')
@@ -51,6 +63,50 @@ def tool(name: str) -> str:
     return os.path.join(VENV_BIN, name)
 
 
+class StageOutput:
+    """The suite's sys.stdout: a thread that runs a stage writes to that stage's log (see ``logging_to``), any other
+    thread to the terminal, so that stages running side by side never interleave their output."""
+
+    def __init__(self, terminal):
+        self.terminal = terminal
+        self.local = threading.local()
+
+    def current(self):
+        return getattr(self.local, 'log', None) or self.terminal
+
+    def write(self, text: str) -> int:
+        return self.current().write(text)
+
+    def flush(self) -> None:
+        self.current().flush()
+
+    def fileno(self) -> int:
+        return self.current().fileno()
+
+    def __getattr__(self, name):
+        return getattr(self.current(), name)
+
+
+OUTPUT = StageOutput(sys.stdout)
+PRINT_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def logging_to(path: str | None):
+    """Send this thread's output (prints and the commands' stdout and stderr) to ``path``; None keeps the terminal."""
+    if path is None:
+        yield
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w', encoding='utf-8', errors='replace') as log:
+        previous = getattr(OUTPUT.local, 'log', None)
+        OUTPUT.local.log = log
+        try:
+            yield
+        finally:
+            OUTPUT.local.log = previous
+
+
 def run(cmd: list[str], cwd: str = ROOT, env: dict[str, str] | None = None, quiet: bool = False,
         failures_of: str | None = None) -> int:
     print('+ ' + ' '.join(cmd), flush=True)
@@ -60,22 +116,27 @@ def run(cmd: list[str], cwd: str = ROOT, env: dict[str, str] | None = None, quie
     merged.setdefault('NO_COLOR', '1')
     merged.update(env or {})
     if failures_of:
-        return _run_noting_failures(cmd, cwd, merged, FAILURE_LINES.setdefault(failures_of, []))
+        return _run_noting_failures(cmd, cwd, merged, failures_of)
     if not quiet:
-        return subprocess.run(cmd, cwd=cwd, env=merged, check=False).returncode
+        return subprocess.run(cmd, cwd=cwd, env=merged, check=False, stdout=OUTPUT.current(),
+                              stderr=subprocess.STDOUT).returncode
     completed = subprocess.run(cmd, cwd=cwd, env=merged, check=False, capture_output=True, text=True)
     if completed.returncode != 0:
         print(completed.stdout + completed.stderr)
     return completed.returncode
 
 
-def stage_copy() -> None:
+def staged_copy(name: str) -> str:
+    """A fresh copy of the collection for one ansible-test run, ``.build/staged/<name>/ansible_collections/lustre/
+    iokit``: ansible-test keeps its output inside the copy, so runs side by side each need their own."""
+    dest = os.path.join(BUILD, 'staged', name, 'ansible_collections', 'lustre', 'iokit')
     subprocess.run([sys.executable, os.path.join(ROOT, 'tests', 'tools', 'stage_collection.py'),
-                    '--checkout', ROOT, '--dest', STAGED], check=True)
+                    '--checkout', ROOT, '--dest', dest], check=True, stdout=OUTPUT.current(), stderr=subprocess.STDOUT)
     # The copy lives inside this checkout, whose .gitignore hides it: without a repository of its
     # own, ansible-test would ask the outer one for the file list and find nothing to test.
     for cmd in (['git', 'init', '-q'], ['git', 'add', '-A']):
-        subprocess.run(cmd, cwd=STAGED, check=True)
+        subprocess.run(cmd, cwd=dest, check=True, stdout=OUTPUT.current(), stderr=subprocess.STDOUT)
+    return dest
 
 
 def stage_lint() -> int:
@@ -83,18 +144,53 @@ def stage_lint() -> int:
 
 
 def stage_sanity() -> int:
-    stage_copy()
-    return run([tool('ansible-test'), 'sanity', '--venv', '--python', CONTROLLER_PYTHON, '--color', 'no'], cwd=STAGED)
+    return run([tool('ansible-test'), 'sanity', '--venv', '--python', CONTROLLER_PYTHON, '--color', 'no'],
+               cwd=staged_copy('sanity'))
 
 
 def stage_units() -> int:
-    stage_copy()
-    return run([tool('ansible-test'), 'units', '--venv', '--python', CONTROLLER_PYTHON, '--color', 'no'], cwd=STAGED)
+    return run([tool('ansible-test'), 'units', '--venv', '--python', CONTROLLER_PYTHON, '--color', 'no'],
+               cwd=staged_copy('units'))
 
 
-def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], noted: list[str]) -> int:
-    """Stream an Ansible run's output as it comes and note each failed task (its name and the failure's start)."""
+def changed_files() -> list[str]:
+    """The checkout's files that differ from HEAD (staged, unstaged, untracked), or from ``$CHECK_BASE`` when set."""
+    base = os.environ.get('CHECK_BASE') or 'HEAD'
+    listed = subprocess.run(['git', 'diff', '--name-only', '--diff-filter=d', base], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout.split()
+    listed += subprocess.run(['git', 'ls-files', '--others', '--exclude-standard'], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout.split()
+    return sorted(set(listed))
+
+
+def stage_sanity_changed() -> int:
+    """`make check`: ansible-test sanity (every test) on the files that changed since HEAD (or $CHECK_BASE) alone."""
+    staged = staged_copy('sanity-changed')
+    paths = [path for path in changed_files() if os.path.isfile(os.path.join(staged, path))]
+    if not paths:
+        print('sanity-changed: no changed file of the collection')
+        return 0
+    print('sanity-changed: %s' % ' '.join(paths), flush=True)
+    return run([tool('ansible-test'), 'sanity', '--venv', '--python', CONTROLLER_PYTHON, '--color', 'no'] + paths,
+               cwd=staged)
+
+
+def stage_units_quick() -> int:
+    """`make check`: the unit tests with the checkout venv's pytest in WORKERS workers, the checkout importable as
+    ansible_collections.lustre.iokit through .venv/collections: the tests of stage units without ansible-test's
+    process per test and its coverage (stage units stays what CI runs)."""
+    collections = os.path.join(ROOT, '.venv', 'collections')
+    parallel = ['-n', str(WORKERS)] if WORKERS > 1 else []
+    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--import-mode=importlib'] + parallel
+               + ['tests/unit'], cwd=os.path.join(collections, 'ansible_collections', 'lustre', 'iokit'),
+               env={'PYTHONPATH': collections})
+
+
+def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], stage: str) -> int:
+    """Stream an Ansible run's output as it comes and note each failed task (its name and the failure's start)
+    under ``stage`` in FAILURE_LINES."""
     task = ''
+    noted: list[str] = []
     failure_pending = False  # the last line noted a task's failure, which "...ignoring" may take back
     with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           errors='replace') as process:
@@ -112,15 +208,58 @@ def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], noted: l
             if failure:
                 failure_pending = failure.group('task_failure') is not None
                 noted.append('%s %s' % (task, stripped[:600]) if failure_pending else stripped[:600])
+    with PRINT_LOCK:
+        FAILURE_LINES.setdefault(stage, []).extend(noted)
     return process.returncode
 
 
+INTEGRATION_TARGETS = os.path.join(ROOT, 'tests', 'integration', 'targets')
+# Seconds each integration target took on the quiet 2-core machine, only to balance the parallel groups; a target
+# not listed counts as INTEGRATION_UNKNOWN_S.  Every target runs whether listed or not.
+INTEGRATION_COST_S = {}
+INTEGRATION_UNKNOWN_S = 60
+
+
+def integration_targets() -> list[str]:
+    """Every target ansible-test would run: not the setup_/prepare_ targets that others pull in with needs/target."""
+    return sorted(name for name in os.listdir(INTEGRATION_TARGETS)
+                  if os.path.isdir(os.path.join(INTEGRATION_TARGETS, name))
+                  and not name.startswith(('setup_', 'prepare_')))
+
+
+def integration_groups(count: int) -> list[list[str]]:
+    """The targets in at most ``count`` groups of about equal cost (longest first, each to the cheapest group)."""
+    groups: list[tuple[float, list[str]]] = [(0.0, []) for _ in range(max(1, count))]
+    for target in sorted(integration_targets(), key=lambda t: -INTEGRATION_COST_S.get(t, INTEGRATION_UNKNOWN_S)):
+        cost, members = min(groups, key=lambda group: group[0])
+        groups.remove((cost, members))
+        groups.append((cost + INTEGRATION_COST_S.get(target, INTEGRATION_UNKNOWN_S), members + [target]))
+    return [sorted(members) for _cost, members in groups if members]
+
+
 def stage_integration() -> int:
-    """Every ansible-test integration target, on this machine (root, loop devices, the simulator).  Every target
-    runs even after one failed, so that one run names them all."""
-    stage_copy()
-    return run([tool('ansible-test'), 'integration', '--local', '--python', CONTROLLER_PYTHON, '--allow-destructive',
-                '--continue-on-error', '--color', 'no'], cwd=STAGED, failures_of='integration')
+    """Every ansible-test integration target, on this machine (root, loop devices, the simulator), in WORKERS groups
+    side by side, each in its own staged copy.  Every target runs even after one failed, so that one run names them
+    all.  The targets keep apart by construction: each works in its own temporary directory, on loop devices that
+    losetup hands out one at a time, under block-I/O cgroups named after their device."""
+    groups = integration_groups(WORKERS)
+
+    def run_group(index: int, targets: list[str]) -> int:
+        with logging_to(os.path.join(LOGS, 'integration-%d.log' % index) if len(groups) > 1 else None):
+            print('integration group %d: %s' % (index, ' '.join(targets)), flush=True)
+            return run([tool('ansible-test'), 'integration', '--local', '--python', CONTROLLER_PYTHON,
+                        '--allow-destructive', '--continue-on-error', '--color', 'no'] + targets,
+                       cwd=staged_copy('integration-%d' % index), failures_of='integration')
+
+    if len(groups) == 1:
+        return run_group(0, groups[0])
+    with concurrent.futures.ThreadPoolExecutor(len(groups)) as pool:
+        futures = [pool.submit(run_group, index, targets) for index, targets in enumerate(groups)]
+        results = [future.result() for future in futures]
+    for index in range(len(groups)):
+        with open(os.path.join(LOGS, 'integration-%d.log' % index), encoding='utf-8', errors='replace') as log:
+            sys.stdout.write('\n---- integration group %d ----\n' % index + log.read())
+    return sum(1 for rc in results if rc != 0)
 
 
 def stage_guest() -> int:
@@ -142,7 +281,7 @@ def _pyenv_python(version: str) -> str | None:
 
 
 def stage_target_pythons() -> int:
-    stage_copy()
+    staged = staged_copy('target-pythons')
     found = [(v, _pyenv_python(v)) for v in TARGET_PYTHONS]
     missing = [v for v, path in found if path is None]
     if missing:
@@ -150,8 +289,9 @@ def stage_target_pythons() -> int:
         return 1
     failures = 0
     for _version, python in found:
-        failures += run([python, os.path.join(STAGED, 'tests', 'tools', 'target_python_smoke.py')],
-                        cwd=STAGED, env={'PYTHONPATH': STAGED_PARENT, 'PYTHONDONTWRITEBYTECODE': '1'}) != 0
+        failures += run([python, os.path.join(staged, 'tests', 'tools', 'target_python_smoke.py')], cwd=staged,
+                        env={'PYTHONPATH': os.path.dirname(os.path.dirname(os.path.dirname(staged))),
+                             'PYTHONDONTWRITEBYTECODE': '1'}) != 0
     return failures
 
 
@@ -168,8 +308,10 @@ def stage_report_html() -> int:
 
 
 def stage_playbooks() -> int:
-    """The survey playbooks end to end on localhost against the simulator (results store, summaries, rerun, cleanup)."""
-    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/playbooks'])
+    """The survey playbooks end to end on localhost against the simulator (results store, summaries, rerun, cleanup),
+    in WORKERS pytest-xdist workers; the tests that share a module fixture stay on one worker (tests/playbooks/conftest.py)."""
+    parallel = ['-n', str(WORKERS), '--dist', 'loadgroup'] if WORKERS > 1 else []
+    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider'] + parallel + ['tests/playbooks'])
 
 
 def stage_fleet() -> int:
@@ -391,21 +533,73 @@ STAGES = {
     'awx': stage_awx,
     'release': stage_release,
     'build': stage_build,
+    'sanity-changed': stage_sanity_changed,
+    'units-quick': stage_units_quick,
 }
 # The QEMU (TCG) guest with real SCSI disks costs 15-30 minutes on two cores; `make test-guest` runs it.
-OPT_IN_STAGES = ('guest',)
+# sanity-changed and units-quick are the quicker halves of sanity and units that `make check` runs.
+OPT_IN_STAGES = ('guest', 'sanity-changed', 'units-quick')
+# The lanes run side by side; the stages of a lane one after another, in this order.  The stages that mostly wait
+# (throttled simulated devices, containers) each lead a lane of their own, beside the two lanes of CPU-bound checks.
+# Stages that share something stay in one lane: fleet and faults build and use the same container image; sanity,
+# units and core-matrix make ansible-test's virtual environments under ~/.ansible/test.
+LANES = (
+    ('playbooks',),
+    ('integration', 'report-html'),
+    ('fleet', 'faults', 'guest'),
+    ('sanity', 'units', 'target-pythons', 'core-matrix', 'sanity-changed'),
+    ('lint', 'units-quick', 'simulator', 'awx', 'changelog', 'docs', 'docsite', 'release', 'build'),
+)
+assert sorted(s for lane in LANES for s in lane) == sorted(STAGES), 'every stage is in exactly one lane'
+# How many tests wait together inside the playbook and integration stages (pytest-xdist workers, ansible-test groups).
+WORKERS = 4
+
+
+def _run_stage(name: str, live: bool) -> tuple[str, bool, float]:
+    log = None if live else os.path.join(LOGS, name + '.log')
+    with PRINT_LOCK:
+        print('\n==== stage %s %s ====' % (name, '' if live else 'started (output when it ends)'), flush=True)
+    started = time.monotonic()
+    with logging_to(log):
+        try:
+            rc = STAGES[name]()
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # one stage's crash is its own failure
+            print('%s: %s: %s' % (name, type(exc).__name__, exc), flush=True)
+            rc = 1
+    seconds = time.monotonic() - started
+    if log:
+        with PRINT_LOCK, open(log, encoding='utf-8', errors='replace') as handle:
+            sys.stdout.write('\n==== stage %s: %s in %.1f s ====\n' % (name, 'ok' if rc == 0 else 'FAILED', seconds))
+            for chunk in iter(lambda: handle.read(1 << 20), ''):
+                sys.stdout.write(chunk)
+            sys.stdout.flush()
+    return name, rc == 0, seconds
+
+
+def _run_lane(stages: list[str], live: bool) -> list[tuple[str, bool, float]]:
+    return [_run_stage(name, live) for name in stages]
 
 
 def main() -> int:
+    global WORKERS  # pylint: disable=global-statement
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--only', nargs='*', choices=sorted(STAGES), default=None)
     parser.add_argument('--skip', nargs='*', choices=sorted(STAGES), default=[])
     parser.add_argument('--with', dest='with_stages', nargs='*', choices=sorted(OPT_IN_STAGES), default=[],
                         help='also run these opt-in stages')
+    parser.add_argument('--lanes', type=int, default=len(LANES),
+                        help='how many lanes of stages run at once (1: one stage after another, output live)')
+    parser.add_argument('--workers', type=int, default=WORKERS,
+                        help='parallel workers inside the playbook and integration stages (1: one test at a time)')
     args = parser.parse_args()
+    if args.lanes < 1 or args.workers < 1:
+        parser.error('--lanes and --workers take a whole number of at least 1')
+    WORKERS = args.workers
     wanted = set(args.only) if args.only is not None else set(STAGES) - set(OPT_IN_STAGES) | set(args.with_stages)
     selected = [s for s in STAGES if s in wanted and s not in args.skip]
-    # Two runs at once would rebuild the same staged copy under each other: the second waits.
+    lanes = [[s for s in lane if s in selected] for lane in LANES]
+    lanes = [lane for lane in lanes if lane]
+    # Two runs at once would rebuild the same staged copies under each other: the second waits.
     os.makedirs(BUILD, exist_ok=True)
     lock = open(os.path.join(BUILD, 'suite.lock'), 'w', encoding='utf-8')  # pylint: disable=consider-using-with
     try:
@@ -413,19 +607,21 @@ def main() -> int:
     except OSError:
         print('another test suite run holds %s; waiting for it' % lock.name, flush=True)
         fcntl.flock(lock, fcntl.LOCK_EX)
-    results = []
-    for name in selected:
-        print('\n==== stage %s ====' % name, flush=True)
-        started = time.monotonic()
-        try:
-            rc = STAGES[name]()
-        except (OSError, subprocess.CalledProcessError) as exc:
-            print('%s: %s' % (name, exc))
-            rc = 1
-        results.append((name, rc == 0, time.monotonic() - started))
+    shutil.rmtree(LOGS, ignore_errors=True)
+    sys.stdout = OUTPUT
+    live = args.lanes == 1 or len(lanes) == 1 and len(lanes[0]) == len(selected) == 1
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max(1, min(args.lanes, len(lanes)))) as pool:
+        futures = [pool.submit(_run_lane, lane, live) for lane in lanes]
+        finished = {name: (ok, seconds) for future in futures for name, ok, seconds in future.result()}
+    total = time.monotonic() - started
+    results = [(name,) + finished[name] for name in selected]
     print('\n%-16s %-6s %8s' % ('stage', 'result', 'seconds'))
     for name, ok, seconds in results:
         print('%-16s %-6s %8.1f' % (name, 'ok' if ok else 'FAILED', seconds))
+    print('%-16s %-6s %8.1f' % ('total (wall)', '', total))
+    print('%-16s %-6s %8.1f' % ('sum of stages', '', sum(seconds for _n, _ok, seconds in results)))
+    print('lanes %d, workers %d; stage logs in %s' % (min(args.lanes, len(lanes)), WORKERS, LOGS))
     passed = sum(1 for _n, ok, _s in results if ok)
     for name, ok, _seconds in results:
         if not ok and FAILURE_LINES.get(name):

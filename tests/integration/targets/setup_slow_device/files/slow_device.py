@@ -19,6 +19,7 @@ Usage:
       later device with the same numbers must not inherit the limit.
 """
 
+import hashlib
 import os
 import stat
 import sys
@@ -30,6 +31,14 @@ GROUP_PREFIX = 'lustre-iokit-slow-'
 
 class SlowDeviceError(Exception):
     pass
+
+
+def group_name(device_number, wrapper):
+    """The cgroup of the wrapper ``wrapper`` limiting the device ``device_number`` (``MAJOR:MINOR``).  The wrapper's
+    path is part of the name: tests run side by side, and a loop device one test has released may be another's a
+    moment later, so a name made of the device numbers alone could be taken for the other test's group."""
+    owner = hashlib.sha1(os.path.abspath(wrapper).encode()).hexdigest()[:10]
+    return '%s%s-%s' % (GROUP_PREFIX, device_number.replace(':', '_'), owner)
 
 
 def _write(path, text):
@@ -58,7 +67,7 @@ def throttle(mib_s, wrapper, python, *devices):
     rate = int(float(mib_s) * 1048576)
     if rate <= 0:
         raise SlowDeviceError('MIB_S must be positive, not %s' % mib_s)
-    name = GROUP_PREFIX + numbers[0].replace(':', '_')
+    name = group_name(numbers[0], wrapper)
     if os.path.exists(os.path.join(V1_ROOT, 'blkio.throttle.write_bps_device')):
         group = os.path.join(V1_ROOT, name)
         if not os.path.isdir(group):
