@@ -16,6 +16,8 @@ Forms handled (from hpc/ior ``src/mdtest.c`` and published outputs):
 - ``-P`` (per-rank statistics): seven figures per row; the header says which
   four are the per-iteration ones (``summary``) and the rest go to ``per_rank``.
 - A table without the Std Dev column: ``stddev`` is null.
+- A failed run prints no table: the version, nodes and task count of the
+  first run are still given, with an empty ``summary``.
 
 Only the first run is reported at the top level.  When the text holds more
 than one run (``-f``/``-l``/``-s`` task sweeps print one summary per task
@@ -57,7 +59,8 @@ _VALUE_RE = re.compile(r'^(?:' + NUMBER + r'|NA|[-+]?nan|[-+]?inf)$', re.IGNOREC
 # mdtest prints every figure with three decimals: "22,523" is a decimal comma.
 _DECIMAL_COMMA_RE = re.compile(r'^[-+]?\d+,\d{3}$')
 _NAME_RE = re.compile(r'^[A-Za-z][A-Za-z ()]*$')
-_TASKS_RE = re.compile(r'^(?P<tasks>\d+)\s+tasks,\s+(?P<items>\d+)\s+(?:files|directories|files/directories)\b')
+# "N tasks, M files/directories" ("files", "directories", or "1 file" with -S).
+_TASKS_RE = re.compile(r'^(?P<tasks>\d+)\s+tasks,\s+(?P<items>\d+)\s+(?:files?|directories)\b')
 # The words of column titles, for the end of a title line a mail client wrapped
 # onto a line of its own (``Std Dev`` alone under ``Operation  Max  Min  Mean``).
 _TITLE_WORD_RE = re.compile(r'^(?:max|min|mean|std|dev|stddev|per|rank|iteration):?$', re.IGNORECASE)
@@ -253,9 +256,14 @@ def parse_mdtest(text):
     untitled_header = None
     untitled_lines = 0
 
+    # The first run that printed no table (a failed run), reported when no run has one.
+    unfinished = []
+
     def finish(current):
         if current['summary'] or current.get('summary_time'):
             runs.append(current)
+        elif not unfinished and (current['tasks'] is not None or current['version'] is not None):
+            unfinished.append(current)
 
     def close_table():
         if table is not None:
@@ -282,9 +290,9 @@ def parse_mdtest(text):
         launch = _launch(line)
         if launch:
             close_table()
-            if run['summary'] or run.get('summary_time'):
-                finish(run)
-                run = _empty_run()
+            # Another invocation: the run so far is over, with or without a table.
+            finish(run)
+            run = _empty_run()
             run['version'], run['tasks'], run['nodes'] = launch
             table = untitled_header = None
             continue
@@ -360,7 +368,9 @@ def parse_mdtest(text):
     close_table()
     finish(run)
     if not runs:
-        return _empty_run()
+        # No table at all: a failed run keeps its version and task count, and
+        # its summary stays empty.
+        return unfinished[0] if unfinished else _empty_run()
     result = dict(runs[0])
     if len(runs) > 1:
         result['runs'] = [dict(item) for item in runs]

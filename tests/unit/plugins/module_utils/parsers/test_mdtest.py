@@ -242,6 +242,40 @@ def test_title_words_after_the_rule_are_no_titles():
     assert parse_mdtest(text)['summary'] == {'file stat': _row(4.0, 3.0, 3.5, None)}
 
 
+@pytest.mark.parametrize('line,tasks', [
+    ('4 tasks, 4000 files/directories', 4),
+    ('4 tasks, 4000 files', 4),
+    ('4 tasks, 4000 directories', 4),
+    ('16 tasks, 1 file', 16),  # -S: one shared file
+])
+def test_failed_run_without_summary_keeps_task_count(line, tasks):
+    text = ('-- started at 03/19/2026 17:55:06 --\n\n'
+            'mdtest-4.0.0 was launched with 16 total task(s) on 2 node(s)\n'
+            "Command line used: mdtest '-n' '1000' '-d' '/mnt/lustre/md' '-f' '%d'\n" % tasks
+            + line + '\n'
+            'ERROR: open64("/mnt/lustre/md/test-dir.0-0/mdtest_tree.0/file.mdtest.3.17", 66, 0664) failed. '
+            'Error: No space left on device, (aiori-POSIX.c:569)\n'
+            'application called MPI_Abort(MPI_COMM_WORLD, -1) - process 3\n')
+    result = parse_mdtest(text)
+    assert result == dict(EMPTY, version='4.0.0', tasks=tasks, nodes=2)
+    assert 'runs' not in result
+
+
+def test_failed_run_without_launch_banner():
+    text = '4 tasks, 4000 files/directories\n03/19/2026 17:55:08: Process 0: FAILED in main, unable to stat file system /mnt/x\n'
+    assert parse_mdtest(text) == dict(EMPTY, tasks=4)
+
+
+def test_failed_runs_report_the_first_and_a_table_wins():
+    failed = ('mdtest-3.3.0 was launched with 8 total task(s) on 2 node(s)\n8 tasks, 800 files\n'
+              'ERROR: unable to create file, (mdtest.c:1)\n')
+    second = 'mdtest-3.3.0 was launched with 2 total task(s) on 1 node(s)\n2 tasks, 200 files\n'
+    assert parse_mdtest(failed + second) == dict(EMPTY, version='3.3.0', tasks=8, nodes=2)
+    good = second + 'SUMMARY rate: (of 1 iterations)\n' + TABLE_HEAD + '   File stat : 1.0 1.0 1.0 0.0\n'
+    result = parse_mdtest(failed + good)
+    assert (result['tasks'], result['nodes'], result['summary']) == (2, 1, {'file stat': _row(1.0, 1.0, 1.0, 0.0)})
+    assert 'runs' not in result
+
 
 def test_per_rank_titles_and_row_wrapped_by_a_mail_client():
     text = ('SUMMARY rate: (of 3 iterations)\n'
