@@ -20,9 +20,13 @@ description:
     or prefixed launch line are accepted; C(N tasks, M files) gives the task count when there is no launch banner.
   - Figures with a decimal comma (C(22,523) is 22.523) are read when every figure of the row has exactly three
     digits after its comma, as mdtest prints them; other commas make the line no row.
-  - A row a mail client wrapped (its last figures alone on the next line) is joined; a row cut short by a
-    truncated paste is dropped, never half-read; free-text notes between rows are skipped; of two rows of
+  - A row a mail client wrapped (its last figures alone on the next line, such as each row's Std Dev, also with
+    decimal commas) is joined, and so are column titles it wrapped (C(Std Dev) alone under
+    C(Operation  Max  Min  Mean)); a row cut short by a truncated paste is dropped, never half-read; free-text notes between rows are skipped; of two rows of
     one operation the first is kept. A table ends at a banner, a C(SUMMARY) title, a task count or the next run.
+  - A failed run prints no summary table; its result still has the version, nodes and task count (from the
+    C(N tasks, M files) line) with an empty RV(_value.summary) - no figure is made up. When no run in the text has
+    a table, the first such run is described.
   - Text in another format gives the empty object (null fields, empty RV(_value.summary)).
   - When the text holds several runs (a task sweep with C(-f)/C(-l)/C(-s), or several invocations in one log),
     the result describes the first and lists all of them in RV(_value.runs).
@@ -57,7 +61,10 @@ _value:
       description: mdtest version from the launch banner (C(1.9.3), C(3.4.0+dev), C(4.0.0)), or null.
       type: str
     tasks:
-      description: Number of MPI tasks (launch banner, or the C(N tasks, M files) line of the run), or null.
+      description:
+        - Number of MPI tasks (the C(N tasks, M files) line of the run - also C(N tasks, M directories),
+          C(N tasks, M files/directories), C(N tasks, 1 file) - else the launch banner), or null.
+        - Given also for a failed run that printed no summary table.
       type: int
     nodes:
       description: Number of nodes from the launch banner, or null.
@@ -76,6 +83,7 @@ _value:
         - Each value holds C(max), C(min), C(mean) and C(stddev) in operations per second; a figure the text does not
           give (C(NA), a missing Std Dev column, C(nan)) is null.
         - With per-rank statistics (C(-P)) the per-iteration figures are used and the per-rank ones are under C(per_rank).
+        - Empty when the run printed no table (a failed run); figures are never filled in.
       type: dict
     summary_time:
       description: Present when the text has a C(SUMMARY time) table - the same shape as RV(_value.summary),

@@ -16,6 +16,8 @@ Forms handled (from hpc/ior ``src/mdtest.c`` and published outputs):
 - ``-P`` (per-rank statistics): seven figures per row; the header says which
   four are the per-iteration ones (``summary``) and the rest go to ``per_rank``.
 - A table without the Std Dev column: ``stddev`` is null.
+- A failed run prints no table: the version, nodes and task count of the
+  first run are still given, with an empty ``summary``.
 
 Only the first run is reported at the top level.  When the text holds more
 than one run (``-f``/``-l``/``-s`` task sweeps print one summary per task
@@ -57,7 +59,14 @@ _VALUE_RE = re.compile(r'^(?:' + NUMBER + r'|NA|[-+]?nan|[-+]?inf)$', re.IGNOREC
 # mdtest prints every figure with three decimals: "22,523" is a decimal comma.
 _DECIMAL_COMMA_RE = re.compile(r'^[-+]?\d+,\d{3}$')
 _NAME_RE = re.compile(r'^[A-Za-z][A-Za-z ()]*$')
-_TASKS_RE = re.compile(r'^(?P<tasks>\d+)\s+tasks,\s+(?P<items>\d+)\s+(?:files|directories|files/directories)\b')
+# "N tasks, M files/directories" ("files", "directories", or "1 file" with -S).
+_TASKS_RE = re.compile(r'^(?P<tasks>\d+)\s+tasks,\s+(?P<items>\d+)\s+(?:files?|directories)\b')
+# The words of column titles, for the end of a title line a mail client wrapped
+# onto a line of its own (``Std Dev`` alone under ``Operation  Max  Min  Mean``).
+_TITLE_WORD_RE = re.compile(r'^(?:max|min|mean|std|dev|stddev|per|rank|iteration):?$', re.IGNORECASE)
+# Lines the column titles may be wrapped onto (the -P titles, the longest,
+# take three at 72 columns); a bound keeps the parse linear.
+_TITLE_LINES = 4
 _KNOWN_OPS = (
     'directory creation', 'directory stat', 'directory read', 'directory rename', 'directory removal',
     'file creation', 'file create (stonewall)', 'file stat', 'file read', 'file removal',
@@ -161,6 +170,12 @@ def _decimal_points(figures):
     return figures
 
 
+def _title_words(line):
+    """True when ``line`` holds nothing but column-title words."""
+    words = line.split()
+    return bool(words) and all(_TITLE_WORD_RE.match(word) for word in words)
+
+
 def _all_figures(line):
     tokens = line.split()
     return tokens if tokens and all(_VALUE_RE.match(token) or _DECIMAL_COMMA_RE.match(token) for token in tokens) else None
@@ -173,13 +188,28 @@ class _Table(object):
         self.rows = rows
         self.layout = 'plain'
         self.expected = None
+        # the column titles, while the next line may still be their wrapped end
+        self.header = None
+        self.header_lines = 0
         # a row whose name ended the line (1.9), or whose last figures a mail
         # client moved to the next line: (name, figures so far)
         self.open_row = None
 
-    def set_header(self, rest):
+    def set_header(self, rest, lines=1):
+        self.header = rest
+        self.header_lines = lines
         self.layout = _layout(rest)
         self.expected = _expected_figures(rest)
+
+    def continue_header(self, line):
+        """Join ``line`` to the column titles when it is their wrapped end; False otherwise."""
+        header, self.header = self.header, None
+        if header is None or self.header_lines >= _TITLE_LINES or not _title_words(line):
+            return False
+        # With the wrapped ``Std Dev`` counted, a row whose Std Dev was
+        # wrapped too waits for it on the next line.
+        self.set_header(header + ' ' + line, self.header_lines + 1)
+        return True
 
     def store(self, name, figures):
         # Two rows of one operation (a paste joined twice): the first is kept.
@@ -224,10 +254,16 @@ def parse_mdtest(text):
     table = None
     # column titles of a table whose SUMMARY title is missing, until its rule confirms it
     untitled_header = None
+    untitled_lines = 0
+
+    # The first run that printed no table (a failed run), reported when no run has one.
+    unfinished = []
 
     def finish(current):
         if current['summary'] or current.get('summary_time'):
             runs.append(current)
+        elif not unfinished and (current['tasks'] is not None or current['version'] is not None):
+            unfinished.append(current)
 
     def close_table():
         if table is not None:
@@ -254,9 +290,9 @@ def parse_mdtest(text):
         launch = _launch(line)
         if launch:
             close_table()
-            if run['summary'] or run.get('summary_time'):
-                finish(run)
-                run = _empty_run()
+            # Another invocation: the run so far is over, with or without a table.
+            finish(run)
+            run = _empty_run()
             run['version'], run['tasks'], run['nodes'] = launch
             table = untitled_header = None
             continue
@@ -287,8 +323,14 @@ def parse_mdtest(text):
         header = _HEADER_RE.match(line)
         if header and table is None and _STAT_HEADER_RE.match(line):
             untitled_header = header.group('rest')
+            untitled_lines = 1
             continue
         if untitled_header is not None:
+            if untitled_lines < _TITLE_LINES and _title_words(line):
+                # The end of the column titles, wrapped onto a line of its own.
+                untitled_header += ' ' + line
+                untitled_lines += 1
+                continue
             if _DASHES_RE.match(line):
                 # A rate table whose SUMMARY line was lost or damaged.
                 run, table = open_table('rate', None)
@@ -299,6 +341,8 @@ def parse_mdtest(text):
             continue
         if header:
             table.set_header(header.group('rest'))
+            continue
+        if table.continue_header(line):
             continue
         if _DASHES_RE.match(line):
             continue
@@ -324,7 +368,9 @@ def parse_mdtest(text):
     close_table()
     finish(run)
     if not runs:
-        return _empty_run()
+        # No table at all: a failed run keeps its version and task count, and
+        # its summary stays empty.
+        return unfinished[0] if unfinished else _empty_run()
     result = dict(runs[0])
     if len(runs) > 1:
         result['runs'] = [dict(item) for item in runs]

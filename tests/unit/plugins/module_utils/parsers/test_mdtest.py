@@ -208,3 +208,79 @@ def test_version_from_an_indented_or_prefixed_launch_line():
     for prefix in ('        ', '\t', '[1,0]<stdout>:'):
         result = parse_mdtest(prefix + BANNER + 'SUMMARY rate: (of 1 iterations)\n' + TABLE_HEAD + '   File stat : 1.0 1.0 1.0 0.0\n')
         assert (result['version'], result['tasks'], result['nodes']) == ('3.3.0', 4, 1)
+
+
+def test_mail_wrapped_std_dev_with_decimal_commas():
+    # A mail client's line limit moved the Std Dev title, the end of the rule
+    # and every Std Dev figure to lines of their own; a de_DE locale printed
+    # decimal commas.
+    text = (BANNER + 'SUMMARY rate: (of 3 iterations)\n'
+            '   Operation                      Max            Min           Mean\nStd Dev\n'
+            '   ---------                      ---            ---           ----\n-------\n'
+            '   File creation     :       1234,567       1100,250       1180,125\n57,313\n'
+            '   File stat         :      18211,004      17002,998      17690,500\n   1234,567\n'
+            '   File removal      :        449,800        414,304        435,508\n15,293\n')
+    assert parse_mdtest(text)['summary'] == {
+        'file creation': _row(1234.567, 1100.25, 1180.125, 57.313),
+        'file stat': _row(18211.004, 17002.998, 17690.5, 1234.567),
+        'file removal': _row(449.8, 414.304, 435.508, 15.293),
+    }
+
+
+@pytest.mark.parametrize('wrapped', ['Std Dev', 'Std\nDev', 'Dev'])
+def test_wrapped_column_titles_without_summary_title(wrapped):
+    # "Std" left on the title line and "Dev" wrapped counts the column once.
+    head = '   Operation   Max   Min   Mean' + (' Std' if wrapped == 'Dev' else '') + '\n' + wrapped + '\n'
+    text = '4 tasks, 4000 files/directories\n' + head + '   ---   ---   ---   ----\n-------\n   File stat   4,000   3,000   3,500\n0,500\n'
+    assert parse_mdtest(text)['summary'] == {'file stat': _row(4.0, 3.0, 3.5, 0.5)}
+
+
+def test_title_words_after_the_rule_are_no_titles():
+    # Only the line right after the column titles may continue them.
+    text = 'SUMMARY rate: (of 1 iterations)\n   Operation   Max   Min   Mean\n   ---   ---   ---   ----\nStd Dev\n' \
+           '   File stat   4.0   3.0   3.5\n0.5\n'
+    assert parse_mdtest(text)['summary'] == {'file stat': _row(4.0, 3.0, 3.5, None)}
+
+
+@pytest.mark.parametrize('line,tasks', [
+    ('4 tasks, 4000 files/directories', 4),
+    ('4 tasks, 4000 files', 4),
+    ('4 tasks, 4000 directories', 4),
+    ('16 tasks, 1 file', 16),  # -S: one shared file
+])
+def test_failed_run_without_summary_keeps_task_count(line, tasks):
+    text = ('-- started at 03/19/2026 17:55:06 --\n\n'
+            'mdtest-4.0.0 was launched with 16 total task(s) on 2 node(s)\n'
+            "Command line used: mdtest '-n' '1000' '-d' '/mnt/lustre/md' '-f' '%d'\n" % tasks
+            + line + '\n'
+            'ERROR: open64("/mnt/lustre/md/test-dir.0-0/mdtest_tree.0/file.mdtest.3.17", 66, 0664) failed. '
+            'Error: No space left on device, (aiori-POSIX.c:569)\n'
+            'application called MPI_Abort(MPI_COMM_WORLD, -1) - process 3\n')
+    result = parse_mdtest(text)
+    assert result == dict(EMPTY, version='4.0.0', tasks=tasks, nodes=2)
+    assert 'runs' not in result
+
+
+def test_failed_run_without_launch_banner():
+    text = '4 tasks, 4000 files/directories\n03/19/2026 17:55:08: Process 0: FAILED in main, unable to stat file system /mnt/x\n'
+    assert parse_mdtest(text) == dict(EMPTY, tasks=4)
+
+
+def test_failed_runs_report_the_first_and_a_table_wins():
+    failed = ('mdtest-3.3.0 was launched with 8 total task(s) on 2 node(s)\n8 tasks, 800 files\n'
+              'ERROR: unable to create file, (mdtest.c:1)\n')
+    second = 'mdtest-3.3.0 was launched with 2 total task(s) on 1 node(s)\n2 tasks, 200 files\n'
+    assert parse_mdtest(failed + second) == dict(EMPTY, version='3.3.0', tasks=8, nodes=2)
+    good = second + 'SUMMARY rate: (of 1 iterations)\n' + TABLE_HEAD + '   File stat : 1.0 1.0 1.0 0.0\n'
+    result = parse_mdtest(failed + good)
+    assert (result['tasks'], result['nodes'], result['summary']) == (2, 1, {'file stat': _row(1.0, 1.0, 1.0, 0.0)})
+    assert 'runs' not in result
+
+
+def test_per_rank_titles_and_row_wrapped_by_a_mail_client():
+    text = ('SUMMARY rate: (of 3 iterations)\n'
+            '   Operation     per Rank: Max            Min           Mean      per\nIteration: Max            Min\n'
+            'Mean        Std Dev\n'
+            '   File creation         10,000   5,000   7,500       30,000   20,000\n25,000   4,000\n')
+    row = parse_mdtest(text)['summary']['file creation']
+    assert row == dict(_row(30.0, 20.0, 25.0, 4.0), per_rank={'max': 10.0, 'min': 5.0, 'mean': 7.5})
