@@ -29,7 +29,10 @@ import sys
 import threading
 import time
 
-from lustre_sim import node as node_module
+from .common import mount_hash
+from .errors import SimError
+from .node import Node
+from .processes import pid_alive
 
 FUSE_DEV = "/dev/fuse"
 FSTYPE = "fuse.lustre-sim"
@@ -43,7 +46,7 @@ ATTR_TIMEOUT = 1
 
 def instance(node):
     """The client's superblock instance name, as used by lov/llite parameter names."""
-    return node_module.mount_hash(node.fsname, node.hostname)
+    return mount_hash(node.fsname, node.hostname)
 
 
 def mountpoint(node):
@@ -191,10 +194,10 @@ def mount(node, mode="auto", timeout=10.0):
     """Mount the client at its configured path; returns the kind of mount made."""
     path = mountpoint(node)
     if not path:
-        raise node_module.SimError("this node has no client_mount configured")
+        raise SimError("this node has no client_mount configured")
     kind = mount_kind(node)
     daemon = node.read_state("client").get("pid")
-    if kind == "fuse" and not (daemon and node_module.pid_alive(daemon)):
+    if kind == "fuse" and not (daemon and pid_alive(daemon)):
         # The daemon died (killed): the kernel mount only answers ENOTCONN now.
         unmount(node)
         kind = None
@@ -205,7 +208,7 @@ def mount(node, mode="auto", timeout=10.0):
     if mode in ("auto", "fuse") and fuse_possible():
         try:
             return _mount_fuse(node, path, timeout)
-        except node_module.SimError as error:
+        except SimError as error:
             errors.append(str(error))
             if mode == "fuse":
                 raise
@@ -218,11 +221,11 @@ def mount(node, mode="auto", timeout=10.0):
         except OSError as error:
             errors.append("bind mount: %s" % error.strerror)
             if mode == "bind":
-                raise node_module.SimError("; ".join(errors))
+                raise SimError("; ".join(errors))
     if mode in ("auto", "symlink"):
         if os.path.isdir(path) and not os.path.islink(path):
             if os.listdir(path):
-                raise node_module.SimError("%s is a non-empty directory; cannot replace it by a link "
+                raise SimError("%s is a non-empty directory; cannot replace it by a link "
                                            "(%s)" % (path, "; ".join(errors)))
             os.rmdir(path)
         parent = os.path.dirname(path)
@@ -232,7 +235,7 @@ def mount(node, mode="auto", timeout=10.0):
         os.symlink(node.client_dir(), path)
         _record(node, "symlink", None)
         return "symlink"
-    raise node_module.SimError("cannot mount the client: %s" % "; ".join(errors))
+    raise SimError("cannot mount the client: %s" % "; ".join(errors))
 
 
 def _record(node, kind, pid):
@@ -263,7 +266,7 @@ def _mount_fuse(node, path, timeout):
         process.wait()
     with open(log_path, "rb") as handle:
         tail = handle.read()[-400:].decode("utf-8", "replace").strip()
-    raise node_module.SimError("FUSE mount of %s failed: %s" % (path, tail or "timeout"))
+    raise SimError("FUSE mount of %s failed: %s" % (path, tail or "timeout"))
 
 
 def unmount(node, timeout=10.0):
@@ -281,9 +284,9 @@ def unmount(node, timeout=10.0):
     pid = info.get("pid")
     if pid:
         deadline = time.monotonic() + timeout
-        while node_module.pid_alive(pid) and time.monotonic() < deadline:
+        while pid_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
-        if node_module.pid_alive(pid):
+        if pid_alive(pid):
             try:
                 os.kill(pid, 9)
             except OSError:
@@ -792,7 +795,7 @@ def target_usage(node, target, client=None):
 
 
 def serve_main(root):
-    node = node_module.Node(root)
+    node = Node(root)
     server = FuseServer(node, mountpoint(node))
     server.mount()
     try:
@@ -814,7 +817,7 @@ def main(argv=None):
     command, root = argv
     if command == "serve":
         return serve_main(root)
-    node = node_module.Node(root)
+    node = Node(root)
     try:
         if command == "mount":
             print(mount(node))
@@ -822,7 +825,7 @@ def main(argv=None):
             print(unmount(node) or "not mounted")
         else:
             print(mount_kind(node) or "not mounted")
-    except node_module.SimError as error:
+    except SimError as error:
         sys.stderr.write("lustre-sim: %s\n" % error)
         return 1
     return 0
