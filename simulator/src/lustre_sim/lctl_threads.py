@@ -6,6 +6,8 @@ import os
 import sys
 import time
 
+from .lctl_base import BAD_VERBOSE, CMD_HELP, get_verbose
+
 MAX_THREADS = 4096
 
 
@@ -152,8 +154,6 @@ def run_threads(session, argv, run_worker):
     ``run_worker(thread_context, device, command_argv)`` runs in each forked child
     and returns its rc.
     """
-    from .lctl_commands import CMD_HELP, BAD_VERBOSE, get_verbose
-
     out = session.out
     if len(argv) < 5:
         return CMD_HELP
