@@ -5,6 +5,7 @@ import math
 import os
 import sys
 import time
+import traceback
 
 from .lctl_base import BAD_VERBOSE, CMD_HELP, get_verbose
 
@@ -197,7 +198,6 @@ def run_threads(session, argv, run_worker):
             except SystemExit as exit_request:
                 rc = exit_request.code if isinstance(exit_request.code, int) else 1
             except BaseException:
-                import traceback
                 traceback.print_exc()
             finally:
                 try:
