@@ -346,6 +346,8 @@ OP = dict(LOOKUP=1, FORGET=2, GETATTR=3, SETATTR=4, READLINK=5, SYMLINK=6, MKNOD
           FSYNCDIR=30, ACCESS=34, CREATE=35, INTERRUPT=36, DESTROY=38, BATCH_FORGET=42,
           RENAME2=45)
 NO_REPLY = (OP["FORGET"], OP["BATCH_FORGET"], OP["INTERRUPT"])
+# The handler of each opcode is the FuseServer method op_<name>, e.g. op_getattr for GETATTR (3).
+HANDLER_NAMES = {code: "op_" + name.lower() for name, code in OP.items()}
 
 FATTR_MODE, FATTR_UID, FATTR_GID, FATTR_SIZE = 1, 2, 4, 8
 FATTR_ATIME, FATTR_MTIME, FATTR_ATIME_NOW, FATTR_MTIME_NOW = 16, 32, 128, 256
@@ -461,7 +463,7 @@ class FuseServer:
     def handle(self, request):
         length, opcode, unique, nodeid, uid, gid, pid, extlen, _ = IN_HEADER.unpack_from(request)
         body = request[IN_HEADER.size:length]
-        method = getattr(self, "op_%d" % opcode, None)
+        method = getattr(self, HANDLER_NAMES.get(opcode, ""), None)
         if opcode in NO_REPLY:
             return
         if method is None:
@@ -478,26 +480,26 @@ class FuseServer:
             return
         self.reply(unique, 0, result or b"")
 
-    # -- operations (named by opcode) ------------------------------------------------
+    # -- operations (op_<opcode name>) -----------------------------------------------
 
-    def op_26(self, nodeid, body):  # INIT
+    def op_init(self, nodeid, body):
         major, minor, readahead, flags = struct.unpack_from("<IIII", body)
         wanted = flags & INIT_FLAGS_WANTED
         return struct.pack("<IIIIHHIIHHI7I", 7, min(minor, 31), readahead, wanted, 16, 12,
                            MAX_WRITE, 1, MAX_WRITE // 4096, 0, 0, *([0] * 7))
 
-    def op_38(self, nodeid, body):  # DESTROY
+    def op_destroy(self, nodeid, body):
         self.stopping = True
 
-    def op_1(self, nodeid, body):  # LOOKUP
+    def op_lookup(self, nodeid, body):
         name, _ = _name(body)
         return self.entry(self.child(nodeid, name))
 
-    def op_3(self, nodeid, body):  # GETATTR
+    def op_getattr(self, nodeid, body):
         st = os.lstat(self.real(self.relative(nodeid)))
         return ATTR_OUT.pack(ATTR_TIMEOUT, 0, 0) + self.attr(st, nodeid)
 
-    def op_4(self, nodeid, body):  # SETATTR
+    def op_setattr(self, nodeid, body):
         (valid, _, fh, size, _, atime, mtime, _, atimensec, mtimensec, _, mode, _, uid, gid,
          _) = struct.unpack_from("<IIQQQQQQIIIIIIII", body)
         path = self.real(self.relative(nodeid))
@@ -515,19 +517,19 @@ class FuseServer:
             modify = now if valid & FATTR_MTIME_NOW else (
                 mtime * 10**9 + mtimensec if valid & FATTR_MTIME else st.st_mtime_ns)
             os.utime(path, ns=(access, modify), follow_symlinks=False)
-        return self.op_3(nodeid, b"")
+        return self.op_getattr(nodeid, b"")
 
-    def op_5(self, nodeid, body):  # READLINK
+    def op_readlink(self, nodeid, body):
         return os.fsencode(os.readlink(self.real(self.relative(nodeid))))
 
-    def op_6(self, nodeid, body):  # SYMLINK
+    def op_symlink(self, nodeid, body):
         name, offset = _name(body)
         target, _ = _name(body, offset)
         relative = self.child(nodeid, name)
         os.symlink(target, self.real(relative))
         return self.entry(relative)
 
-    def op_8(self, nodeid, body):  # MKNOD
+    def op_mknod(self, nodeid, body):
         mode, rdev, umask, _ = struct.unpack_from("<IIII", body)
         name, _ = _name(body, 16)
         relative = self.child(nodeid, name)
@@ -535,14 +537,14 @@ class FuseServer:
         self.forget_stale_layout(relative)
         return self.entry(relative)
 
-    def op_9(self, nodeid, body):  # MKDIR
+    def op_mkdir(self, nodeid, body):
         mode, umask = struct.unpack_from("<II", body)
         name, _ = _name(body, 8)
         relative = self.child(nodeid, name)
         os.mkdir(self.real(relative), mode & ~umask & 0o7777)
         return self.entry(relative)
 
-    def op_10(self, nodeid, body):  # UNLINK
+    def op_unlink(self, nodeid, body):
         name, _ = _name(body)
         relative = self.child(nodeid, name)
         path = self.real(relative)
@@ -552,7 +554,7 @@ class FuseServer:
             self.drop_layout(st.st_ino)
         self.dropped(relative)
 
-    def op_11(self, nodeid, body):  # RMDIR
+    def op_rmdir(self, nodeid, body):
         name, _ = _name(body)
         relative = self.child(nodeid, name)
         path = self.real(relative)
@@ -561,11 +563,11 @@ class FuseServer:
         self.drop_layout(inode, directory=True)
         self.dropped(relative)
 
-    def op_12(self, nodeid, body):  # RENAME
+    def op_rename(self, nodeid, body):
         (newdir,) = struct.unpack_from("<Q", body)
         return self.rename(nodeid, newdir, body[8:], 0)
 
-    def op_45(self, nodeid, body):  # RENAME2
+    def op_rename2(self, nodeid, body):
         newdir, flags, _ = struct.unpack_from("<QII", body)
         return self.rename(nodeid, newdir, body[16:], flags)
 
@@ -581,14 +583,14 @@ class FuseServer:
         os.rename(self.real(old), self.real(new))
         self.renamed(old, new)
 
-    def op_13(self, nodeid, body):  # LINK
+    def op_link(self, nodeid, body):
         (old_node,) = struct.unpack_from("<Q", body)
         name, _ = _name(body, 8)
         relative = self.child(nodeid, name)
         os.link(self.real(self.relative(old_node)), self.real(relative))
         return self.entry(relative)
 
-    def op_14(self, nodeid, body):  # OPEN
+    def op_open(self, nodeid, body):
         flags = struct.unpack_from("<I", body)[0]
         return self.open_file(self.relative(nodeid), flags)
 
@@ -605,7 +607,7 @@ class FuseServer:
             self.handles[handle] = (descriptor, layout)
         return OPEN_OUT.pack(handle, 0, 0)
 
-    def op_35(self, nodeid, body):  # CREATE
+    def op_create(self, nodeid, body):
         flags, mode, umask, _ = struct.unpack_from("<IIII", body)
         name, _ = _name(body, 16)
         relative = self.child(nodeid, name)
@@ -635,14 +637,14 @@ class FuseServer:
                 raise OSError(errno.ENOSPC, "%s is full" % name)
             self.node.reserve_bandwidth(name, nbytes, run="%d.%d" % (os.getpid(), handle))
 
-    def op_15(self, nodeid, body):  # READ
+    def op_read(self, nodeid, body):
         handle, offset, size = struct.unpack_from("<QQI", body)
         descriptor, layout = self.handle_of(body)
         data = os.pread(descriptor, size, offset)
         self.io_gate(layout, offset, len(data), "read", handle)
         return data
 
-    def op_16(self, nodeid, body):  # WRITE
+    def op_write(self, nodeid, body):
         handle, offset, size = struct.unpack_from("<QQI", body)
         descriptor, layout = self.handle_of(body)
         data = body[40:40 + size]
@@ -650,26 +652,26 @@ class FuseServer:
         written = os.pwrite(descriptor, data, offset)
         return struct.pack("<II", written, 0)
 
-    def op_25(self, nodeid, body):  # FLUSH
+    def op_flush(self, nodeid, body):
         return b""
 
-    def op_18(self, nodeid, body):  # RELEASE
+    def op_release(self, nodeid, body):
         (handle,) = struct.unpack_from("<Q", body)
         with self.lock:
             entry = self.handles.pop(handle, None)
         if entry:
             os.close(entry[0])
 
-    def op_20(self, nodeid, body):  # FSYNC
+    def op_fsync(self, nodeid, body):
         descriptor, _ = self.handle_of(body)
         os.fsync(descriptor)
 
-    def op_17(self, nodeid, body):  # STATFS
+    def op_statfs(self, nodeid, body):
         blocks, bfree, bavail, files, ffree = statfs_numbers(self.node)
         return struct.pack("<QQQQQIIII6I", blocks, bfree, bavail, files, ffree, 4096, 255, 4096,
                            0, *([0] * 6))
 
-    def op_27(self, nodeid, body):  # OPENDIR
+    def op_opendir(self, nodeid, body):
         relative = self.relative(nodeid)
         names = [".", ".."] + sorted(os.listdir(self.real(relative)))
         with self.lock:
@@ -678,7 +680,7 @@ class FuseServer:
             self.handles[handle] = (None, (relative, names))
         return OPEN_OUT.pack(handle, 0, 0)
 
-    def op_28(self, nodeid, body):  # READDIR
+    def op_readdir(self, nodeid, body):
         handle, offset, size = struct.unpack_from("<QQI", body)
         _, (relative, names) = self.handle_of(body)
         output = b""
@@ -700,15 +702,15 @@ class FuseServer:
             output += record
         return output
 
-    def op_29(self, nodeid, body):  # RELEASEDIR
+    def op_releasedir(self, nodeid, body):
         (handle,) = struct.unpack_from("<Q", body)
         with self.lock:
             self.handles.pop(handle, None)
 
-    def op_30(self, nodeid, body):  # FSYNCDIR
+    def op_fsyncdir(self, nodeid, body):
         return b""
 
-    def op_34(self, nodeid, body):  # ACCESS
+    def op_access(self, nodeid, body):
         (mask,) = struct.unpack_from("<I", body)
         if not os.access(self.real(self.relative(nodeid)), mask):
             raise OSError(errno.EACCES, "access")
