@@ -12,7 +12,7 @@ SIM_SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if SIM_SRC not in sys.path:
     sys.path.insert(0, SIM_SRC)
 
-from lustre_sim.node import create_node  # noqa: E402
+from lustre_sim.lifecycle import create_node  # noqa: E402
 
 
 # The simulator's tests are a project of their own (run from simulator/, importing only lustre_sim), so they keep

@@ -26,6 +26,14 @@ def mounted(node_factory, tmp_path):
     client_mount.unmount(sim.node)
 
 
+def test_every_fuse_handler_is_named_after_the_opcode_it_serves():
+    handlers = {name for name in dir(client_mount.FuseServer) if name.startswith("op_")}
+    assert handlers <= set(client_mount.HANDLER_NAMES.values()), "never dispatched: %s" % sorted(
+        handlers - set(client_mount.HANDLER_NAMES.values()))
+    assert client_mount.HANDLER_NAMES[client_mount.OP["GETATTR"]] == "op_getattr"
+    assert "op_getattr" in handlers and "op_read" in handlers
+
+
 def lfs(sim, *args):
     return sim.run(os.path.join(sim.root, "bin", "lfs"), *args)
 

@@ -9,7 +9,8 @@ import pytest
 from conftest import SIM_SRC
 from lustre_sim.cli import main
 from lustre_sim.host import DIVERTED_SUFFIX, shim_root
-from lustre_sim.node import MODULE_SHIMS, SHIM_TOOLS, Node, SimError, destroy_node
+from lustre_sim.lifecycle import destroy_node
+from lustre_sim.node import MODULE_SHIMS, SHIM_TOOLS, Node, SimError
 from lustre_sim import host
 
 REAL_MODPROBE = "#!/bin/sh\necho \"real modprobe: $*\"\n"

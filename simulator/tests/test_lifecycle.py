@@ -11,7 +11,8 @@ import pytest
 
 from lustre_sim import client_mount
 from lustre_sim.cli import main
-from lustre_sim.node import Node, SimError, destroy_node, helper_running
+from lustre_sim.lifecycle import destroy_node
+from lustre_sim.node import Node, SimError, helper_running
 
 ROOT_WITH_FUSE = os.geteuid() == 0 and client_mount.fuse_possible()
 

@@ -6,7 +6,9 @@ import time
 
 import pytest
 
-from lustre_sim.node import Node, SimError, create_node, normalise_config
+from lustre_sim.config import normalise_config
+from lustre_sim.lifecycle import create_node
+from lustre_sim.node import Node, SimError
 
 
 def test_targets_and_paths(sim):

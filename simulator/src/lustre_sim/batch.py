@@ -21,7 +21,8 @@ import os
 import signal
 import time
 
-from .node import SimError
+from .errors import SimError
+from .processes import process_start_ticks
 
 IOR_VERSIONS = ("3.3.0", "4.0.0")
 DEFAULT_PARTITIONS = ["debug"]
@@ -167,8 +168,6 @@ def allocation_environment(entry):
 
 def stop_job_processes(entry, grace_s=5.0):
     """SIGTERM the process group of the job's holder (salloc, or the batch runner), SIGKILL after the grace."""
-    from .node import process_start_ticks
-
     pid = entry.get("pid")
     if not pid or process_start_ticks(pid) != entry.get("proc_start"):
         return

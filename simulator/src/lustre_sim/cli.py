@@ -9,7 +9,10 @@ import time
 import yaml
 
 from . import client_mount, host
-from .node import FAULT_TYPES, Node, SimError, create_node, destroy_node, normalise_fault
+from .config import FAULT_TYPES, normalise_fault
+from .errors import SimError
+from .lifecycle import create_node, destroy_node
+from .node import Node
 
 
 def _override(text):

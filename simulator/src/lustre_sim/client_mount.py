@@ -29,7 +29,10 @@ import sys
 import threading
 import time
 
-from lustre_sim import node as node_module
+from .common import mount_hash
+from .errors import SimError
+from .node import Node
+from .processes import pid_alive
 
 FUSE_DEV = "/dev/fuse"
 FSTYPE = "fuse.lustre-sim"
@@ -43,7 +46,7 @@ ATTR_TIMEOUT = 1
 
 def instance(node):
     """The client's superblock instance name, as used by lov/llite parameter names."""
-    return node_module.mount_hash(node.fsname, node.hostname)
+    return mount_hash(node.fsname, node.hostname)
 
 
 def mountpoint(node):
@@ -191,10 +194,10 @@ def mount(node, mode="auto", timeout=10.0):
     """Mount the client at its configured path; returns the kind of mount made."""
     path = mountpoint(node)
     if not path:
-        raise node_module.SimError("this node has no client_mount configured")
+        raise SimError("this node has no client_mount configured")
     kind = mount_kind(node)
     daemon = node.read_state("client").get("pid")
-    if kind == "fuse" and not (daemon and node_module.pid_alive(daemon)):
+    if kind == "fuse" and not (daemon and pid_alive(daemon)):
         # The daemon died (killed): the kernel mount only answers ENOTCONN now.
         unmount(node)
         kind = None
@@ -205,7 +208,7 @@ def mount(node, mode="auto", timeout=10.0):
     if mode in ("auto", "fuse") and fuse_possible():
         try:
             return _mount_fuse(node, path, timeout)
-        except node_module.SimError as error:
+        except SimError as error:
             errors.append(str(error))
             if mode == "fuse":
                 raise
@@ -218,11 +221,11 @@ def mount(node, mode="auto", timeout=10.0):
         except OSError as error:
             errors.append("bind mount: %s" % error.strerror)
             if mode == "bind":
-                raise node_module.SimError("; ".join(errors))
+                raise SimError("; ".join(errors))
     if mode in ("auto", "symlink"):
         if os.path.isdir(path) and not os.path.islink(path):
             if os.listdir(path):
-                raise node_module.SimError("%s is a non-empty directory; cannot replace it by a link "
+                raise SimError("%s is a non-empty directory; cannot replace it by a link "
                                            "(%s)" % (path, "; ".join(errors)))
             os.rmdir(path)
         parent = os.path.dirname(path)
@@ -232,7 +235,7 @@ def mount(node, mode="auto", timeout=10.0):
         os.symlink(node.client_dir(), path)
         _record(node, "symlink", None)
         return "symlink"
-    raise node_module.SimError("cannot mount the client: %s" % "; ".join(errors))
+    raise SimError("cannot mount the client: %s" % "; ".join(errors))
 
 
 def _record(node, kind, pid):
@@ -263,7 +266,7 @@ def _mount_fuse(node, path, timeout):
         process.wait()
     with open(log_path, "rb") as handle:
         tail = handle.read()[-400:].decode("utf-8", "replace").strip()
-    raise node_module.SimError("FUSE mount of %s failed: %s" % (path, tail or "timeout"))
+    raise SimError("FUSE mount of %s failed: %s" % (path, tail or "timeout"))
 
 
 def unmount(node, timeout=10.0):
@@ -281,9 +284,9 @@ def unmount(node, timeout=10.0):
     pid = info.get("pid")
     if pid:
         deadline = time.monotonic() + timeout
-        while node_module.pid_alive(pid) and time.monotonic() < deadline:
+        while pid_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.02)
-        if node_module.pid_alive(pid):
+        if pid_alive(pid):
             try:
                 os.kill(pid, 9)
             except OSError:
@@ -343,6 +346,8 @@ OP = dict(LOOKUP=1, FORGET=2, GETATTR=3, SETATTR=4, READLINK=5, SYMLINK=6, MKNOD
           FSYNCDIR=30, ACCESS=34, CREATE=35, INTERRUPT=36, DESTROY=38, BATCH_FORGET=42,
           RENAME2=45)
 NO_REPLY = (OP["FORGET"], OP["BATCH_FORGET"], OP["INTERRUPT"])
+# The handler of each opcode is the FuseServer method op_<name>, e.g. op_getattr for GETATTR (3).
+HANDLER_NAMES = {code: "op_" + name.lower() for name, code in OP.items()}
 
 FATTR_MODE, FATTR_UID, FATTR_GID, FATTR_SIZE = 1, 2, 4, 8
 FATTR_ATIME, FATTR_MTIME, FATTR_ATIME_NOW, FATTR_MTIME_NOW = 16, 32, 128, 256
@@ -458,7 +463,7 @@ class FuseServer:
     def handle(self, request):
         length, opcode, unique, nodeid, uid, gid, pid, extlen, _ = IN_HEADER.unpack_from(request)
         body = request[IN_HEADER.size:length]
-        method = getattr(self, "op_%d" % opcode, None)
+        method = getattr(self, HANDLER_NAMES.get(opcode, ""), None)
         if opcode in NO_REPLY:
             return
         if method is None:
@@ -475,26 +480,26 @@ class FuseServer:
             return
         self.reply(unique, 0, result or b"")
 
-    # -- operations (named by opcode) ------------------------------------------------
+    # -- operations (op_<opcode name>) -----------------------------------------------
 
-    def op_26(self, nodeid, body):  # INIT
+    def op_init(self, nodeid, body):
         major, minor, readahead, flags = struct.unpack_from("<IIII", body)
         wanted = flags & INIT_FLAGS_WANTED
         return struct.pack("<IIIIHHIIHHI7I", 7, min(minor, 31), readahead, wanted, 16, 12,
                            MAX_WRITE, 1, MAX_WRITE // 4096, 0, 0, *([0] * 7))
 
-    def op_38(self, nodeid, body):  # DESTROY
+    def op_destroy(self, nodeid, body):
         self.stopping = True
 
-    def op_1(self, nodeid, body):  # LOOKUP
+    def op_lookup(self, nodeid, body):
         name, _ = _name(body)
         return self.entry(self.child(nodeid, name))
 
-    def op_3(self, nodeid, body):  # GETATTR
+    def op_getattr(self, nodeid, body):
         st = os.lstat(self.real(self.relative(nodeid)))
         return ATTR_OUT.pack(ATTR_TIMEOUT, 0, 0) + self.attr(st, nodeid)
 
-    def op_4(self, nodeid, body):  # SETATTR
+    def op_setattr(self, nodeid, body):
         (valid, _, fh, size, _, atime, mtime, _, atimensec, mtimensec, _, mode, _, uid, gid,
          _) = struct.unpack_from("<IIQQQQQQIIIIIIII", body)
         path = self.real(self.relative(nodeid))
@@ -512,19 +517,19 @@ class FuseServer:
             modify = now if valid & FATTR_MTIME_NOW else (
                 mtime * 10**9 + mtimensec if valid & FATTR_MTIME else st.st_mtime_ns)
             os.utime(path, ns=(access, modify), follow_symlinks=False)
-        return self.op_3(nodeid, b"")
+        return self.op_getattr(nodeid, b"")
 
-    def op_5(self, nodeid, body):  # READLINK
+    def op_readlink(self, nodeid, body):
         return os.fsencode(os.readlink(self.real(self.relative(nodeid))))
 
-    def op_6(self, nodeid, body):  # SYMLINK
+    def op_symlink(self, nodeid, body):
         name, offset = _name(body)
         target, _ = _name(body, offset)
         relative = self.child(nodeid, name)
         os.symlink(target, self.real(relative))
         return self.entry(relative)
 
-    def op_8(self, nodeid, body):  # MKNOD
+    def op_mknod(self, nodeid, body):
         mode, rdev, umask, _ = struct.unpack_from("<IIII", body)
         name, _ = _name(body, 16)
         relative = self.child(nodeid, name)
@@ -532,14 +537,14 @@ class FuseServer:
         self.forget_stale_layout(relative)
         return self.entry(relative)
 
-    def op_9(self, nodeid, body):  # MKDIR
+    def op_mkdir(self, nodeid, body):
         mode, umask = struct.unpack_from("<II", body)
         name, _ = _name(body, 8)
         relative = self.child(nodeid, name)
         os.mkdir(self.real(relative), mode & ~umask & 0o7777)
         return self.entry(relative)
 
-    def op_10(self, nodeid, body):  # UNLINK
+    def op_unlink(self, nodeid, body):
         name, _ = _name(body)
         relative = self.child(nodeid, name)
         path = self.real(relative)
@@ -549,7 +554,7 @@ class FuseServer:
             self.drop_layout(st.st_ino)
         self.dropped(relative)
 
-    def op_11(self, nodeid, body):  # RMDIR
+    def op_rmdir(self, nodeid, body):
         name, _ = _name(body)
         relative = self.child(nodeid, name)
         path = self.real(relative)
@@ -558,11 +563,11 @@ class FuseServer:
         self.drop_layout(inode, directory=True)
         self.dropped(relative)
 
-    def op_12(self, nodeid, body):  # RENAME
+    def op_rename(self, nodeid, body):
         (newdir,) = struct.unpack_from("<Q", body)
         return self.rename(nodeid, newdir, body[8:], 0)
 
-    def op_45(self, nodeid, body):  # RENAME2
+    def op_rename2(self, nodeid, body):
         newdir, flags, _ = struct.unpack_from("<QII", body)
         return self.rename(nodeid, newdir, body[16:], flags)
 
@@ -578,14 +583,14 @@ class FuseServer:
         os.rename(self.real(old), self.real(new))
         self.renamed(old, new)
 
-    def op_13(self, nodeid, body):  # LINK
+    def op_link(self, nodeid, body):
         (old_node,) = struct.unpack_from("<Q", body)
         name, _ = _name(body, 8)
         relative = self.child(nodeid, name)
         os.link(self.real(self.relative(old_node)), self.real(relative))
         return self.entry(relative)
 
-    def op_14(self, nodeid, body):  # OPEN
+    def op_open(self, nodeid, body):
         flags = struct.unpack_from("<I", body)[0]
         return self.open_file(self.relative(nodeid), flags)
 
@@ -602,7 +607,7 @@ class FuseServer:
             self.handles[handle] = (descriptor, layout)
         return OPEN_OUT.pack(handle, 0, 0)
 
-    def op_35(self, nodeid, body):  # CREATE
+    def op_create(self, nodeid, body):
         flags, mode, umask, _ = struct.unpack_from("<IIII", body)
         name, _ = _name(body, 16)
         relative = self.child(nodeid, name)
@@ -632,14 +637,14 @@ class FuseServer:
                 raise OSError(errno.ENOSPC, "%s is full" % name)
             self.node.reserve_bandwidth(name, nbytes, run="%d.%d" % (os.getpid(), handle))
 
-    def op_15(self, nodeid, body):  # READ
+    def op_read(self, nodeid, body):
         handle, offset, size = struct.unpack_from("<QQI", body)
         descriptor, layout = self.handle_of(body)
         data = os.pread(descriptor, size, offset)
         self.io_gate(layout, offset, len(data), "read", handle)
         return data
 
-    def op_16(self, nodeid, body):  # WRITE
+    def op_write(self, nodeid, body):
         handle, offset, size = struct.unpack_from("<QQI", body)
         descriptor, layout = self.handle_of(body)
         data = body[40:40 + size]
@@ -647,26 +652,26 @@ class FuseServer:
         written = os.pwrite(descriptor, data, offset)
         return struct.pack("<II", written, 0)
 
-    def op_25(self, nodeid, body):  # FLUSH
+    def op_flush(self, nodeid, body):
         return b""
 
-    def op_18(self, nodeid, body):  # RELEASE
+    def op_release(self, nodeid, body):
         (handle,) = struct.unpack_from("<Q", body)
         with self.lock:
             entry = self.handles.pop(handle, None)
         if entry:
             os.close(entry[0])
 
-    def op_20(self, nodeid, body):  # FSYNC
+    def op_fsync(self, nodeid, body):
         descriptor, _ = self.handle_of(body)
         os.fsync(descriptor)
 
-    def op_17(self, nodeid, body):  # STATFS
+    def op_statfs(self, nodeid, body):
         blocks, bfree, bavail, files, ffree = statfs_numbers(self.node)
         return struct.pack("<QQQQQIIII6I", blocks, bfree, bavail, files, ffree, 4096, 255, 4096,
                            0, *([0] * 6))
 
-    def op_27(self, nodeid, body):  # OPENDIR
+    def op_opendir(self, nodeid, body):
         relative = self.relative(nodeid)
         names = [".", ".."] + sorted(os.listdir(self.real(relative)))
         with self.lock:
@@ -675,7 +680,7 @@ class FuseServer:
             self.handles[handle] = (None, (relative, names))
         return OPEN_OUT.pack(handle, 0, 0)
 
-    def op_28(self, nodeid, body):  # READDIR
+    def op_readdir(self, nodeid, body):
         handle, offset, size = struct.unpack_from("<QQI", body)
         _, (relative, names) = self.handle_of(body)
         output = b""
@@ -697,15 +702,15 @@ class FuseServer:
             output += record
         return output
 
-    def op_29(self, nodeid, body):  # RELEASEDIR
+    def op_releasedir(self, nodeid, body):
         (handle,) = struct.unpack_from("<Q", body)
         with self.lock:
             self.handles.pop(handle, None)
 
-    def op_30(self, nodeid, body):  # FSYNCDIR
+    def op_fsyncdir(self, nodeid, body):
         return b""
 
-    def op_34(self, nodeid, body):  # ACCESS
+    def op_access(self, nodeid, body):
         (mask,) = struct.unpack_from("<I", body)
         if not os.access(self.real(self.relative(nodeid)), mask):
             raise OSError(errno.EACCES, "access")
@@ -792,7 +797,7 @@ def target_usage(node, target, client=None):
 
 
 def serve_main(root):
-    node = node_module.Node(root)
+    node = Node(root)
     server = FuseServer(node, mountpoint(node))
     server.mount()
     try:
@@ -814,7 +819,7 @@ def main(argv=None):
     command, root = argv
     if command == "serve":
         return serve_main(root)
-    node = node_module.Node(root)
+    node = Node(root)
     try:
         if command == "mount":
             print(mount(node))
@@ -822,7 +827,7 @@ def main(argv=None):
             print(unmount(node) or "not mounted")
         else:
             print(mount_kind(node) or "not mounted")
-    except node_module.SimError as error:
+    except SimError as error:
         sys.stderr.write("lustre-sim: %s\n" % error)
         return 1
     return 0

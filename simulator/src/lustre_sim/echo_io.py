@@ -13,11 +13,11 @@ import os
 import struct
 import time
 
-from .lctl_commands import (CMD_HELP, BAD_VERBOSE, LctlError, be_verbose, c_strtol,
-                            c_strtol_prefix, get_verbose, strerror)
+from .common import parse_version
+from .lctl_base import (CMD_HELP, BAD_VERBOSE, LctlError, be_verbose, c_strtol,
+                        c_strtol_prefix, get_verbose, strerror)
 from .lctl_stats import StatsRecorder
 from .lnet_model import LinkModel
-from .node import parse_version
 
 OBIF_MAX_OID = (1 << 32) - 1
 MD_STEP_COUNT = 1000

@@ -20,7 +20,8 @@ so that ``lustre-sim destroy`` can undo it.
 import os
 import stat
 
-from .node import MODULE_SHIMS, SHIM_TOOLS, SimError
+from .common import MODULE_SHIMS, SHIM_TOOLS
+from .errors import SimError
 
 DIVERTED_SUFFIX = ".lustre-sim-orig"
 SHIM_MARKER = b"lustre-sim shim"

@@ -7,14 +7,11 @@ Rules and texts follow ``lustre/utils/{lctl.c,obd.c,lustre_cfg.c}`` and
 """
 
 import errno
-import os
 import sys
-import time
 
-from .lctl_threads import ThreadContext
-
-CMD_HELP = 4
-BAD_VERBOSE = -999999999
+from . import echo_io, lctl_params
+from .lctl_base import CMD_HELP, LctlError, c_strtol_prefix, device_line, devices_yaml, strerror
+from .lctl_threads import ThreadContext, run_threads
 
 # Module that registers each attachable obd type.
 TYPE_MODULES = {
@@ -23,105 +20,6 @@ TYPE_MODULES = {
     "lmv": "lmv", "osp": "osp", "lod": "lod", "mgc": "mgc", "mgs": "mgs",
 }
 ECHO_TARGET_TYPES = ("obdfilter", "osc", "mdt")
-
-
-def strerror(code):
-    return os.strerror(code)
-
-
-class LctlError(Exception):
-    """An ioctl-level failure carrying an errno."""
-
-    def __init__(self, code):
-        super().__init__(strerror(code))
-        self.errno = code
-
-
-def get_verbose(session, func, arg):
-    """obd.c get_verbose: parse and announce the verbosity."""
-    if arg is None or arg.startswith("v"):
-        verbose = 1
-    elif arg[0] in "sq":
-        verbose = 0
-    else:
-        try:
-            verbose = c_strtol(arg)
-        except ValueError:
-            session.err.write("error: %s: bad verbose option '%s'\n"
-                              % (session.ctx.cmdname(func), arg))
-            return BAD_VERBOSE
-    if verbose < 0:
-        session.out.write("Print status every %d seconds\n" % -verbose)
-    elif verbose == 1:
-        session.out.write("Print status every operation\n")
-    elif verbose > 1:
-        session.out.write("Print status every %d operations\n" % verbose)
-    return verbose
-
-
-def c_strtol(text):
-    """strtoul(text, &end, 0) requiring the whole string (raises ValueError otherwise)."""
-    text = text.strip()
-    sign = 1
-    body = text
-    if body[:1] in "+-":
-        sign = -1 if body[0] == "-" else 1
-        body = body[1:]
-    if not body:
-        raise ValueError(text)
-    if body.lower().startswith("0x"):
-        value = int(body[2:], 16)
-    elif body.startswith("0") and len(body) > 1:
-        value = int(body[1:], 8)
-    else:
-        value = int(body, 10)
-    return sign * value
-
-
-def c_strtol_prefix(text):
-    """strtoul(text, &end, 0): (value, rest) reading the longest numeric prefix."""
-    index = 0
-    if text[:1] in "+-":
-        index = 1
-    base = 10
-    if text[index:index + 2].lower() == "0x":
-        base = 16
-        digits = "0123456789abcdefABCDEF"
-        start = index + 2
-    elif text[index:index + 1] == "0":
-        base = 8
-        digits = "01234567"
-        start = index
-    else:
-        digits = "0123456789"
-        start = index
-    end = start
-    while end < len(text) and text[end] in digits:
-        end += 1
-    if end == start:
-        if base == 16:  # "0x" alone parses as 0 with end after the 0
-            return 0, text[index + 1:]
-        return 0, text
-    value = int(text[start:end], base)
-    if text[:1] == "-":
-        value = -value
-    return value, text[end:]
-
-
-def be_verbose(verbose, state, num, num_total):
-    """obd.c be_verbose; ``state`` holds next_time/next_num."""
-    if not verbose:
-        return False
-    now = time.time()
-    if verbose > 0 and (num >= state["next_num"] or num >= num_total):
-        state["next_num"] += verbose
-        state["next_time"] = now - verbose
-        return True
-    if verbose < 0 and now - state["next_time"] >= 0.0:
-        state["next_time"] = now - verbose
-        state["next_num"] = num
-        return True
-    return False
 
 
 class Session:
@@ -276,21 +174,6 @@ def cmd_device_list(session, argv):
             line += " " + device["conn"]
         session.out.write(line + "\n")
     return 0
-
-
-def device_line(device):
-    return "%3d %s %s %s %s %d" % (device["index"], device["status"], device["type"],
-                                   device["name"], device["uuid"], device["refcount"])
-
-
-def devices_yaml(devices):
-    lines = ["devices:"]
-    for device in devices:
-        lines.append("- index: %d" % device["index"])
-        for key in ("status", "type", "name", "uuid"):
-            lines.append("  %s: %s" % (key, device[key]))
-        lines.append("  refcount: %d" % device["refcount"])
-    return "\n".join(lines) + "\n"
 
 
 def cmd_device(session, argv):
@@ -512,8 +395,6 @@ def cmd_del_uuid(session, argv):
 
 
 def cmd_threads(session, argv):
-    from .lctl_threads import run_threads
-
     def worker(context, device, command):
         child = Session(session.node, session.out, session.err, context)
         return child.execarg(["--device", device] + list(command))
@@ -521,20 +402,6 @@ def cmd_threads(session, argv):
     session.out.flush()
     with session.node.helper("lctl " + " ".join(argv)):
         return run_threads(session, argv, worker)
-
-
-def _echo(name):
-    def run(session, argv):
-        from . import echo_io
-        return getattr(echo_io, name)(session, argv)
-    return run
-
-
-def _params(name):
-    def run(session, argv):
-        from . import lctl_params
-        return getattr(lctl_params, name)(session, argv)
-    return run
 
 
 MD_USAGE = ("[-d parent_basedir] <-D parent_count>[-b child_base_id] [-n count] <-t time>\n")
@@ -560,13 +427,13 @@ COMMANDS = {
                                "usage: cfg_device <name>"),
     "device_list": (cmd_device_list, "show all devices\nusage: device_list"),
     "dl": (cmd_device_list, "show all devices, same as 'device_list'\nusage: dl [-t]"),
-    "get_param": (_params("cmd_get_param"),
+    "get_param": (lctl_params.cmd_get_param,
                   "get the Lustre or LNET parameter\n"
                   "usage: get_param [-F|n|-N|-R] <param_path1 param_path2 ...>"),
-    "set_param": (_params("cmd_set_param"),
+    "set_param": (lctl_params.cmd_set_param,
                   "set the Lustre or LNET parameter\n"
                   "usage: set_param [-n] [-P] [-d] <param_path1=value1 param_path2=value2 ...>"),
-    "list_param": (_params("cmd_list_param"),
+    "list_param": (lctl_params.cmd_list_param,
                    "list the Lustre or LNET parameter name\n"
                    "usage: list_param [-F|-R|-D] <param_path1 param_path2 ...>"),
     "mark": (cmd_mark, "insert marker text in the kernel debug buffer.\nusage: mark <text>"),
@@ -583,27 +450,27 @@ COMMANDS = {
                                "<command [args ...]>"),
     "add_uuid": (cmd_add_uuid, "associate a UUID with a NID\nusage: add_uuid <uuid> <nid>"),
     "del_uuid": (cmd_del_uuid, "delete a UUID association\nusage: del_uuid <uuid>"),
-    "test_create": (_echo("test_create"), "create files on MDT by echo client\n"
+    "test_create": (echo_io.test_create, "create files on MDT by echo client\n"
                     "usage: test_create [-d parent_basedir] <-D parent_count> "
                     "[-b child_base_id] <-c stripe_count> <-n count> <-t time>\n"),
-    "test_mkdir": (_echo("test_mkdir"), "mkdir on MDT by echo client\nusage: test_mkdir "
+    "test_mkdir": (echo_io.test_mkdir, "mkdir on MDT by echo client\nusage: test_mkdir "
                    + MD_USAGE),
-    "test_destroy": (_echo("test_destroy"), "Destroy files on MDT by echo client\n"
+    "test_destroy": (echo_io.test_destroy, "Destroy files on MDT by echo client\n"
                      "usage: test_destroy " + MD_USAGE),
-    "test_rmdir": (_echo("test_rmdir"), "rmdir on MDT by echo client\nusage: test_rmdir "
+    "test_rmdir": (echo_io.test_rmdir, "rmdir on MDT by echo client\nusage: test_rmdir "
                    + MD_USAGE),
-    "test_lookup": (_echo("test_lookup"), "lookup files on MDT by echo client\n"
+    "test_lookup": (echo_io.test_lookup, "lookup files on MDT by echo client\n"
                     "usage: test_lookup " + MD_USAGE),
-    "test_setxattr": (_echo("test_setxattr"), "Set EA for files/directory on MDT by echo "
+    "test_setxattr": (echo_io.test_setxattr, "Set EA for files/directory on MDT by echo "
                       "client\nusage: test_setxattr [-d parent_baseid] <-D parent_count>"
                       "[-b child_base_id] [-n count] <-t time>\n"),
-    "test_md_getattr": (_echo("test_md_getattr"), "getattr files on MDT by echo client\n"
+    "test_md_getattr": (echo_io.test_md_getattr, "getattr files on MDT by echo client\n"
                         "usage: test_md_getattr " + MD_USAGE),
-    "create": (_echo("create"), "create <num> OST objects (with <mode>)\n"
+    "create": (echo_io.create, "create <num> OST objects (with <mode>)\n"
                                 "usage: create [num [mode [verbose [lsm data]]]]"),
-    "destroy": (_echo("destroy"), "destroy OST object <objid> [num [verbose]]\n"
+    "destroy": (echo_io.destroy, "destroy OST object <objid> [num [verbose]]\n"
                                   "usage: destroy <num> objects, starting at objid <objid>"),
-    "test_brw": (_echo("test_brw"), "do <num> bulk read/writes (<npages> per I/O, on OST "
+    "test_brw": (echo_io.test_brw, "do <num> bulk read/writes (<npages> per I/O, on OST "
                                     "object <objid>)\nusage: test_brw [t]<num> [write "
                                     "[verbose [npages [[t]objid]]]]"),
 }

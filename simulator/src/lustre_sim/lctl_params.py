@@ -12,7 +12,7 @@ import getopt
 import os
 import time
 
-from .lctl_commands import CMD_HELP, device_line, devices_yaml, strerror
+from .lctl_base import CMD_HELP, device_line, devices_yaml, strerror
 from .lctl_stats import (OFD_COUNTERS, format_brw_stats, format_counters, reset_brw_stats,
                          reset_counters)
 

@@ -5,6 +5,9 @@ import math
 import os
 import sys
 import time
+import traceback
+
+from .lctl_base import BAD_VERBOSE, CMD_HELP, get_verbose
 
 MAX_THREADS = 4096
 
@@ -152,8 +155,6 @@ def run_threads(session, argv, run_worker):
     ``run_worker(thread_context, device, command_argv)`` runs in each forked child
     and returns its rc.
     """
-    from .lctl_commands import CMD_HELP, BAD_VERBOSE, get_verbose
-
     out = session.out
     if len(argv) < 5:
         return CMD_HELP
@@ -197,7 +198,6 @@ def run_threads(session, argv, run_worker):
             except SystemExit as exit_request:
                 rc = exit_request.code if isinstance(exit_request.code, int) else 1
             except BaseException:
-                import traceback
                 traceback.print_exc()
             finally:
                 try:

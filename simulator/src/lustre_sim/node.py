@@ -1,4 +1,4 @@
-"""One simulated Lustre node living under a root directory.
+"""One simulated Lustre node living under a root directory: the ``Node`` every tool works through.
 
 Layout of a root (see README.md):
 
@@ -7,307 +7,31 @@ Layout of a root (see README.md):
 * ``state/<name>.json`` mutable state per subsystem, changed under ``flock``
 * ``targets/<name>/``  real directories backing each MDT/OST
 * ``client/``          the client namespace when a client mount is configured
+
+This module imports only the leaf modules (``common``, ``errors``, ``processes``,
+``statefile``, ``curve``); creating and destroying a node is ``lifecycle``'s,
+validating a configuration ``config``'s.
 """
 
 import contextlib
-import copy
 import fcntl
-import json
 import os
-import re
-import shutil
 import signal
 import socket
 import sys
-import tempfile
 import time
-import uuid as uuidlib
 
 import yaml
 
 from . import curve as curve_model
+from . import statefile
+from .common import BYTES_PER_INODE, DEFAULT_PAGE_SIZE, DEFAULT_VERSION, parse_version
+from .errors import SimError
+from .processes import helper_running, process_start_ticks, signal_helper
 
-DEFAULT_FSNAME = "testfs"
-DEFAULT_NID = "192.168.1.10@tcp"
-DEFAULT_VERSION = "2.15.5"
-DEFAULT_OST_SIZE_MIB = 1024
-DEFAULT_MDT_SIZE_MIB = 512
-DEFAULT_PAGE_SIZE = 4096
-
-SHIM_TOOLS = ("lctl", "lfs", "lst", "mdtest", "mpirun", "ior", "srun", "salloc", "sbatch", "scancel", "module")
-MODULE_SHIMS = ("modprobe", "rmmod", "lsmod")
-
-FAULT_TYPES = (
-    "io_error",
-    "hang",
-    "enomem",
-    "leftover_echo_client",
-    "obdecho_busy",
-    "target_full",
-    "host_dead",
-)
-FAULT_KEYS = ("type", "target", "op", "command")
-
-# Optional sections of config.yaml read by the client tools (lst's LNet model, mdtest).
-LNET_KEYS = ("link_mib_s", "per_nid", "latency_us", "msg_rate_max")
-MDTEST_VERSIONS = ("3.3.0", "4.0.0")
-
-# ldiskfs formats OSTs with fewer, MDTs with many more inodes per byte.
-BYTES_PER_INODE = {"ost": 65536, "mdt": 2560}
-
-# Modules a combined MGS/MDS/OSS node has loaded once Lustre is mounted.
-SERVER_MODULES = (
-    "libcfs", "lnet", "ksocklnd", "ptlrpc", "obdclass", "fld", "fid", "lmv",
-    "mdc", "osc", "lov", "mgc", "mgs", "lquota", "ldiskfs", "osd_ldiskfs",
-    "lod", "osp", "mdd", "mdt", "ofd", "ost", "lfsck",
-)
-CLIENT_MODULES = ("lustre",)
-
-
-class SimError(Exception):
-    """A simulated node is missing, misconfigured or cannot be changed as asked."""
-
-
-def parse_version(text):
-    """``"2.15.5"`` -> ``(2, 15, 5)``; missing parts count as 0."""
-    parts = [int(p) for p in re.findall(r"\d+", str(text))[:4]]
-    while len(parts) < 3:
-        parts.append(0)
-    return tuple(parts)
-
-
-def mount_hash(fsname, hostname):
-    """The client mount's instance name: 16 hex digits, stable for a node.
-
-    Lustre names a client's devices and parameters after the superblock
-    address (``testfs-clilov-ffff8881a2b3c400``, ``llite.testfs-ffff...``);
-    the simulator derives it from fsname and hostname so that every process
-    and every run of a node agrees on it.
-    """
-    value = 0xffff000000000000 | (abs(hash_text(fsname + hostname)) & 0xffffffffffff)
-    return "%016x" % value
-
-
-def hash_text(text):
-    """A process-independent hash (Python's ``hash`` is salted per process)."""
-    value = 1469598103934665603
-    for byte in text.encode():
-        value = ((value ^ byte) * 1099511628211) & 0xffffffffffffffff
-    return value
-
-
-# --------------------------------------------------------------------------
-# configuration
-
-
-def _target_entry(kind, fsname, index, size_mib, mib_s):
-    label = "OST" if kind == "ost" else "MDT"
-    return {
-        "name": "%s-%s%04x" % (fsname, label, index),
-        "index": index,
-        "size_mib": int(size_mib),
-        "mib_s": None if mib_s in (None, "", 0) else float(mib_s),
-    }
-
-
-def _target_list(kind, fsname, spec, size_mib, mib_s, overrides):
-    """Normalise ``N`` or a list of per-target dicts into full target entries."""
-    if spec is None:
-        spec = 1 if kind == "mdt" else 4
-    if isinstance(spec, int):
-        spec = [{"index": i} for i in range(spec)]
-    if not isinstance(spec, list):
-        raise SimError("%ss must be a number or a list, got %r" % (kind, spec))
-    entries = []
-    for position, item in enumerate(spec):
-        item = dict(item or {})
-        index = int(item.get("index", position))
-        entry = _target_entry(kind, fsname, index,
-                              item.get("size_mib", size_mib),
-                              item.get("mib_s", mib_s))
-        if item.get("curve") is not None:
-            entry["curve"] = _target_curve(kind, entry["name"], item["curve"])
-        entries.append(entry)
-    for key, value in (overrides or {}).items():
-        match = [e for e in entries if e["name"] == key or e["name"].endswith("-" + key)]
-        if not match:
-            raise SimError("override for unknown target %s" % key)
-        match[0]["mib_s"] = None if value in (None, "", 0) else float(value)
-    names = [e["name"] for e in entries]
-    if len(set(names)) != len(names):
-        raise SimError("duplicate %s index" % kind)
-    return entries
-
-
-def _target_curve(kind, name, section):
-    """A target's concurrency curve (see curve.py); an MDT's peak is in ops/s, a data target's in MiB/s."""
-    try:
-        return curve_model.normalise_curve(section, "%s curve" % name,
-                                           "peak_ops_s" if kind == "mdt" else "peak_mib_s")
-    except ValueError as error:
-        raise SimError(str(error))
-
-
-def normalise_fault(fault):
-    """Validate one fault record and keep only its known keys."""
-    if not isinstance(fault, dict) or fault.get("type") not in FAULT_TYPES:
-        raise SimError("unknown fault %r (types: %s)" % (fault, ", ".join(FAULT_TYPES)))
-    record = {key: fault[key] for key in FAULT_KEYS if fault.get(key) not in (None, "")}
-    if record["type"] in ("io_error", "enomem", "leftover_echo_client", "target_full") \
-            and "target" not in record:
-        raise SimError("fault %s needs a target" % record["type"])
-    if record["type"] == "hang" and "command" not in record:
-        raise SimError("fault hang needs a command")
-    if record.get("op") not in (None, "read", "write"):
-        raise SimError("fault op must be read or write")
-    return record
-
-
-def _positive_number(section, key, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise SimError("%s.%s must be a positive number, got %r" % (section, key, value))
-    return value
-
-
-def normalise_lnet(section):
-    """Validate the ``lnet:`` section (see docs/client-tools.md, LNet model)."""
-    if section is None:
-        return None
-    if not isinstance(section, dict):
-        raise SimError("lnet must be a mapping of %s" % ", ".join(LNET_KEYS))
-    unknown = sorted(set(section) - set(LNET_KEYS))
-    if unknown:
-        raise SimError("unknown lnet keys: %s (known: %s)"
-                       % (", ".join(map(str, unknown)), ", ".join(LNET_KEYS)))
-    result = {}
-    for key in ("link_mib_s", "latency_us", "msg_rate_max"):
-        if section.get(key) is not None:
-            result[key] = _positive_number("lnet", key, section[key])
-    per_nid = section.get("per_nid")
-    if per_nid is not None:
-        if not isinstance(per_nid, dict):
-            raise SimError("lnet.per_nid must map NIDs to MiB/s")
-        result["per_nid"] = {}
-        for nid, value in per_nid.items():
-            if not re.match(r"^\S+@[a-z]+\d*$", str(nid)):
-                raise SimError("lnet.per_nid: %r is not a NID (a.b.c.d@tcp)" % (nid,))
-            result["per_nid"][str(nid)] = _positive_number("lnet.per_nid", nid, value)
-    return result
-
-
-def normalise_mdtest(section):
-    """Validate the ``mdtest:`` section: which mdtest release's report to imitate."""
-    if section is None:
-        return None
-    if not isinstance(section, dict) or set(section) - {"version"}:
-        raise SimError("mdtest must be a mapping with only 'version'")
-    version = str(section.get("version") or MDTEST_VERSIONS[0])
-    if version not in MDTEST_VERSIONS:
-        raise SimError("mdtest.version must be one of %s, got %r"
-                       % (", ".join(MDTEST_VERSIONS), version))
-    return {"version": version}
-
-
-def normalise_config(settings):
-    """Turn CLI/YAML settings into the stored configuration dict."""
-    settings = dict(settings or {})
-    fsname = str(settings.get("fsname") or DEFAULT_FSNAME)
-    if not re.match(r"^[A-Za-z0-9_]{1,8}$", fsname):
-        raise SimError("fsname must be 1-8 letters, digits or underscores: %r" % fsname)
-    ost_size = settings.get("ost_size_mib") or DEFAULT_OST_SIZE_MIB
-    mdt_size = settings.get("mdt_size_mib") or DEFAULT_MDT_SIZE_MIB
-    overrides = dict(settings.get("ost_mib_s_override") or {})
-    config = {
-        "fsname": fsname,
-        "hostname": str(settings.get("hostname") or socket.gethostname()),
-        "nid": str(settings.get("nid") or DEFAULT_NID),
-        "lustre_version": str(settings.get("lustre_version") or DEFAULT_VERSION),
-        "page_size": int(settings.get("page_size") or DEFAULT_PAGE_SIZE),
-        "mdts": _target_list("mdt", fsname, settings.get("mdts"), mdt_size,
-                             settings.get("mdt_mib_s"), {}),
-        "osts": _target_list("ost", fsname, settings.get("osts"), ost_size,
-                             settings.get("ost_mib_s"), overrides),
-        "client_mount": settings.get("client_mount") or None,
-        "faults": [normalise_fault(f) for f in settings.get("faults") or []],
-    }
-    from .batch import SECTIONS as BATCH_SECTIONS
-    for key, normalise in (("lnet", normalise_lnet), ("mdtest", normalise_mdtest)) + BATCH_SECTIONS:
-        section = normalise(settings.get(key))
-        if section is not None:
-            config[key] = section
-    parse_version(config["lustre_version"])
-    known = set(config) | {"lnet", "mdtest", "slurm", "modules", "ior", "ost_size_mib", "mdt_size_mib", "ost_mib_s", "mdt_mib_s",
-                           "ost_mib_s_override"}
-    unknown = sorted(set(settings) - known)
-    if unknown:
-        raise SimError("unknown configuration keys: %s" % ", ".join(unknown))
-    if not config["osts"] and not config["mdts"]:
-        raise SimError("a node needs at least one target")
-    return config
-
-
-def initial_devices(config):
-    """The obd device list of a combined MGS/MDS/OSS (+client) node after mount."""
-    fsname = config["fsname"]
-    devices = []
-
-    def add(dtype, name, uuid, refcount, **extra):
-        device = {"index": len(devices), "status": "UP", "type": dtype, "name": name,
-                  "uuid": uuid, "refcount": refcount}
-        device.update(extra)
-        devices.append(device)
-
-    mgc_uuid = str(uuidlib.UUID(int=hash_text(config["hostname"] + "mgc") << 64
-                                | hash_text(config["nid"])))
-    osts, mdts = config["osts"], config["mdts"]
-    if mdts:
-        add("osd-ldiskfs", "MGS-osd", "MGS-osd_UUID", 4)
-        add("mgs", "MGS", "MGS", 4 + len(osts))
-    add("mgc", "MGC%s" % config["nid"], mgc_uuid, 5, conn=config["nid"])
-    for mdt in mdts:
-        label = "MDT%04x" % mdt["index"]
-        add("osd-ldiskfs", "%s-osd" % mdt["name"], "%s-osd_UUID" % mdt["name"], 4 + len(osts))
-        if mdt["index"] == 0:
-            add("mds", "MDS", "MDS_uuid", 2)
-        add("lod", "%s-mdtlov" % mdt["name"], "%s-mdtlov_UUID" % mdt["name"], 3)
-        add("mdt", mdt["name"], "%s_UUID" % mdt["name"], 8 + len(osts))
-        add("mdd", "%s-MDD%04x" % (fsname, mdt["index"]),
-            "%s-MDD%04x_UUID" % (fsname, mdt["index"]), 3, mdt=mdt["name"])
-        add("qmt", "%s-QMT%04x" % (fsname, mdt["index"]),
-            "%s-QMT%04x_UUID" % (fsname, mdt["index"]), 3)
-        for ost in osts:
-            name = "%s-osc-%s" % (ost["name"], label)
-            add("osp", name, "%s-mdtlov_UUID" % mdt["name"], 4, target=ost["name"])
-        add("lwp", "%s-MDT0000-lwp-%s" % (fsname, label),
-            "%s-MDT0000-lwp-%s_UUID" % (fsname, label), 4)
-    if osts:
-        for position, ost in enumerate(osts):
-            add("osd-ldiskfs", "%s-osd" % ost["name"], "%s-osd_UUID" % ost["name"], 4)
-            if position == 0:
-                add("ost", "OSS", "OSS_uuid", 2)
-            add("obdfilter", ost["name"], "%s_UUID" % ost["name"], 4 + len(mdts))
-            add("lwp", "%s-MDT0000-lwp-OST%04x" % (fsname, ost["index"]),
-                "%s-MDT0000-lwp-OST%04x_UUID" % (fsname, ost["index"]), 4)
-    if config.get("client_mount"):
-        instance = mount_hash(fsname, config["hostname"])
-        client_uuid = str(uuidlib.UUID(int=hash_text(instance) << 64 | hash_text(fsname)))
-        add("lov", "%s-clilov-%s" % (fsname, instance), client_uuid, 3 + len(osts))
-        add("lmv", "%s-clilmv-%s" % (fsname, instance), client_uuid, 3 + len(mdts))
-        for mdt in mdts:
-            add("mdc", "%s-mdc-%s" % (mdt["name"], instance), client_uuid, 4,
-                conn=config["nid"], target=mdt["name"])
-        for ost in osts:
-            add("osc", "%s-osc-%s" % (ost["name"], instance), client_uuid, 4,
-                conn=config["nid"], target=ost["name"])
-    return devices
-
-
-def initial_modules(config):
-    names = list(SERVER_MODULES)
-    if config.get("client_mount"):
-        names += list(CLIENT_MODULES)
-    return {"loaded": names}
-
+# Names callers have always imported from here, defined in the leaf modules now.
+from .common import MODULE_SHIMS, SHIM_TOOLS, hash_text, mount_hash  # noqa: F401  (re-exported)
+from .processes import mounts_under, pid_alive  # noqa: F401  (re-exported)
 
 # How long a run's own turnaround between two of its I/Os may last and still count as the target being busy
 # (Node.reserve_bandwidth): longer than a stall of a loaded machine, and all a run can gain after a pause of its own.
@@ -438,56 +162,14 @@ class Node:
 
     # -- state ---------------------------------------------------------------
 
-    def _state_paths(self, name):
-        if not re.match(r"^[A-Za-z0-9_.-]+$", name):
-            raise SimError("bad state name %r" % name)
-        return (os.path.join(self.state_dir, name + ".json"),
-                os.path.join(self.state_dir, name + ".lock"))
-
-    @contextlib.contextmanager
-    def _locked(self, name, mode):
-        _, lock_path = self._state_paths(name)
-        os.makedirs(self.state_dir, exist_ok=True)
-        handle = open(lock_path, "a")
-        try:
-            fcntl.flock(handle, mode)
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            handle.close()
-
-    def _load(self, name):
-        json_path, _ = self._state_paths(name)
-        try:
-            with open(json_path) as handle:
-                return json.load(handle)
-        except FileNotFoundError:
-            return {}
-
-    def _save(self, name, data):
-        json_path, _ = self._state_paths(name)
-        descriptor, temp_path = tempfile.mkstemp(prefix="." + name, dir=self.state_dir)
-        try:
-            with os.fdopen(descriptor, "w") as handle:
-                json.dump(data, handle, indent=1, sort_keys=True)
-                handle.write("\n")
-            os.replace(temp_path, json_path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp_path)
-            raise
-
     @contextlib.contextmanager
     def state(self, name):
         """Read-modify-write ``state/<name>.json`` under an exclusive lock."""
-        with self._locked(name, fcntl.LOCK_EX):
-            data = self._load(name)
+        with statefile.changed(self.state_dir, name) as data:
             yield data
-            self._save(name, data)
 
     def read_state(self, name):
-        with self._locked(name, fcntl.LOCK_SH):
-            return self._load(name)
+        return statefile.read(self.state_dir, name)
 
     # -- faults --------------------------------------------------------------
 
@@ -658,14 +340,14 @@ class Node:
             pid = int(helper["pid"])
             if pid in own:
                 continue
-            _signal_helper(pid, signal.SIGTERM)
+            signal_helper(pid, signal.SIGTERM)
             stopped.append(helper)
         deadline = time.monotonic() + timeout
         while any(helper_running(h) for h in stopped) and time.monotonic() < deadline:
             time.sleep(0.05)
         for helper in stopped:
             if helper_running(helper):
-                _signal_helper(int(helper["pid"]), signal.SIGKILL)
+                signal_helper(int(helper["pid"]), signal.SIGKILL)
             self.unregister_helper(int(helper["pid"]))
         return [int(h["pid"]) for h in stopped]
 
@@ -702,179 +384,3 @@ class Node:
                             "name": name, "uuid": name + "_UUID", "refcount": 3,
                             "target": target, "leftover": True})
             devices.sort(key=lambda d: d["index"])
-
-
-def process_start_ticks(pid):
-    """The process's start time in clock ticks since boot (``/proc/PID/stat`` field 22)."""
-    try:
-        with open("/proc/%d/stat" % int(pid)) as handle:
-            return int(handle.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def helper_running(helper):
-    """A registered helper is running: its pid is alive and still the same process."""
-    if not pid_alive(helper["pid"]):
-        return False
-    recorded = helper.get("proc_start")
-    return recorded is None or process_start_ticks(helper["pid"]) in (None, recorded)
-
-
-def _signal_helper(pid, signum):
-    # The FUSE daemon and other helpers started in their own session lead a
-    # process group holding their workers: signal the whole group then.
-    try:
-        if os.getpgid(pid) == pid and pid != os.getpgid(0):
-            os.killpg(pid, signum)
-        else:
-            os.kill(pid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def pid_alive(pid):
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie still answers kill(0); it is not running any more.
-    try:
-        with open("/proc/%d/stat" % int(pid)) as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-# --------------------------------------------------------------------------
-# creating a node
-
-
-def shim_text(root, python, module, first_args=()):
-    quoted_root = root.replace("'", "'\\''")
-    extra = "".join(" %s" % a for a in first_args)
-    return ("#!/bin/sh\n"
-            "# lustre-sim shim: generated by 'lustre-sim init'\n"
-            # Unquoted on purpose: inside double quotes the single quotes would become part of the path.
-            "LUSTRE_SIM_ROOT=${LUSTRE_SIM_ROOT:-'%s'}; export LUSTRE_SIM_ROOT\n"
-            "exec '%s' -m %s%s \"$@\"\n" % (quoted_root, python, module, extra))
-
-
-def write_shims(root, python=None):
-    python = python or sys.executable
-    bin_dir = os.path.join(root, "bin")
-    os.makedirs(bin_dir, exist_ok=True)
-    for tool in SHIM_TOOLS:
-        _write_executable(os.path.join(bin_dir, tool),
-                          shim_text(root, python, "lustre_sim.tools.%s" % tool))
-    for tool in MODULE_SHIMS:
-        _write_executable(os.path.join(bin_dir, tool),
-                          shim_text(root, python, "lustre_sim.tools.modules",
-                                    ("--sim-tool=%s" % tool,)))
-
-
-def _write_executable(path, text):
-    with open(path, "w") as handle:
-        handle.write(text)
-    os.chmod(path, 0o755)
-
-
-def mounts_under(path):
-    """Mount points at or below ``path`` (from /proc/self/mountinfo), deepest first."""
-    path = os.path.realpath(path)
-    found = []
-    try:
-        with open("/proc/self/mountinfo") as handle:
-            for line in handle:
-                target = line.split()[4].replace("\\040", " ")
-                if target == path or target.startswith(path.rstrip("/") + "/"):
-                    found.append(target)
-    except OSError:
-        pass
-    return sorted(found, key=len, reverse=True)
-
-
-def teardown(node):
-    """Stop what a node runs: its client mount (and FUSE daemon), then every other helper.
-
-    Raises SimError if a file system is still mounted under the root
-    afterwards, so that nothing is ever deleted through a live mount.
-    """
-    from . import client_mount
-
-    if node.config.get("client_mount"):
-        client_mount.unmount(node)
-    node.stop_helpers()
-    live = mounts_under(node.root)
-    if live:
-        raise SimError("still mounted under %s: %s" % (node.root, ", ".join(live)))
-
-
-def _existing_node(root):
-    try:
-        return Node(root)
-    except SimError:
-        return None
-
-
-def destroy_node(root):
-    """Unmount, stop helpers, remove installed shims and delete the root; idempotent."""
-    from . import host
-
-    root = os.path.abspath(os.fspath(root))
-    if not os.path.exists(root):
-        return False
-    node = _existing_node(root)
-    if node is None:
-        raise SimError("%s is not a lustre-sim node (no config.yaml); not removing it" % root)
-    teardown(node)
-    host.uninstall_recorded_shims(node)
-    shutil.rmtree(root)
-    return True
-
-
-def create_node(root, settings, force=False, python=None):
-    """Create (or with ``force`` re-create) a simulated node under ``root``."""
-    root = os.path.abspath(os.fspath(root))
-    config = normalise_config(settings)
-    config_path = os.path.join(root, "config.yaml")
-    if os.path.exists(config_path):
-        if not force:
-            raise SimError("%s already holds a lustre-sim node; use --force to re-create it"
-                           % root)
-        previous = _existing_node(root)
-        if previous is not None:
-            teardown(previous)
-        live = mounts_under(root)
-        if live:
-            raise SimError("still mounted under %s: %s" % (root, ", ".join(live)))
-        for sub in ("bin", "state", "targets", "client"):
-            shutil.rmtree(os.path.join(root, sub), ignore_errors=True)
-    os.makedirs(os.path.join(root, "state"), exist_ok=True)
-    with open(config_path, "w") as handle:
-        yaml.safe_dump(config, handle, default_flow_style=False, sort_keys=False)
-    node = Node(root)
-    for target in node.targets():
-        os.makedirs(target["path"], exist_ok=True)
-        if target["kind"] == "ost":
-            os.makedirs(os.path.join(target["path"], "O"), exist_ok=True)
-        else:
-            os.makedirs(os.path.join(target["path"], "ROOT"), exist_ok=True)
-            os.makedirs(os.path.join(target["path"], "ROOT_ECHO"), exist_ok=True)
-    if node.client_dir():
-        os.makedirs(node.client_dir(), exist_ok=True)
-    with node.state("devices") as state:
-        state["devices"] = initial_devices(config)
-    with node.state("modules") as state:
-        state.update(initial_modules(config))
-    with node.state("faults") as state:
-        state["faults"] = copy.deepcopy(config["faults"])
-    for name in ("lst", "helpers", "objects"):
-        with node.state(name):
-            pass
-    for fault in config["faults"]:
-        node.apply_fault_effects(fault)
-    write_shims(root, python)
-    return node

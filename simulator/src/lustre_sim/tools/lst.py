@@ -9,6 +9,8 @@ needs the ``lnet_selftest`` module, answers only to the key in
 import errno
 import getopt
 import os
+import pwd
+import socket
 import sys
 import time
 
@@ -166,8 +168,6 @@ def cmd_new_session(console, args):
             err("Name size is limited to %d\n" % (NAME_SIZE - 1))
             return 255
     elif not rest:
-        import pwd
-        import socket
         try:
             user = pwd.getpwuid(os.getuid()).pw_name
         except KeyError:

@@ -219,6 +219,7 @@ def main(argv=None):
     if options["wdir"]:
         os.chdir(options["wdir"])
     if os.path.basename(program[0]) in ("mdtest", "ior"):
+        # Deferred for start-up time: only an ior or mdtest launch needs their engines (multiprocessing and all).
         from lustre_sim.tools import ior, mdtest
         tool = ior if os.path.basename(program[0]) == "ior" else mdtest
         extra = {"hosts": placement} if tool is ior else {}

@@ -150,6 +150,7 @@ def main(argv=None):
 def launch(program, ntasks, nodes):
     name = os.path.basename(program[0])
     if name in ("ior", "mdtest"):
+        # Deferred for start-up time: only an ior or mdtest launch needs their engines (multiprocessing and all).
         from lustre_sim.tools import ior, mdtest
         tool = ior if name == "ior" else mdtest
         status = tool.main(program[1:], program=program[0], size=ntasks, nodes=nodes)
