@@ -126,9 +126,17 @@ def run(cmd: list[str], cwd: str = ROOT, env: dict[str, str] | None = None, quie
     return completed.returncode
 
 
+STAGED_COPIES: dict[str, str] = {}
+
+
 def staged_copy(name: str) -> str:
-    """A fresh copy of the collection for one ansible-test run, ``.build/staged/<name>/ansible_collections/lustre/
-    iokit``: ansible-test keeps its output inside the copy, so runs side by side each need their own."""
+    """The copy of the collection that ansible-test runs on, ``.build/staged/<name>/ansible_collections/lustre/
+    iokit``, made once per suite run: ansible-test keeps its output inside the copy, so only stages that run one
+    after another (one lane) share a name; side by side, each needs its own."""
+    with PRINT_LOCK:
+        made = STAGED_COPIES.get(name)
+    if made:
+        return made
     dest = os.path.join(BUILD, 'staged', name, 'ansible_collections', 'lustre', 'iokit')
     subprocess.run([sys.executable, os.path.join(ROOT, 'tests', 'tools', 'stage_collection.py'),
                     '--checkout', ROOT, '--dest', dest], check=True, stdout=OUTPUT.current(), stderr=subprocess.STDOUT)
@@ -136,6 +144,8 @@ def staged_copy(name: str) -> str:
     # own, ansible-test would ask the outer one for the file list and find nothing to test.
     for cmd in (['git', 'init', '-q'], ['git', 'add', '-A']):
         subprocess.run(cmd, cwd=dest, check=True, stdout=OUTPUT.current(), stderr=subprocess.STDOUT)
+    with PRINT_LOCK:
+        STAGED_COPIES[name] = dest
     return dest
 
 
@@ -145,12 +155,12 @@ def stage_lint() -> int:
 
 def stage_sanity() -> int:
     return run([tool('ansible-test'), 'sanity', '--venv', '--python', CONTROLLER_PYTHON, '--color', 'no'],
-               cwd=staged_copy('sanity'))
+               cwd=staged_copy('ansible-test'))
 
 
 def stage_units() -> int:
     return run([tool('ansible-test'), 'units', '--venv', '--python', CONTROLLER_PYTHON, '--color', 'no'],
-               cwd=staged_copy('units'))
+               cwd=staged_copy('ansible-test'))
 
 
 def changed_files() -> list[str]:
@@ -165,7 +175,7 @@ def changed_files() -> list[str]:
 
 def stage_sanity_changed() -> int:
     """`make check`: ansible-test sanity (every test) on the files that changed since HEAD (or $CHECK_BASE) alone."""
-    staged = staged_copy('sanity-changed')
+    staged = staged_copy('ansible-test')
     paths = [path for path in changed_files() if os.path.isfile(os.path.join(staged, path))]
     if not paths:
         print('sanity-changed: no changed file of the collection')
@@ -214,8 +224,8 @@ def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], stage: s
 
 
 INTEGRATION_TARGETS = os.path.join(ROOT, 'tests', 'integration', 'targets')
-# Seconds each integration target took on the quiet 2-core machine, only to balance the parallel groups; a target
-# not listed counts as INTEGRATION_UNKNOWN_S.  Every target runs whether listed or not.
+# Seconds each integration target took alone on the quiet 2-core machine (the stage prints them), only to start the
+# longest first; a target not listed counts as INTEGRATION_UNKNOWN_S.  Every target runs whether listed or not.
 INTEGRATION_COST_S = {}
 INTEGRATION_UNKNOWN_S = 60
 
@@ -227,39 +237,44 @@ def integration_targets() -> list[str]:
                   and not name.startswith(('setup_', 'prepare_')))
 
 
-def integration_groups(count: int) -> list[list[str]]:
-    """The targets in at most ``count`` groups of about equal cost (longest first, each to the cheapest group)."""
-    groups: list[tuple[float, list[str]]] = [(0.0, []) for _ in range(max(1, count))]
-    for target in sorted(integration_targets(), key=lambda t: -INTEGRATION_COST_S.get(t, INTEGRATION_UNKNOWN_S)):
-        cost, members = min(groups, key=lambda group: group[0])
-        groups.remove((cost, members))
-        groups.append((cost + INTEGRATION_COST_S.get(target, INTEGRATION_UNKNOWN_S), members + [target]))
-    return [sorted(members) for _cost, members in groups if members]
-
-
 def stage_integration() -> int:
-    """Every ansible-test integration target, on this machine (root, loop devices, the simulator), in WORKERS groups
-    side by side, each in its own staged copy.  Every target runs even after one failed, so that one run names them
-    all.  The targets keep apart by construction: each works in its own temporary directory, on loop devices that
-    losetup hands out one at a time, under block-I/O cgroups named after their device."""
-    groups = integration_groups(WORKERS)
+    """Every ansible-test integration target, on this machine (root, loop devices, the simulator): WORKERS workers,
+    each with its own staged copy, take the targets one at a time, the longest first.  Every target runs even after
+    one failed, so that one run names them all.  The targets keep apart by construction: each works in its own
+    temporary directory, on loop devices that losetup hands out one at a time, under block-I/O cgroups named after
+    their device and wrapper."""
+    pending = sorted(integration_targets(), key=lambda t: -INTEGRATION_COST_S.get(t, INTEGRATION_UNKNOWN_S))
+    workers = max(1, min(WORKERS, len(pending)))
+    timings: list[tuple[str, int, float]] = []
 
-    def run_group(index: int, targets: list[str]) -> int:
-        with logging_to(os.path.join(LOGS, 'integration-%d.log' % index) if len(groups) > 1 else None):
-            print('integration group %d: %s' % (index, ' '.join(targets)), flush=True)
-            return run([tool('ansible-test'), 'integration', '--local', '--python', CONTROLLER_PYTHON,
-                        '--allow-destructive', '--continue-on-error', '--color', 'no'] + targets,
-                       cwd=staged_copy('integration-%d' % index), failures_of='integration')
+    def work(index: int) -> None:
+        with logging_to(os.path.join(LOGS, 'integration-%d.log' % index) if workers > 1 else None):
+            staged = staged_copy('integration-%d' % index)
+            while True:
+                with PRINT_LOCK:
+                    if not pending:
+                        return
+                    target = pending.pop(0)
+                started = time.monotonic()
+                rc = run([tool('ansible-test'), 'integration', '--local', '--python', CONTROLLER_PYTHON,
+                          '--allow-destructive', '--color', 'no', target], cwd=staged, failures_of='integration')
+                with PRINT_LOCK:
+                    timings.append((target, rc, time.monotonic() - started))
 
-    if len(groups) == 1:
-        return run_group(0, groups[0])
-    with concurrent.futures.ThreadPoolExecutor(len(groups)) as pool:
-        futures = [pool.submit(run_group, index, targets) for index, targets in enumerate(groups)]
-        results = [future.result() for future in futures]
-    for index in range(len(groups)):
-        with open(os.path.join(LOGS, 'integration-%d.log' % index), encoding='utf-8', errors='replace') as log:
-            sys.stdout.write('\n---- integration group %d ----\n' % index + log.read())
-    return sum(1 for rc in results if rc != 0)
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        for future in [pool.submit(work, index) for index in range(workers)]:
+            future.result()
+    if workers > 1:
+        for index in range(workers):
+            with open(os.path.join(LOGS, 'integration-%d.log' % index), encoding='utf-8', errors='replace') as log:
+                sys.stdout.write('\n---- integration worker %d ----\n' % index + log.read())
+    print('\n%-28s %-6s %8s' % ('integration target', 'result', 'seconds'))
+    for target, rc, seconds in sorted(timings):
+        print('%-28s %-6s %8.1f' % (target, 'ok' if rc == 0 else 'FAILED', seconds))
+    missing = sorted(set(integration_targets()) - set(t for t, _rc, _s in timings))
+    if missing:
+        print('integration: not run: %s' % ', '.join(missing))
+    return sum(1 for _t, rc, _s in timings if rc != 0) + len(missing)
 
 
 def stage_guest() -> int:
@@ -281,7 +296,7 @@ def _pyenv_python(version: str) -> str | None:
 
 
 def stage_target_pythons() -> int:
-    staged = staged_copy('target-pythons')
+    staged = staged_copy('ansible-test')
     found = [(v, _pyenv_python(v)) for v in TARGET_PYTHONS]
     missing = [v for v, path in found if path is None]
     if missing:
@@ -541,12 +556,12 @@ STAGES = {
 OPT_IN_STAGES = ('guest', 'sanity-changed', 'units-quick')
 # The lanes run side by side; the stages of a lane one after another, in this order.  The stages that mostly wait
 # (throttled simulated devices, containers) each lead a lane of their own, beside the two lanes of CPU-bound checks.
-# Stages that share something stay in one lane: fleet and faults build and use the same container image; sanity,
-# units and core-matrix make ansible-test's virtual environments under ~/.ansible/test.
+# Stages that share something stay in one lane: sanity, units and core-matrix make ansible-test's virtual
+# environments under ~/.ansible/test, and sanity, units, target-pythons and sanity-changed run on one staged copy.
 LANES = (
     ('playbooks',),
     ('integration', 'report-html'),
-    ('fleet', 'faults', 'guest'),
+    ('fleet', 'faults', 'guest'),  # one container image (fleet_images.py locks while it builds)
     ('sanity', 'units', 'target-pythons', 'core-matrix', 'sanity-changed'),
     ('lint', 'units-quick', 'simulator', 'awx', 'changelog', 'docs', 'docsite', 'release', 'build'),
 )
