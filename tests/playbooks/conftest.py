@@ -186,6 +186,8 @@ LONGEST_FIRST = ('test_demo.py', 'test_acceptance.py', 'test_iterations.py', 'te
                  'test_stats_collect.py', 'test_survey_lnet.py')
 
 
+# First: pytest-xdist reads the groups in a hook of its own, which must come after this one.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist's ``--dist loadgroup`` (tests/tools/run_test_suite.py), the tests that share a module- or
     class-scoped fixture go to one worker, so that its playbook runs once; every other test goes wherever a worker
@@ -216,3 +218,14 @@ def pytest_collection_modifyitems(config, items):
         return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)
+
+
+def pytest_collection_finish(session):
+    """A worker whose grouped tests kept their plain node ids would run every shared fixture once per worker (a
+    pytest that xdist's grouping does not work with): stop before anything runs."""
+    if not getattr(session.config.option, 'loadgroup', False):
+        return
+    lost = [item.nodeid for item in session.items if item.get_closest_marker('xdist_group') and '@' not in item.nodeid]
+    if lost:
+        raise pytest.UsageError('pytest-xdist did not group %d tests by their shared fixture (e.g. %s): use the pytest '
+                                'of requirements-dev.txt' % (len(lost), lost[0]))
