@@ -224,9 +224,13 @@ def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], stage: s
 
 
 INTEGRATION_TARGETS = os.path.join(ROOT, 'tests', 'integration', 'targets')
-# Seconds each integration target took alone on the quiet 2-core machine (the stage prints them), only to start the
-# longest first; a target not listed counts as INTEGRATION_UNKNOWN_S.  Every target runs whether listed or not.
-INTEGRATION_COST_S = {}
+# Seconds each integration target took in a whole suite run (the stage prints them), only to start the longest
+# first; a target not listed counts as INTEGRATION_UNKNOWN_S.  Every target runs whether listed or not.
+INTEGRATION_COST_S = {
+    'node_prep': 460, 'survey_sgpdd_playbook': 280, 'obdfilter_survey': 275, 'sgpdd_survey': 240, 'lst_survey': 225,
+    'mds_survey': 225, 'obdfilter_survey_adaptive': 210, 'stats_collect_module': 180, 'mdtest_sweep': 135,
+    'obdfilter_survey_network': 135, 'ost_survey': 125,
+}
 INTEGRATION_UNKNOWN_S = 60
 
 
