@@ -48,8 +48,13 @@ _SIZE_EXAMPLES = (('4k', 'k'), ('1m', 'm'), ('512', ''), ('1G', 'g'))
 _SIZE_BINARY_EXAMPLES = (('4k', 4 * KIB), ('1m', MIB), ('1g', GIB), ('1t', TIB))
 
 
+def is_number(value):
+    """True for an int or a float (a real number), never for a bool: a figure of a record, not a flag."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 def _number(value, what):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if not is_number(value):
         raise TypeError('%s must be a number, got %r' % (what, value))
     return value
 

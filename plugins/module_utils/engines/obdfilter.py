@@ -45,7 +45,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import re
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
@@ -75,7 +74,6 @@ SKIP_THR_NOT_MULTIPLE = 'thr is not a multiple of nobj'
 LAST_NETDISK_VERSION = (2, 15, 5)
 LAST_NETWORK_VERSION = (2, 15, 6)
 
-_OBJECT_ID_RE = re.compile(r' is object id (?P<id>0x[0-9a-fA-F]+|\d+)\s*$')
 
 # test_brw's batching: "p" (prep/commit) on a local obdfilter ("g", through an osc: obdfilter_network.py).
 BATCH_DISK = 'p'
@@ -171,11 +169,7 @@ def parse_created_objects(text, nobj):
 
     They must be ``nobj`` consecutive ids; ``problem`` says otherwise (None when they are).
     """
-    ids = []
-    for line in (text or '').splitlines():
-        match = _OBJECT_ID_RE.search(line)
-        if match:
-            ids.append(int(match.group('id'), 0))
+    ids = lctl_utils.parse_object_ids(text)
     if not ids:
         return ids, 'no object was created'
     if len(ids) != nobj:

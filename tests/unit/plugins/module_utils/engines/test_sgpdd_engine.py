@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
 from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, FakeNode, RawSink
@@ -282,7 +283,7 @@ def test_scsi_disk_resolves_to_its_sg_node_through_sysfs(tmp_path):
 def test_missing_sg_node_is_refused_rather_than_created(tmp_path):
     make_block(tmp_path, 'sdc', sg='sg7')
     identity = {'device': '/dev/sdc', 'path': '/dev/sdc', 'kind': 'block', 'name': 'sdc', 'block': 'sdc'}
-    with pytest.raises(sgpdd.EngineError, match='not a character device'):
+    with pytest.raises(EngineError, match='not a character device'):
         sgpdd.resolve_target(identity, FakeRunner(FakeClock()), sysfs_root=str(tmp_path), stat_func=FakeStat(set()))
 
 
