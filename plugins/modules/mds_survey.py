@@ -268,7 +268,7 @@ PARAMETER_NAMES = ('targets', 'thrlo', 'thrhi', 'file_count', 'dir_count', 'stri
 
 def argument_spec():
     spec = survey_common_argument_spec()
-    spec.update(adaptive.sweep_argument_spec())
+    spec.update(adaptive.adaptive_sweep_argument_spec())
     spec.update(progress_utils.resume_argument_spec())
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
@@ -352,13 +352,6 @@ class MdsSpec(survey_module.ServerSurveySpec):
         inode_problems, free_inodes = survey.free_inode_problems()
         start.builder.set_environment(free_inodes=free_inodes)
         survey_module.fail_on_problems(start.module, inode_problems)
-
-    def plan(self, start, survey):
-        params = start.module.params
-        plan = survey.plan()
-        plan['sweep'] = adaptive.plan_fields(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'],
-                                             adaptive.inner_sweep_sizes(plan['points'], 'thr', ()))
-        return plan
 
     def planned(self, survey, plan):
         # The progress counts the thread counts of the plan, each weighed by the files it touches.

@@ -344,7 +344,7 @@ TEST_CHOICES = ['write', 'rewrite', 'read', 'reread', 'rewrite_again']
 def argument_spec():
     spec = survey_common_argument_spec()
     spec.update(sweep_argument_spec())
-    spec.update(adaptive.sweep_argument_spec())
+    spec.update(adaptive.adaptive_sweep_argument_spec())
     spec.update(progress_utils.resume_argument_spec())
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
@@ -489,20 +489,6 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
             script = survey_module.iokit_script_path(module)
             if os.sep in params['iokit_script'] and not os.access(script, os.R_OK):
                 module.fail_json(msg='iokit_script: %s does not exist or cannot be read' % script)
-
-    def plan(self, start, survey):
-        params = start.module.params
-        points = survey.plan()
-        plan = {
-            'points': points,
-            'skipped_points': [point for point in points if point['skip']],
-            'per_ost': survey.totals_per_ost(),
-            'sweep': adaptive.plan_fields(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'],
-                                          adaptive.inner_sweep_sizes(points, 'thr', ('rsz_kib', 'nobj'))),
-        }
-        if params['case'] in (obdfilter.CASE_NETWORK, obdfilter.CASE_NETDISK):
-            plan['setup'] = survey.setup_commands()
-        return plan
 
     def planned(self, survey, plan):
         return progress_utils.planned_points(plan['points'], self.resume_keys, 'size_kib')

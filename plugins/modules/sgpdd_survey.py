@@ -284,7 +284,7 @@ PARAMETER_NAMES = ('devices', 'size_mib', 'crglo', 'crghi', 'thrlo', 'thrhi', 'r
 def argument_spec():
     spec = survey_common_argument_spec()
     spec.update(sweep_argument_spec())
-    spec.update(adaptive.sweep_argument_spec())
+    spec.update(adaptive.adaptive_sweep_argument_spec())
     spec.update(progress_utils.resume_argument_spec())
     spec.update(
         devices=dict(type='list', elements='path', required=True),
@@ -366,18 +366,6 @@ class SgpddSpec(survey_module.ServerSurveySpec):
         survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'],
                                                    params['sweep_patience'])
         return survey
-
-    def plan(self, start, survey):
-        params = start.module.params
-        points = survey.plan()
-        return {
-            'points': points,
-            'skipped_points': [point for point in points if point['skip']],
-            'bytes_written_per_device': survey.bytes_written_per_device(),
-            'bytes_read_per_device': survey.bytes_read_per_device(),
-            'sweep': adaptive.plan_fields(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'],
-                                          adaptive.inner_sweep_sizes(points, 'thr', ('rsz_kib', 'crg'))),
-        }
 
     def changed_in_check_mode(self, start, survey, plan):
         if not any(point['skip'] is None for point in plan['points']):

@@ -398,7 +398,7 @@ def test_bad_options_are_found_before_anything_is_made(tmp_path, options, messag
 def test_plan_and_totals_per_ost(tmp_path):
     survey, unused_state, unused_raw = make_survey(FakeLustre(), tmp_path, size_mib=16, nobjhi=2, thrhi=2,
                                                    tests=['write', 'rewrite', 'read'])
-    runnable = [p for p in survey.plan() if p['skip'] is None]
+    runnable = [p for p in survey.points() if p['skip'] is None]
     assert [(p['nobj'], p['thr'], p['count'], p['obj'], p['threads']) for p in runnable] == [
         (1, 1, 16, 2, 2), (1, 2, 8, 2, 4), (2, 2, 8, 4, 4)]
     totals = survey.totals_per_ost()
@@ -407,7 +407,7 @@ def test_plan_and_totals_per_ost(tmp_path):
     assert totals[OSTS[0]] == {'bytes_written': 3 * 2 * 16 * mib, 'bytes_read': 3 * 16 * mib,
                                'objects_created': 4, 'max_objects_at_once': 2, 'max_bytes_at_once': 16 * mib}
     # what the plan estimator divides: each OST's bytes written and read (the OSTs run side by side)
-    plan = {'points': survey.plan(), 'per_ost': totals}
+    plan = {'points': survey.points(), 'per_ost': totals}
     assert plan_estimate.estimate('obdfilter', plan, 16)['estimated_duration_s'] == 9.0
 
 
@@ -1187,7 +1187,7 @@ def test_the_points_an_adaptive_sweep_passes_over_leave_the_progress_total(tmp_p
     survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjlo=1, nobjhi=2, thrhi=16,
                                                    tests=['write', 'read'])
     survey.inner_sweeps = adaptive.InnerSweeps('adaptive')
-    planned = progress.planned_points(survey.plan(), ('actual_rsz_kib', 'nobj', 'thr'), 'size_kib')
+    planned = progress.planned_points(survey.points(), ('actual_rsz_kib', 'nobj', 'thr'), 'size_kib')
     log = progress.ProgressLog(str(tmp_path), 'obdfilter', 'run', 'oss1', planned=planned)
     survey.inner_sweeps.on_skip = log.point_skipped
     totals, records = [], []

@@ -398,7 +398,7 @@ def test_adaptive_thread_sweep_stops_one_point_past_the_knee_for_each_region_cou
     reason = 'read saturated at thr 8: +0.0 % < 3 %; write saturated at thr 8: +0.0 % < 3 %'
     assert skipped == [{'point': {'rsz_kib': 1024, 'crg': 1, 'thr': 16}, 'reason': reason},
                        {'point': {'rsz_kib': 1024, 'crg': 2, 'thr': 16}, 'reason': reason}]
-    assert adaptive.envelope_fields(engine.inner_sweeps, engine.plan())['sweep']['points_full'] == 9
+    assert adaptive.envelope_fields(engine.inner_sweeps, engine.points())['sweep']['points_full'] == 9
 
 
 def test_a_resumed_adaptive_sweep_skips_the_done_points_and_still_stops_past_the_knee():
