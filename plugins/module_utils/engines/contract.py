@@ -50,7 +50,8 @@ class NativeSurvey(abc.ABC):
 
     @abc.abstractmethod
     def plan(self):
-        """What the survey would do, a dict: its ``points``, the bytes each writes, what it changes on the node."""
+        """What the survey would do, a dict (the module's ``plan``): its points, the bytes each writes, what it
+        changes on the node."""
 
     def setup(self):
         """Make what the survey measures through (each thing written to the node state first).
