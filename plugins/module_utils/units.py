@@ -19,7 +19,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import math
 import numbers
 import re
 
@@ -64,20 +63,6 @@ def decimal_mb_s_to_mib_s(mb_s):
     if mb_s is None:
         return None
     return _number(mb_s, 'MB/s') / DECIMAL_MB_PER_MIB
-
-
-def kib_to_mib(kib):
-    """KiB to MiB (``kib / 1024``), e.g. the I/O kit's ``sz`` column (KiB) to a size in MiB."""
-    if kib is None:
-        return None
-    return _number(kib, 'KiB') / KIB
-
-
-def bytes_to_mib(nbytes):
-    """Bytes to MiB (``nbytes / 1048576``)."""
-    if nbytes is None:
-        return None
-    return _number(nbytes, 'byte count') / MIB
 
 
 def _size_refusal(value, suffixes):
@@ -134,16 +119,3 @@ def rate_mib_s(nbytes, seconds):
     if _number(seconds, 'seconds') <= 0:
         return None
     return nbytes / MIB / seconds
-
-
-def round_for_report(value, digits=2):
-    """``value`` rounded to ``digits`` decimals for reports; None, NaN and infinities become None.
-
-    Only for presentation: records keep full precision.
-    """
-    if value is None:
-        return None
-    _number(value, 'value')
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return round(value, digits)
