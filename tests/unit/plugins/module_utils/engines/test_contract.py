@@ -10,6 +10,7 @@ import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
+from ansible_collections.lustre.iokit.plugins.modules import lst_survey, mds_survey, obdfilter_survey, sgpdd_survey
 from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, run_whole
 from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines import (
     test_lnet_engine as lnet_tests,
@@ -60,6 +61,15 @@ ENGINES = {
     'ost': (ost_engine, lambda survey, plan: 1),
     # one record per test of every group pair
     'lnet': (lnet_engine, lambda survey, plan: len(plan['pairs']) * len(plan['tests'])),
+}
+
+
+# The module's spec of each engine whose records are its points (ost's one record is built from parts).
+SPECS = {
+    'sgpdd': sgpdd_survey.SgpddSpec,
+    'obdfilter': obdfilter_survey.ObdfilterSpec,
+    'mds': mds_survey.MdsSpec,
+    'lnet': lst_survey.LstSpec,
 }
 
 
@@ -118,3 +128,16 @@ def test_every_engine_tears_down_after_an_error(engine):
     assert len(records) == 1
     assert survey.errors[-1] == {'point': None, 'message': 'the second point failed'}
     assert survey.teardown_problems == []
+
+
+@pytest.mark.parametrize('name', sorted(SPECS))
+def test_every_record_is_keyed_for_resume_as_its_planned_point(name, tmp_path):
+    survey, control_runner = ENGINES[name][0](tmp_path)
+    spec = SPECS[name]()
+    plan = survey.plan()
+    records = list(run_whole(survey, control_runner))
+
+    def key(point):
+        return tuple(point[resume_key] for resume_key in spec.resume_keys)
+    assert sorted(key(spec.record_point(record)) for record in records) == sorted(
+        key(point) for point in spec.planned(survey, plan))
