@@ -331,8 +331,8 @@ class MdsSpec(survey_module.ServerSurveySpec):
         except lctl_utils.LctlError as exc:
             module.fail_json(msg='cannot list the Lustre devices: %s' % exc)
         # The run's tag in the echo client and test directory names (the installed script names them itself).
-        targets = self.targets = mds.resolve_targets(devices, params['targets'],
-                                                     tag=run_tag(start.run_id) if params['engine'] == 'native' else None)
+        tag = run_tag(start.run_id) if params['engine'] == 'native' else None
+        targets = self.targets = mds.resolve_targets(devices, params['targets'], tag=tag)
         survey_module.fail_on_problems(module, ['targets: %s: %s' % (target.name, lctl_utils.name_problem(
             target.echo_client)) for target in targets if lctl_utils.name_problem(target.echo_client)])
         if params['stripe_count'] > 0 and not mds.has_osc_or_osp(devices):
