@@ -29,7 +29,7 @@ options:
     default: 1
 '''
 
-    # The adaptive sweep (module_utils/adaptive.py), paired with adaptive.sweep_argument_spec().
+    # The adaptive sweep (module_utils/adaptive.py), paired with adaptive.adaptive_sweep_argument_spec().
     ADAPTIVE = r'''
 options:
   sweep:

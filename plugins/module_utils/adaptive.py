@@ -32,7 +32,7 @@ DEFAULT_MIN_GAIN_PCT = 3.0
 DEFAULT_PATIENCE = 1
 
 
-def sweep_argument_spec():
+def adaptive_sweep_argument_spec():
     """The options of the doc fragment ``lustre.iokit.sweep.ADAPTIVE``."""
     return dict(
         sweep=dict(type='str', choices=list(SWEEP_MODES), default='full'),

@@ -22,8 +22,6 @@ SYSFS_ROOT = '/sys'
 
 # The settings the module writes, in the order it writes them (nr_requests after the scheduler that resets it).
 SETTINGS = ('scheduler', 'nr_requests', 'max_sectors_kb', 'read_ahead_kb')
-# Read as well, never written.
-READ_ONLY = ('max_hw_sectors_kb',)
 NUMERIC = ('nr_requests', 'max_sectors_kb', 'read_ahead_kb', 'max_hw_sectors_kb')
 
 

@@ -61,8 +61,6 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
 )
 
 REMOVED_KINDS = ('processes', 'slurm_jobs', 'echo_clients', 'lst_sessions', 'params', 'loop_devices', 'paths', 'modules')
-# How a path a role recorded is removed: with its content, or only when empty once nothing else is left.
-PATH_REMOVALS = ('tree', 'empty_dir')
 _POLL_INTERVAL_S = 0.05
 # How often Ansible's async watchdog looks at its job (async_wrapper's ``step``).
 ASYNC_WATCHDOG_POLL_S = 5.0

@@ -604,7 +604,7 @@ def _resolve_programs(module, program_option):
 
 
 def progress_plan(survey, plan):
-    """What the run's progress log starts from (SurveyStart.make_run_dir): the points of ``plan`` the sweep runs
+    """What the run's progress log starts from (SurveyStart.start_run): the points of ``plan`` the sweep runs
     (``survey.progress_points``) and the plan's estimated duration (None when the survey has no rate to assume)."""
     return survey.progress_points(plan), plan_estimate.estimate(survey.SURVEY, plan)['estimated_duration_s']
 
@@ -660,7 +660,7 @@ def run_module(module, problems, survey_class, program_option, parameter_names, 
     # ETA until the first point ends, then the rate measured so far.
     # A rerun of the run id resumes: the points its earlier attempts finished go into the envelope, the sweep skips
     # them (force_rerun starts over).
-    run_dir = start.make_run_dir(*progress_plan(survey, plan), record_point=survey.record_point)
+    run_dir = start.start_run(*progress_plan(survey, plan), record_point=survey.record_point)
     survey.done_records = list(start.done_records)
     # each point an adaptive step passes over leaves the progress log's total, as in the server surveys
     for axis in sorted(survey.sweeps):

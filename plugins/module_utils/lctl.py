@@ -45,7 +45,8 @@ ECHO_MODULE = 'obdecho'
 SYS_MODULE_DIR = '/sys/module'
 
 _VERSION_RE = re.compile(r'^(?:lustre:\s*|Lustre version:\s*)?v?(?P<version>\d+\.\d+(?:\.\d+)*(?:[-_.][\w.\-]+)?)\s*$')
-_OBJECT_ID_RE = re.compile(r'^(?:create|destroy): #\d+ is object id (?P<id>0x[0-9a-fA-F]+|\d+)\s*$')
+# ``create: #1 is object id 0x2``, also after a prefix (``lctl create: ...``, a device name).
+_OBJECT_ID_RE = re.compile(r'(?:create|destroy): #\d+ is object id (?P<id>0x[0-9a-fA-F]+|\d+)\s*$')
 _MODULE_IN_USE_RE = re.compile(r'\bin use\b')
 
 
@@ -115,10 +116,13 @@ def parse_version(text):
 
 
 def parse_object_ids(text):
-    """Object ids (ints) printed by ``lctl create`` / ``destroy`` with verbose output."""
+    """Object ids (ints) printed by ``lctl create`` / ``destroy`` with verbose output, in the order printed.
+
+    The one reader of that output (obdfilter.parse_created_objects checks what it returns).
+    """
     ids = []
     for line in (text or '').splitlines():
-        match = _OBJECT_ID_RE.match(line.strip())
+        match = _OBJECT_ID_RE.search(line.strip())
         if match:
             ids.append(int(match.group('id'), 0))
     return ids

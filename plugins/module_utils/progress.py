@@ -26,6 +26,7 @@ import shutil
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.units import is_number
 
 PROGRESS_SCHEMA = 'lustre.iokit/progress/v1'
 
@@ -189,10 +190,6 @@ DIRECTION_RATES = (('write_mib_s', 'write'), ('read_mib_s', 'read'), ('ior_write
                    ('ior_read_mib_s', 'read'))
 
 
-def _is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 # mdtest's operations (parse_mdtest's names) that make its point's figure, when the point measured them.
 MDTEST_FIGURES = ('file creation', 'file stat', 'file read', 'file removal')
 
@@ -204,18 +201,18 @@ def figure_of(record):
     parts = []
     if isinstance(tests, dict):
         for name, result in tests.items():
-            if isinstance(result, dict) and _is_number(result.get('mib_s')):
+            if isinstance(result, dict) and is_number(result.get('mib_s')):
                 parts.append('%s %.1f MiB/s' % (name, result['mib_s']))
-            elif isinstance(result, dict) and _is_number(result.get('ops_s')):
+            elif isinstance(result, dict) and is_number(result.get('ops_s')):
                 parts.append('%s %.1f ops/s' % (name, result['ops_s']))
     for key, name in DIRECTION_RATES:
-        if _is_number(record.get(key)):
+        if is_number(record.get(key)):
             parts.append('%s %.1f MiB/s' % (name, record[key]))
     summary = record.get('summary')
     if record.get('unit') == 'ops/sec' and isinstance(summary, dict):
         for name in MDTEST_FIGURES:
             stats = summary.get(name)
-            if isinstance(stats, dict) and _is_number(stats.get('mean')):
+            if isinstance(stats, dict) and is_number(stats.get('mean')):
                 parts.append('%s %.1f ops/s' % (name, stats['mean']))
     for key, unit in (('mib_s', 'MiB/s'), ('ops_s', 'ops/s'), ('rate', '/s')):
         if not parts and isinstance(record.get(key), (int, float)) and not isinstance(record.get(key), bool):

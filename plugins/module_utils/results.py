@@ -43,6 +43,8 @@ import os
 import re
 import time
 
+from ansible_collections.lustre.iokit.plugins.module_utils.units import is_number
+
 SCHEMA = 'lustre.iokit/result/v1'
 
 STATUS_OK = 'ok'
@@ -101,10 +103,6 @@ class EnvelopeError(ValueError):
 # Time and identifiers
 
 
-def _is_number(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
 _UTC = datetime.timezone.utc
 
 
@@ -116,7 +114,7 @@ def _epoch_seconds(when):
         if when.tzinfo is None:
             when = when.replace(tzinfo=_UTC)
         return when.timestamp()
-    if _is_number(when):
+    if is_number(when):
         return float(when)
     raise TypeError('expected None, a datetime or epoch seconds, got %r' % (when,))
 
@@ -487,7 +485,7 @@ def validate_envelope(envelope):
             problem = _identifier_problem(parse_timestamp, envelope[key])
             if problem:
                 problems.append('%s: %s' % (key, problem))
-    check('duration_s', lambda value: _is_number(value) and math.isfinite(value) and value >= 0,
+    check('duration_s', lambda value: is_number(value) and math.isfinite(value) and value >= 0,
           'a non-negative number')
     if isinstance(envelope.get('errors'), list):
         problems.extend(_error_item_problems(envelope['errors']))

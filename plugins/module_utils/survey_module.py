@@ -101,10 +101,10 @@ class SurveyStart:
         self.survey = survey
         self._recorded = False
         self.progress = None
-        self.done_points = []
-        # The records of done_points, in the same order (an adaptive sweep takes their figures into account).
+        self._earlier_points = []
+        # The records of _earlier_points, in the same order (an adaptive sweep takes their figures into account).
         self.done_records = []
-        # One survey of this kind per node at a time (taken in make_run_dir, before anything is made).
+        # One survey of this kind per node at a time (taken in start_run, before anything is made).
         self.lock = SurveyLock(node_state.workdir, survey) if exclusive and node_state is not None else None
         self.run_id = run_id
         self.host = host
@@ -114,15 +114,18 @@ class SurveyStart:
         self.control_runner = control_runner
         self.lctl = lctl_utils.Lctl(control_runner) if control_runner is not None else None
 
-    def make_run_dir(self, planned=None, planned_duration_s=None, record_point=None, parts=False):
-        """``<workdir>/<run_id>``, created if needed; the module fails naming ``workdir`` when it cannot be.
+    def start_run(self, planned=None, planned_duration_s=None, record_point=None, parts=False):
+        """Start the run on this node: take the survey's node lock, record the module for the cleanup, resume the
+        run id's earlier attempts and start the progress log; returns the run directory ``<workdir>/<run_id>``.
 
+        The directory is created if needed; the module fails naming ``workdir`` when it cannot be.
         Called once every check has passed, right before the survey makes anything: with a node state, the
-        module first records itself and the directory there for the cleanup (``record_for_cleanup``).
+        module first takes the lock (``exclusive``) and records itself and the directory there for the cleanup
+        (``record_for_cleanup``).
         Outside check mode the run's progress log starts there (``planned``: progress.planned_points of the
         engine's plan), told of every record the envelope builder receives.
         With ``record_point`` (a record to its entry of ``planned``, without weight) the run resumes: the points
-        an earlier attempt of this run id finished here go into the envelope first, ``done_points`` lists them for
+        an earlier attempt of this run id finished here go into the envelope first, ``done_by()`` gives them to
         the engine to skip, and the envelope lists the attempts; the ``force_rerun`` option starts over.
         With ``parts`` (a survey whose one record covers its whole sweep: ost), the points file keeps the finished
         parts of that record instead (one OST written and read): an earlier attempt's parts are not put into the
@@ -150,8 +153,8 @@ class SurveyStart:
                 attempt = self._resume(run_dir, record_point, parts)
                 planned = planned or []
                 remaining = [point for point in planned if not any(
-                    _covers(done, point) if parts else done == _without_weight(point) for done in self.done_points)]
-                done_before = len(planned) - len(remaining) if parts else len(self.done_points)
+                    _covers(done, point) if parts else done == _without_weight(point) for done in self._earlier_points)]
+                done_before = len(planned) - len(remaining) if parts else len(self._earlier_points)
                 planned = remaining
             self.progress = progress_utils.ProgressLog(run_dir, self.survey, self.run_id, self.host, planned=planned,
                                                        planned_duration_s=planned_duration_s, attempt=attempt,
@@ -162,14 +165,14 @@ class SurveyStart:
         return run_dir
 
     def done_by(self, *keys):
-        """The points earlier attempts finished (after ``make_run_dir``), as the engine looks them up: the tuple of
+        """The points earlier attempts finished (after ``start_run``), as the engine looks them up: the tuple of
         the point's ``keys`` (the one value for a single key) -> its record."""
         def key_of(point):
             return point[keys[0]] if len(keys) == 1 else tuple(point[key] for key in keys)
-        return dict((key_of(point), record) for point, record in zip(self.done_points, self.done_records))
+        return dict((key_of(point), record) for point, record in zip(self._earlier_points, self.done_records))
 
     def follow_sweep(self, inner_sweeps):
-        """Each point the adaptive sweep passes over leaves the progress log's total (after ``make_run_dir``)."""
+        """Each point the adaptive sweep passes over leaves the progress log's total (after ``start_run``)."""
         if self.progress is not None:
             inner_sweeps.on_skip = self.progress.point_skipped
 
@@ -187,7 +190,7 @@ class SurveyStart:
         else:
             for record in earlier:
                 self.builder.add_record(record)
-        self.done_points = [record_point(record) for record in earlier]
+        self._earlier_points = [record_point(record) for record in earlier]
         self.done_records = list(earlier)
         self.builder.extra_fields['attempts'] = attempts
         return attempt
@@ -279,7 +282,7 @@ def start_survey(module, survey, parameter_names, runner_class, recording_runner
     the node state under ``workdir`` for the cleanup, and a control runner is made; without it the measuring
     runner is a plain ``runner_class`` and there is neither node state nor control runner.
     Installs the SIGTERM handler that stops the measuring runner's children.
-    With ``exclusive`` (needs the recording runner), ``make_run_dir`` first takes the node lock of ``survey``
+    With ``exclusive`` (needs the recording runner), ``start_run`` first takes the node lock of ``survey``
     (SurveyStart.take_lock).  Every node-state entry carries the launch id (``launch_id`` option, else a new one).
     """
     params = module.params
@@ -434,3 +437,127 @@ def exit_with_envelope(module, builder, what, changed, **extra):
         module.fail_json(msg='%s measured nothing: %s' % (what, '; '.join(
             error['message'] for error in envelope['errors'])), changed=changed, **result)
     module.exit_json(changed=changed, **result)
+
+
+class ServerSurveySpec:
+    """How one server survey (sgpdd, obdfilter, mds, ost, lnet) differs from the others, for ``run_server_survey``.
+
+    A module subclasses it with its names and the steps only it has; what is left as it is here is the same for
+    every survey.
+    """
+
+    # The survey's name (results.SURVEYS), its words in a failure ('obdfilter survey') and its envelope parameters.
+    survey = None
+    what = None
+    parameter_names = ()
+    # One such survey per node at a time (the node lock, SurveyStart.take_lock).
+    exclusive = False
+    # Whether the survey records what it makes in the node state (a ProcessRecordingRunner and a control runner).
+    keeps_node_state = True
+    # A kernel module loaded around the run (recorded for the cleanup, unloaded after when we loaded it), and the
+    # environment fact that says whether we loaded it.
+    kernel_module = None
+    kernel_module_fact = None
+    # The keys of a point in the resume log, and whether the log keeps parts of one record (SurveyStart.start_run).
+    resume_keys = ()
+    resume_parts = False
+    # The option that overrides the estimate's assumed rate (plan_estimate.estimate), if any.
+    estimate_option = None
+    # Where the native engine writes the I/O kit's .summary and .detail files, under the run directory.
+    raw_name = None
+    # Whether the result lists ``raw_files``.
+    returns_raw_files = True
+
+    def prepare(self, params):
+        """Fill in the options whose default depends on another one (after the option checks)."""
+
+    def build(self, start):
+        """The engine, with the envelope's environment set; raises EngineError (the module fails with it)."""
+        raise NotImplementedError
+
+    def check(self, start, survey):
+        """Fail the module with what keeps the engine from starting here (every problem at once)."""
+        fail_on_problems(start.module, survey.problems())
+
+    def plan(self, start, survey):
+        """The plan the module returns (a dict with the engine's ``points``)."""
+        return survey.plan()
+
+    def changed_in_check_mode(self, start, survey, plan):
+        return True
+
+    def before_run(self, start, survey, plan):
+        """The last checks that only a run needs (check mode has ended)."""
+
+    def planned(self, survey, plan):
+        """The points of the progress log: progress.planned_points of the plan."""
+        raise NotImplementedError
+
+    def record_point(self, record):
+        """A record's point as ``planned`` names it (resume)."""
+        raise NotImplementedError
+
+    def run_native(self, start, survey, run_dir):
+        """Run the native engine; returns ``(changed, raw_files)``."""
+        raw_prefix = os.path.join(run_dir, self.raw_name) if self.raw_name else None
+        records, raw_files = run_native(start.builder, survey, start.control_runner, raw_prefix)
+        return bool(records), raw_files
+
+    def run_iokit(self, start, survey, run_dir):
+        """Run the node's installed I/O-kit script (``iokit_script``); returns ``(changed, raw_files)``."""
+        raise NotImplementedError
+
+    def after_run(self, start, survey):
+        """The environment facts only the run knows."""
+
+
+def run_server_survey(module, spec, runner_class, recording_runner_class=None):
+    """A server survey module's whole run once its arguments are parsed, as ``spec`` (a ServerSurveySpec) says.
+
+    Fail on the option problems, start the survey (the runner classes come from the calling module, so that its
+    tests can replace them there), build the engine and check it, plan with its estimate (check mode ends there),
+    lock, record for the cleanup and resume (``SurveyStart.start_run``), run the native engine or the I/O-kit
+    script (``engine``) with the survey's kernel module loaded, and exit with the envelope.
+    """
+    params = module.params
+    fail_on_problems(module, spec.option_problems(params))
+    spec.prepare(params)
+    start = start_survey(module, spec.survey, spec.parameter_names, runner_class,
+                         recording_runner_class if spec.keeps_node_state else None, exclusive=spec.exclusive)
+    builder = start.builder
+    try:
+        survey = spec.build(start)
+    except EngineError as exc:
+        module.fail_json(msg=str(exc))
+    spec.check(start, survey)
+    plan = spec.plan(start, survey)
+    override = (params[spec.estimate_option], spec.estimate_option) if spec.estimate_option else ()
+    estimate = plan_estimate.estimate(spec.survey, plan, *override)
+    plan.update(estimate=estimate, estimated_duration_s=estimate['estimated_duration_s'],
+                estimate_basis=estimate['estimate_basis'])
+    if module.check_mode:
+        exit_with_envelope(module, builder, spec.what, spec.changed_in_check_mode(start, survey, plan), plan=plan)
+    spec.before_run(start, survey, plan)
+    # The installed script cannot skip points: only the native engine resumes.
+    resumes = params['engine'] == 'native'
+    run_dir = start.start_run(spec.planned(survey, plan), plan['estimated_duration_s'],
+                              record_point=spec.record_point if resumes else None, parts=spec.resume_parts)
+    inner_sweeps = getattr(survey, 'inner_sweeps', None)
+    if inner_sweeps is not None:
+        start.follow_sweep(inner_sweeps)
+    if resumes:
+        survey.done_points = start.done_by(*spec.resume_keys)
+    if spec.kernel_module:
+        builder.set_environment(**{spec.kernel_module_fact: start.load_kernel_module(spec.kernel_module)})
+    try:
+        if params['engine'] == 'iokit':
+            changed, raw_files = spec.run_iokit(start, survey, run_dir)
+        else:
+            changed, raw_files = spec.run_native(start, survey, run_dir)
+    finally:
+        if spec.kernel_module:
+            start.unload_kernel_module(spec.kernel_module)
+    spec.after_run(start, survey)
+    builder.set_raw_output(raw_files[0] if raw_files else None)
+    extra = dict(raw_files=raw_files) if spec.returns_raw_files else {}
+    exit_with_envelope(module, builder, spec.what, changed, plan=plan, **extra)

@@ -19,7 +19,6 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import math
 import numbers
 import re
 
@@ -48,8 +47,13 @@ _SIZE_EXAMPLES = (('4k', 'k'), ('1m', 'm'), ('512', ''), ('1G', 'g'))
 _SIZE_BINARY_EXAMPLES = (('4k', 4 * KIB), ('1m', MIB), ('1g', GIB), ('1t', TIB))
 
 
+def is_number(value):
+    """True for an int or a float (a real number), never for a bool: a figure of a record, not a flag."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 def _number(value, what):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if not is_number(value):
         raise TypeError('%s must be a number, got %r' % (what, value))
     return value
 
@@ -59,20 +63,6 @@ def decimal_mb_s_to_mib_s(mb_s):
     if mb_s is None:
         return None
     return _number(mb_s, 'MB/s') / DECIMAL_MB_PER_MIB
-
-
-def kib_to_mib(kib):
-    """KiB to MiB (``kib / 1024``), e.g. the I/O kit's ``sz`` column (KiB) to a size in MiB."""
-    if kib is None:
-        return None
-    return _number(kib, 'KiB') / KIB
-
-
-def bytes_to_mib(nbytes):
-    """Bytes to MiB (``nbytes / 1048576``)."""
-    if nbytes is None:
-        return None
-    return _number(nbytes, 'byte count') / MIB
 
 
 def _size_refusal(value, suffixes):
@@ -129,16 +119,3 @@ def rate_mib_s(nbytes, seconds):
     if _number(seconds, 'seconds') <= 0:
         return None
     return nbytes / MIB / seconds
-
-
-def round_for_report(value, digits=2):
-    """``value`` rounded to ``digits`` decimals for reports; None, NaN and infinities become None.
-
-    Only for presentation: records keep full precision.
-    """
-    if value is None:
-        return None
-    _number(value, 'value')
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return round(value, digits)

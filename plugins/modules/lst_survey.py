@@ -253,7 +253,6 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import lnet
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
@@ -302,64 +301,69 @@ def record_point(record):
     return {'servers': record['server_group'], 'clients': record['client_group'], 'mode': record['mode']}
 
 
-def run_iokit(module, runner, builder, run_dir, params):
-    script = survey_module.iokit_script_path(module)
-    records, errors, files = lnet.run_iokit(
-        runner, script, run_dir, params['split'], servers=params['servers'], clients=params['clients'],
-        modes=params['modes'], sizes=params['sizes'], concurrency=params['concurrency'],
-        stat_count=params['stat_count'], stat_delay_s=params['stat_delay_s'], stat_group=params['stat_group'])
-    survey_module.add_iokit_outcome(builder, records, errors, runner)
-    csv_files = [path for path in files if path.endswith('.csv')]
-    return bool(records), csv_files + [path for path in files if path not in csv_files]
+class LstSpec(survey_module.ServerSurveySpec):
+    """The lnet survey for survey_module.run_server_survey. The session's end and the module's unloading run on the
+    control runner: they still run after a timeout."""
+
+    survey = SURVEY
+    what = 'lnet survey'
+    parameter_names = PARAMETER_NAMES
+    kernel_module = lnet.SELFTEST_MODULE
+    kernel_module_fact = 'lnet_selftest_loaded_by_us'
+    resume_keys = ('servers', 'clients', 'mode')
+    # The CSV first: it is what parse_lst_survey reads, and what raw_output points at.
+    raw_name = 'lst_survey'
+    option_problems = staticmethod(option_problems)
+    record_point = staticmethod(record_point)
+
+    def build(self, start):
+        module = start.module
+        params = module.params
+        version = start.lctl.version()
+        if params['engine'] == 'iokit':
+            problem = lnet.iokit_version_problem(version)
+            if problem:
+                module.fail_json(msg=problem)
+        survey = lnet.LstSurvey(
+            start.runner, start.control_runner, start.node_state, start.run_id, params['servers'], params['clients'],
+            modes=params['modes'], sizes=params['sizes'], concurrency=params['concurrency'],
+            stat_count=params['stat_count'], stat_delay_s=params['stat_delay_s'], stat_group=params['stat_group'],
+            split=params['split'], distribute=params['distribute'], per_node_stats=params['per_node_stats'],
+            session_timeout=params['session_timeout'], force_session=params['force_session'], host=start.host)
+        start.builder.set_environment(lustre_version=version, kernel=os.uname()[2], session=survey.session)
+        return survey
+
+    def check(self, start, survey):
+        """The engine's settings were checked with the options (option_problems)."""
+
+    def before_run(self, start, survey, plan):
+        if start.module.params['engine'] == 'native' and start.module.get_bin_path('lst') is None:
+            start.module.fail_json(msg='lst is not installed on this node (Lustre client or server utilities); the '
+                                       'native engine drives it', plan=plan)
+
+    def planned(self, survey, plan):
+        # The progress counts the tests of every group pair, each sampled for the same time.
+        return [{'servers': pair['server_group'], 'clients': pair['client_group'], 'mode': mode}
+                for pair in plan['pairs'] for mode in plan['tests']]
+
+    def run_iokit(self, start, survey, run_dir):
+        params, runner = start.module.params, start.runner
+        script = survey_module.iokit_script_path(start.module)
+        records, errors, files = lnet.run_iokit(
+            runner, script, run_dir, params['split'], servers=params['servers'], clients=params['clients'],
+            modes=params['modes'], sizes=params['sizes'], concurrency=params['concurrency'],
+            stat_count=params['stat_count'], stat_delay_s=params['stat_delay_s'], stat_group=params['stat_group'])
+        survey_module.add_iokit_outcome(start.builder, records, errors, runner)
+        csv_files = [path for path in files if path.endswith('.csv')]
+        return bool(records), csv_files + [path for path in files if path not in csv_files]
+
+    def after_run(self, start, survey):
+        start.builder.set_environment(notes=survey.notes)
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    params = module.params
-    survey_module.fail_on_problems(module, option_problems(params))
-    # The session's end and the module's unloading run on the control runner: they still run after a timeout.
-    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
-    runner, builder = start.runner, start.builder
-    version = start.lctl.version()
-    if params['engine'] == 'iokit':
-        problem = lnet.iokit_version_problem(version)
-        if problem:
-            module.fail_json(msg=problem)
-    survey = lnet.LstSurvey(
-        runner, start.control_runner, start.node_state, start.run_id, params['servers'], params['clients'],
-        modes=params['modes'], sizes=params['sizes'], concurrency=params['concurrency'],
-        stat_count=params['stat_count'], stat_delay_s=params['stat_delay_s'], stat_group=params['stat_group'],
-        split=params['split'], distribute=params['distribute'], per_node_stats=params['per_node_stats'],
-        session_timeout=params['session_timeout'], force_session=params['force_session'], host=start.host)
-    builder.set_environment(lustre_version=version, kernel=os.uname()[2], session=survey.session)
-    plan = survey.plan()
-    if module.check_mode:
-        survey_module.exit_with_envelope(module, builder, 'lnet survey', True, plan=plan)
-    if params['engine'] == 'native' and module.get_bin_path('lst') is None:
-        module.fail_json(msg='lst is not installed on this node (Lustre client or server utilities); the native '
-                             'engine drives it', plan=plan)
-
-    # The progress counts the tests of every group pair, each sampled for the same time.
-    planned = [{'servers': pair['server_group'], 'clients': pair['client_group'], 'mode': mode}
-               for pair in plan['pairs'] for mode in plan['tests']]
-    # The installed script cannot skip tests: only the native engine resumes.
-    run_dir = start.make_run_dir(planned, plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'],
-                                 record_point=record_point if params['engine'] == 'native' else None)
-    survey.done_points = set(start.done_by('servers', 'clients', 'mode'))
-    builder.set_environment(lnet_selftest_loaded_by_us=start.load_kernel_module(lnet.SELFTEST_MODULE))
-    try:
-        if params['engine'] == 'iokit':
-            changed, raw_files = run_iokit(module, runner, builder, run_dir, params)
-        else:
-            # The CSV first: it is what parse_lst_survey reads, and what raw_output points at.
-            records, raw_files = survey_module.run_native(builder, survey, start.control_runner,
-                                                          os.path.join(run_dir, 'lst_survey'))
-            changed = bool(records)
-    finally:
-        start.unload_kernel_module(lnet.SELFTEST_MODULE)
-    builder.set_environment(notes=survey.notes)
-    builder.set_raw_output(raw_files[0] if raw_files else None)
-    survey_module.exit_with_envelope(module, builder, 'lnet survey', changed, plan=plan, raw_files=raw_files)
+    survey_module.run_server_survey(module, LstSpec(), Runner, ProcessRecordingRunner)
 
 
 if __name__ == '__main__':

@@ -253,7 +253,6 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
-from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
@@ -269,7 +268,7 @@ PARAMETER_NAMES = ('targets', 'thrlo', 'thrhi', 'file_count', 'dir_count', 'stri
 
 def argument_spec():
     spec = survey_common_argument_spec()
-    spec.update(adaptive.sweep_argument_spec())
+    spec.update(adaptive.adaptive_sweep_argument_spec())
     spec.update(progress_utils.resume_argument_spec())
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
@@ -303,86 +302,83 @@ def option_problems(params):
     return problems
 
 
-def run_iokit(start, run_dir, targets):
-    """Run the installed mds-survey, then remove the echo clients it left (its own trap is not trusted)."""
-    params = start.module.params
-    script = survey_module.iokit_script_path(start.module)
-    rslt = os.path.join(run_dir, 'mds_survey')
-    for target in targets:
-        start.node_state.record('echo_clients', start.run_id, name=target.echo_client, target=target.name,
-                                layer=params['layer'], directories=target.directories(params['dir_count']))
-    records, errors, unused_result = mds.run_iokit(
-        start.runner, script, rslt, targets=[target.name for target in targets], thrlo=params['thrlo'],
-        thrhi=params['thrhi'], file_count=params['file_count'], dir_count=params['dir_count'],
-        stripe_count=params['stripe_count'], tests=params['tests'], start_number=params['start_number'],
-        layer=params['layer'])
-    survey_module.add_iokit_outcome(start.builder, records, errors, start.runner)
-    start.remove_leftover_echo_clients('mds-survey', [target.echo_client for target in targets])
-    return bool(records), [rslt + '.summary', rslt + '.detail']
+class MdsSpec(survey_module.ServerSurveySpec):
+    """The mds survey for survey_module.run_server_survey."""
+
+    survey = SURVEY
+    what = 'mds survey'
+    parameter_names = PARAMETER_NAMES
+    exclusive = True
+    kernel_module = lctl_utils.ECHO_MODULE
+    kernel_module_fact = 'obdecho_loaded_by_us'
+    resume_keys = ('thr',)
+    raw_name = 'mds_survey'
+    option_problems = staticmethod(option_problems)
+    record_point = staticmethod(record_point)
+
+    def __init__(self):
+        self.targets = None
+
+    def prepare(self, params):
+        if params['dir_count'] is None:
+            params['dir_count'] = params['thrlo']
+
+    def build(self, start):
+        module, builder, lctl = start.module, start.builder, start.lctl
+        params = module.params
+        try:
+            devices = lctl.devices()
+        except lctl_utils.LctlError as exc:
+            module.fail_json(msg='cannot list the Lustre devices: %s' % exc)
+        # The run's tag in the echo client and test directory names (the installed script names them itself).
+        tag = run_tag(start.run_id) if params['engine'] == 'native' else None
+        targets = self.targets = mds.resolve_targets(devices, params['targets'], tag=tag)
+        survey_module.fail_on_problems(module, ['targets: %s: %s' % (target.name, lctl_utils.name_problem(
+            target.echo_client)) for target in targets if lctl_utils.name_problem(target.echo_client)])
+        if params['stripe_count'] > 0 and not mds.has_osc_or_osp(devices):
+            module.fail_json(msg='stripe_count: %d needs an UP osc or osp device on this node (lctl dl shows none)'
+                             % params['stripe_count'])
+        builder.set_environment(lustre_version=lctl.version(), kernel=os.uname()[2],
+                                targets=[target.as_dict() for target in targets])
+        survey = mds.MdsSurvey(
+            start.runner, lctl, start.node_state, start.run_id, targets, thrlo=params['thrlo'], thrhi=params['thrhi'],
+            file_count=params['file_count'], dir_count=params['dir_count'], stripe_count=params['stripe_count'],
+            tests=params['tests'], start_number=params['start_number'], layer=params['layer'], host=start.host)
+        survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'],
+                                                   params['sweep_patience'])
+        return survey
+
+    def check(self, start, survey):
+        inode_problems, free_inodes = survey.free_inode_problems()
+        start.builder.set_environment(free_inodes=free_inodes)
+        survey_module.fail_on_problems(start.module, inode_problems)
+
+    def planned(self, survey, plan):
+        # The progress counts the thread counts of the plan, each weighed by the files it touches.
+        return [dict(thr=point['thr'], weight=point['thr'] * point['files_per_thread'])
+                for point in plan['points'] if point['skip'] is None]
+
+    def run_iokit(self, start, survey, run_dir):
+        """Run the installed mds-survey, then remove the echo clients it left (its own trap is not trusted)."""
+        params, targets = start.module.params, self.targets
+        script = survey_module.iokit_script_path(start.module)
+        rslt = os.path.join(run_dir, 'mds_survey')
+        for target in targets:
+            start.node_state.record('echo_clients', start.run_id, name=target.echo_client, target=target.name,
+                                    layer=params['layer'], directories=target.directories(params['dir_count']))
+        records, errors, unused_result = mds.run_iokit(
+            start.runner, script, rslt, targets=[target.name for target in targets], thrlo=params['thrlo'],
+            thrhi=params['thrhi'], file_count=params['file_count'], dir_count=params['dir_count'],
+            stripe_count=params['stripe_count'], tests=params['tests'], start_number=params['start_number'],
+            layer=params['layer'])
+        survey_module.add_iokit_outcome(start.builder, records, errors, start.runner)
+        start.remove_leftover_echo_clients('mds-survey', [target.echo_client for target in targets])
+        return bool(records), [rslt + '.summary', rslt + '.detail']
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    params = module.params
-    survey_module.fail_on_problems(module, option_problems(params))
-    if params['dir_count'] is None:
-        params['dir_count'] = params['thrlo']
-    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner,
-                                       exclusive=True)
-    builder, lctl = start.builder, start.lctl
-
-    try:
-        devices = lctl.devices()
-    except lctl_utils.LctlError as exc:
-        module.fail_json(msg='cannot list the Lustre devices: %s' % exc)
-    try:
-        # The run's tag in the echo client and test directory names (the installed script names them itself).
-        targets = mds.resolve_targets(devices, params['targets'],
-                                      tag=run_tag(start.run_id) if params['engine'] == 'native' else None)
-    except mds.EngineError as exc:
-        module.fail_json(msg=str(exc))
-    survey_module.fail_on_problems(module, ['targets: %s: %s' % (target.name, lctl_utils.name_problem(
-        target.echo_client)) for target in targets if lctl_utils.name_problem(target.echo_client)])
-    if params['stripe_count'] > 0 and not mds.has_osc_or_osp(devices):
-        module.fail_json(msg='stripe_count: %d needs an UP osc or osp device on this node (lctl dl shows none)'
-                         % params['stripe_count'])
-    builder.set_environment(lustre_version=lctl.version(), kernel=os.uname()[2],
-                            targets=[target.as_dict() for target in targets])
-    survey = mds.MdsSurvey(
-        start.runner, lctl, start.node_state, start.run_id, targets, thrlo=params['thrlo'], thrhi=params['thrhi'],
-        file_count=params['file_count'], dir_count=params['dir_count'], stripe_count=params['stripe_count'],
-        tests=params['tests'], start_number=params['start_number'], layer=params['layer'], host=start.host)
-    survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'])
-    inode_problems, free_inodes = survey.free_inode_problems()
-    builder.set_environment(free_inodes=free_inodes)
-    survey_module.fail_on_problems(module, inode_problems)
-    plan = survey.plan()
-    plan['sweep'] = adaptive.plan_fields(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'],
-                                         adaptive.inner_sweep_sizes(plan['points'], 'thr', ()))
-    if module.check_mode:
-        survey_module.exit_with_envelope(module, builder, 'mds survey', True, plan=plan)
-
-    # The progress counts the thread counts of the plan, each weighed by the files it touches.
-    planned = [dict(thr=point['thr'], weight=point['thr'] * point['files_per_thread'])
-               for point in plan['points'] if point['skip'] is None]
-    # The installed script cannot skip points: only the native engine resumes.
-    resumable = params['engine'] == 'native'
-    run_dir = start.make_run_dir(planned, plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'],
-                                 record_point=record_point if resumable else None)
-    start.follow_sweep(survey.inner_sweeps)
-    survey.done_points = start.done_by('thr')
-    builder.set_environment(obdecho_loaded_by_us=start.load_kernel_module(lctl_utils.ECHO_MODULE))
-    try:
-        if params['engine'] == 'iokit':
-            changed, raw_files = run_iokit(start, run_dir, targets)
-        else:
-            records, raw_files = survey_module.run_native(builder, survey, start.control_runner,
-                                                          os.path.join(run_dir, 'mds_survey'))
-            changed = bool(records)
-    finally:
-        start.unload_kernel_module(lctl_utils.ECHO_MODULE)
-    builder.set_raw_output(raw_files[0])
-    survey_module.exit_with_envelope(module, builder, 'mds survey', changed, plan=plan, raw_files=raw_files)
+    survey_module.run_server_survey(module, MdsSpec(), Runner, ProcessRecordingRunner)
 
 
 if __name__ == '__main__':

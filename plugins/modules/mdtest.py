@@ -371,7 +371,7 @@ PARAMETER_NAMES = ('mount_point', 'directory', 'hosts') + ENGINE_OPTIONS + ('eng
 def argument_spec():
     spec = survey_common_argument_spec(engines=('native',))
     spec.update(client_launch.launch_argument_spec())
-    spec.update(adaptive.sweep_argument_spec())
+    spec.update(adaptive.adaptive_sweep_argument_spec())
     spec.update(
         tasks_per_node=dict(type='list', elements='int', default=list(mdtest.DEFAULT_TASKS_PER_NODE)),
         nodes=dict(type='list', elements='int'),

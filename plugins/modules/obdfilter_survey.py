@@ -318,12 +318,12 @@ import socket
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
-from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_iokit
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_network
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lctl_dl import parse_lctl_dl
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
@@ -344,7 +344,7 @@ TEST_CHOICES = ['write', 'rewrite', 'read', 'reread', 'rewrite_again']
 def argument_spec():
     spec = survey_common_argument_spec()
     spec.update(sweep_argument_spec())
-    spec.update(adaptive.sweep_argument_spec())
+    spec.update(adaptive.adaptive_sweep_argument_spec())
     spec.update(progress_utils.resume_argument_spec())
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
@@ -388,137 +388,149 @@ def page_kib():
         return obdfilter.DEFAULT_PAGE_KIB
 
 
-def network_survey(runner, control_runner, server, params, devices, sweep_options):
-    """The case=network survey against ``server``; EngineError (naming the option) when it cannot run here."""
+def network_survey(start, sweep_options, devices):
+    """The case=network survey against the one server of ``targets``; EngineError (naming the option) when it cannot
+    run here."""
+    params = start.module.params
+    server = params['targets'][0]
     mounted = obdfilter_network.mounted_client_oscs(devices)
     if mounted:
-        raise obdfilter.EngineError(
+        raise EngineError(
             'case: network needs a node without a mounted Lustre client (the I/O kit says "The existing setup '
             'must be cleaned"); this node has the osc devices %s' % ', '.join(mounted))
     host, nid = obdfilter_network.network_peer(server, params['nettype'])
-    server_runner = obdfilter_network.RemoteRunner(control_runner, params['server_shell'], host)
-    return obdfilter_network.NetworkSurvey(runner, server, nid, params['size_mib'], server_runner=server_runner,
-                                           **sweep_options)
+    server_runner = obdfilter_network.RemoteRunner(start.control_runner, params['server_shell'], host)
+    survey = obdfilter_network.NetworkSurvey(start.runner, server, nid, params['size_mib'],
+                                             server_runner=server_runner, **sweep_options)
+    start.builder.set_environment(server=survey.server, server_nid=survey.nid)
+    return survey, list(params['targets'])
 
 
-def run_iokit(start, script, run_dir, targets):
-    """Run the installed obdfilter-survey, then undo whatever it left (its own trap is not trusted)."""
-    params, runner, control_runner = start.module.params, start.runner, start.control_runner
-    node_state, run_id, builder = start.node_state, start.run_id, start.builder
-    rslt = os.path.join(run_dir, 'obdfilter_survey')
-    echo_module = lctl_utils.canonical_module(lctl_utils.ECHO_MODULE)
-    if echo_module not in lctl_utils.loaded_modules(control_runner):
-        # the script loads it and unloads it on a clean exit; if it is killed the cleanup must do it
-        node_state.record('modules', run_id, name=echo_module)
-    names = [obdfilter.echo_client_name(target) for target in targets] if params['case'] == 'disk' else []
-    for target, name in zip(targets, names):
-        node_state.record('echo_clients', run_id, name=name, target=target, objects=[])
-    records, errors, unused_result = obdfilter_iokit.run_iokit(
-        runner, script, rslt, targets=targets, case=params['case'], size_mib=params['size_mib'],
-        rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
-        thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'])
-    survey_module.add_iokit_outcome(builder, records, errors, runner)
-    start.remove_leftover_echo_clients('obdfilter-survey', names)
+def netdisk_survey(start, sweep_options, unused_devices):
+    """The case=netdisk survey of the OSTs ``targets`` names, through their servers' NIDs."""
+    params = start.module.params
     try:
-        lctl_utils.unload_module_if_ours(control_runner, node_state, echo_module)
+        with_nids = parse_lctl_dl(start.lctl.run(['dl', '-t']).stdout)
     except lctl_utils.LctlError as exc:
-        builder.add_error('unload %s: %s' % (echo_module, exc))
-    return bool(records), [rslt + '.summary', rslt + '.detail']
+        start.module.fail_json(msg='cannot list the Lustre devices with their NIDs (lctl dl -t): %s' % exc)
+    peers = obdfilter_network.netdisk_targets(with_nids, params['targets'], params['nettype'])
+    survey = obdfilter_network.NetdiskSurvey(start.runner, peers, params['size_mib'], **sweep_options)
+    start.builder.set_environment(netdisk_nids=dict(peers))
+    return survey, survey.targets
+
+
+def disk_survey(start, sweep_options, devices):
+    """The case=disk survey of this node's OSTs (``targets``, else every one)."""
+    params = start.module.params
+    targets = obdfilter.select_targets(devices, params['targets'],
+                                       local_names=('localhost', start.host, socket.gethostname()))
+    # The run's tag in the echo client names (the installed script names them itself).
+    name_tag = run_tag(start.run_id) if params['engine'] == 'native' else None
+    survey = obdfilter.ObdfilterSurvey(start.runner, targets, params['size_mib'], case=params['case'],
+                                       name_tag=name_tag, **sweep_options)
+    return survey, targets
+
+
+# Each case's engine: ``builder(start, sweep_options, devices)`` -> ``(survey, targets)``.
+CASE_BUILDERS = {
+    obdfilter.CASE_DISK: disk_survey,
+    obdfilter.CASE_NETWORK: network_survey,
+    obdfilter.CASE_NETDISK: netdisk_survey,
+}
+
+
+class ObdfilterSpec(survey_module.ServerSurveySpec):
+    """The obdfilter survey for survey_module.run_server_survey."""
+
+    survey = SURVEY
+    what = 'obdfilter survey'
+    parameter_names = PARAMETER_NAMES
+    exclusive = True
+    resume_keys = ('actual_rsz_kib', 'nobj', 'thr')
+    estimate_option = 'plan_ost_mib_s'
+    raw_name = 'obdfilter_survey'
+    option_problems = staticmethod(option_problems)
+    record_point = staticmethod(record_point)
+
+    def __init__(self):
+        self.targets = None
+
+    def build(self, start):
+        params, builder, lctl = start.module.params, start.builder, start.lctl
+        lustre_version = lctl.version()
+        builder.set_environment(lustre_version=lustre_version, kernel=os.uname()[2], page_kib=page_kib())
+        problem = obdfilter.case_problem(params['case'], lustre_version)
+        if problem:
+            start.module.fail_json(msg=problem)
+        try:
+            devices = lctl.devices()
+        except lctl_utils.LctlError as exc:
+            start.module.fail_json(msg='cannot list the Lustre devices: %s' % exc)
+        sweep_options = dict(
+            rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
+            thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'],
+            page_kib=page_kib(), control_runner=start.control_runner, node_state=start.node_state,
+            run_id=start.run_id, host=start.host)
+        survey, self.targets = CASE_BUILDERS[params['case']](start, sweep_options, devices)
+        builder.set_environment(targets=self.targets)
+        survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'],
+                                                   params['sweep_patience'])
+        return survey
+
+    def check(self, start, survey):
+        module = start.module
+        params = module.params
+        survey_module.fail_on_problems(module, survey.problems())
+        if params['case'] == obdfilter.CASE_DISK:
+            space_problems, free_kib = survey.free_space_problems()
+            start.builder.set_environment(free_kib=free_kib)
+            survey_module.fail_on_problems(module, space_problems)
+        if params['engine'] == 'iokit':
+            script = survey_module.iokit_script_path(module)
+            if os.sep in params['iokit_script'] and not os.access(script, os.R_OK):
+                module.fail_json(msg='iokit_script: %s does not exist or cannot be read' % script)
+
+    def planned(self, survey, plan):
+        return progress_utils.planned_points(plan['points'], self.resume_keys, 'size_kib')
+
+    def run_native(self, start, survey, run_dir):
+        result = super(ObdfilterSpec, self).run_native(start, survey, run_dir)
+        start.builder.set_environment(obdecho_loaded_by_us=survey.loaded_obdecho,
+                                      reused_echo_clients=survey.reused_echo_clients)
+        if survey.case == obdfilter.CASE_NETWORK:
+            start.builder.set_environment(server_lustre_version=survey.server_version,
+                                          server_devices_reused=survey.server_reused)
+        return result
+
+    def run_iokit(self, start, survey, run_dir):
+        """Run the installed obdfilter-survey, then undo whatever it left (its own trap is not trusted)."""
+        params, runner, control_runner = start.module.params, start.runner, start.control_runner
+        node_state, run_id, builder = start.node_state, start.run_id, start.builder
+        script = survey_module.iokit_script_path(start.module)
+        rslt = os.path.join(run_dir, 'obdfilter_survey')
+        echo_module = lctl_utils.canonical_module(lctl_utils.ECHO_MODULE)
+        if echo_module not in lctl_utils.loaded_modules(control_runner):
+            # the script loads it and unloads it on a clean exit; if it is killed the cleanup must do it
+            node_state.record('modules', run_id, name=echo_module)
+        names = [obdfilter.echo_client_name(target) for target in self.targets] if params['case'] == 'disk' else []
+        for target, name in zip(self.targets, names):
+            node_state.record('echo_clients', run_id, name=name, target=target, objects=[])
+        records, errors, unused_result = obdfilter_iokit.run_iokit(
+            runner, script, rslt, targets=self.targets, case=params['case'], size_mib=params['size_mib'],
+            rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
+            thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'])
+        survey_module.add_iokit_outcome(builder, records, errors, runner)
+        start.remove_leftover_echo_clients('obdfilter-survey', names)
+        try:
+            lctl_utils.unload_module_if_ours(control_runner, node_state, echo_module)
+        except lctl_utils.LctlError as exc:
+            builder.add_error('unload %s: %s' % (echo_module, exc))
+        return bool(records), [rslt + '.summary', rslt + '.detail']
 
 
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    params = module.params
-    survey_module.fail_on_problems(module, option_problems(params))
-    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner,
-                                       exclusive=True)
-    runner, control_runner, builder, lctl = start.runner, start.control_runner, start.builder, start.lctl
-
-    lustre_version = lctl.version()
-    builder.set_environment(lustre_version=lustre_version, kernel=os.uname()[2], page_kib=page_kib())
-    problem = obdfilter.case_problem(params['case'], lustre_version)
-    if problem:
-        module.fail_json(msg=problem)
-
-    targets = list(params['targets'])
-    try:
-        devices = lctl.devices()
-    except lctl_utils.LctlError as exc:
-        module.fail_json(msg='cannot list the Lustre devices: %s' % exc)
-    sweep_options = dict(
-        rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
-        thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'],
-        page_kib=page_kib(), control_runner=control_runner, node_state=start.node_state, run_id=start.run_id,
-        host=start.host)
-    try:
-        if params['case'] == obdfilter.CASE_NETWORK:
-            survey = network_survey(runner, control_runner, targets[0], params, devices, sweep_options)
-            builder.set_environment(server=survey.server, server_nid=survey.nid)
-        elif params['case'] == obdfilter.CASE_NETDISK:
-            try:
-                with_nids = parse_lctl_dl(lctl.run(['dl', '-t']).stdout)
-            except lctl_utils.LctlError as exc:
-                module.fail_json(msg='cannot list the Lustre devices with their NIDs (lctl dl -t): %s' % exc)
-            peers = obdfilter_network.netdisk_targets(with_nids, params['targets'], params['nettype'])
-            survey = obdfilter_network.NetdiskSurvey(runner, peers, params['size_mib'], **sweep_options)
-            targets = survey.targets
-            builder.set_environment(netdisk_nids=dict(peers))
-        else:
-            targets = obdfilter.select_targets(devices, params['targets'],
-                                               local_names=('localhost', start.host, socket.gethostname()))
-            # The run's tag in the echo client names (the installed script names them itself).
-            name_tag = run_tag(start.run_id) if params['engine'] == 'native' else None
-            survey = obdfilter.ObdfilterSurvey(runner, targets, params['size_mib'], case=params['case'],
-                                               name_tag=name_tag, **sweep_options)
-    except obdfilter.EngineError as exc:
-        module.fail_json(msg=str(exc))
-    builder.set_environment(targets=targets)
-    survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'])
-    survey_module.fail_on_problems(module, survey.problems())
-    if params['case'] == obdfilter.CASE_DISK:
-        space_problems, free_kib = survey.free_space_problems()
-        builder.set_environment(free_kib=free_kib)
-        survey_module.fail_on_problems(module, space_problems)
-    script = None
-    if params['engine'] == 'iokit':
-        script = survey_module.iokit_script_path(module)
-        if os.sep in params['iokit_script'] and not os.access(script, os.R_OK):
-            module.fail_json(msg='iokit_script: %s does not exist or cannot be read' % script)
-    points = survey.plan()
-    plan = {
-        'points': points,
-        'skipped_points': [point for point in points if point['skip']],
-        'per_ost': survey.totals_per_ost(),
-        'sweep': adaptive.plan_fields(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'],
-                                      adaptive.inner_sweep_sizes(points, 'thr', ('rsz_kib', 'nobj'))),
-    }
-    plan['estimate'] = plan_estimate.estimate(SURVEY, plan, params['plan_ost_mib_s'], 'plan_ost_mib_s')
-    plan['estimated_duration_s'] = plan['estimate']['estimated_duration_s']
-    plan['estimate_basis'] = plan['estimate']['estimate_basis']
-    if params['case'] in (obdfilter.CASE_NETWORK, obdfilter.CASE_NETDISK):
-        plan['setup'] = survey.setup_commands()
-    if module.check_mode:
-        survey_module.exit_with_envelope(module, builder, 'obdfilter survey', True, plan=plan)
-
-    planned = progress_utils.planned_points(points, ('actual_rsz_kib', 'nobj', 'thr'), 'size_kib')
-    # The installed script cannot skip points: only the native engine resumes.
-    resumable = params['engine'] == 'native'
-    run_dir = start.make_run_dir(planned, plan['estimated_duration_s'], record_point=record_point if resumable else None)
-    start.follow_sweep(survey.inner_sweeps)
-    survey.done_points = start.done_by('actual_rsz_kib', 'nobj', 'thr')
-    if params['engine'] == 'iokit':
-        changed, raw_files = run_iokit(start, script, run_dir, targets)
-    else:
-        records, raw_files = survey_module.run_native(builder, survey, start.control_runner,
-                                                      os.path.join(run_dir, 'obdfilter_survey'))
-        changed = bool(records)
-        builder.set_environment(obdecho_loaded_by_us=survey.loaded_obdecho,
-                                reused_echo_clients=survey.reused_echo_clients)
-        if survey.case == obdfilter.CASE_NETWORK:
-            builder.set_environment(server_lustre_version=survey.server_version,
-                                    server_devices_reused=survey.server_reused)
-    builder.set_raw_output(raw_files[0])
-    survey_module.exit_with_envelope(module, builder, 'obdfilter survey', changed, plan=plan, raw_files=raw_files)
+    survey_module.run_server_survey(module, ObdfilterSpec(), Runner, ProcessRecordingRunner)
 
 
 if __name__ == '__main__':

@@ -190,9 +190,9 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
@@ -224,63 +224,88 @@ def option_problems(params):
     return problems
 
 
+class OstSpec(survey_module.ServerSurveySpec):
+    """The ost survey for survey_module.run_server_survey.
+
+    The progress counts the OSTs written, then read: the record of the whole survey comes at its end. Each OST
+    written and read is kept on the node as it ends, so a rerun after a kill measures only the OSTs left.
+    """
+
+    survey = SURVEY
+    what = 'ost survey'
+    parameter_names = PARAMETER_NAMES
+    resume_keys = ('ost',)
+    resume_parts = True
+    returns_raw_files = False
+    option_problems = staticmethod(option_problems)
+
+    def __init__(self):
+        self.engine = None
+
+    def build(self, start):
+        params = start.module.params
+        # Checks, the cache change and its undoing run on the control runner: the restore still runs after a
+        # timeout.
+        survey = self.engine = ost.OstSurvey(
+            start.control_runner, start.node_state, start.run_id, params['mount_point'], size_mib=params['size_mib'],
+            min_free_factor=params['min_free_factor'], workdir=params['workdir'], host=start.host)
+        survey.inspect()
+        return survey
+
+    def check(self, start, survey):
+        survey_module.fail_on_problems(start.module, survey.space_problems())
+        start.builder.set_environment(lustre_version=start.lctl.version(), kernel=os.uname()[2],
+                                      fsname=survey.fsname, mount_fstype=survey.fstype, client_nid=survey.client_nid)
+
+    def plan(self, start, survey):
+        plan = survey.plan()
+        if not survey.active_osts():
+            start.builder.add_error("no active OST in lctl get_param -n %s" % survey.lov_param)
+        return plan
+
+    def changed_in_check_mode(self, start, survey, plan):
+        return bool(survey.active_osts())
+
+    def planned(self, survey, plan):
+        return survey.steps()
+
+    def record_point(self, record):
+        return self.engine.part_point(record)
+
+    def run_native(self, start, survey, run_dir):
+        raw_path = os.path.join(run_dir, 'ost_survey.out')
+        records = []
+        if survey.active_osts():
+            # measurements (sync, dd, setstripe) run under the deadline; the rest on the control runner
+            survey.runner = start.runner
+            if start.progress is not None:
+                survey.on_step = start.progress.step_done
+                survey.on_ost_done = start.progress.point_done
+            records, unused_raw_files = survey_module.run_native(start.builder, survey, start.control_runner)
+            for record in records:
+                # the I/O kit's text of the survey, for the user to read
+                with open(raw_path, 'w') as handle:
+                    handle.write(ost.report_text(record))
+        return bool(records), [raw_path] if os.path.exists(raw_path) else []
+
+    def run_iokit(self, start, survey, run_dir):
+        raw_path = os.path.join(run_dir, 'ost_survey.out')
+        record = None
+        if survey.active_osts():
+            script = survey_module.iokit_script_path(start.module)
+            try:
+                record, errors, unused_result = ost.run_iokit_guarded(survey, start.runner, start.control_runner,
+                                                                      script, raw_path)
+            except EngineError as exc:
+                start.module.fail_json(msg=str(exc))
+            survey_module.add_iokit_outcome(start.builder, [record] if record is not None else [], errors,
+                                            start.runner)
+        return record is not None, [raw_path] if os.path.exists(raw_path) else []
+
+
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    params = module.params
-    survey_module.fail_on_problems(module, option_problems(params))
-    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner, ProcessRecordingRunner)
-    # Checks, the cache change and its undoing run on the control runner: the restore still runs after a timeout.
-    runner, control_runner, builder = start.runner, start.control_runner, start.builder
-
-    survey = ost.OstSurvey(control_runner, start.node_state, start.run_id, params['mount_point'],
-                           size_mib=params['size_mib'], min_free_factor=params['min_free_factor'],
-                           workdir=params['workdir'], host=start.host)
-    try:
-        survey.inspect()
-    except ost.EngineError as exc:
-        module.fail_json(msg=str(exc))
-    survey_module.fail_on_problems(module, survey.space_problems())
-    builder.set_environment(lustre_version=start.lctl.version(), kernel=os.uname()[2],
-                            fsname=survey.fsname, mount_fstype=survey.fstype, client_nid=survey.client_nid)
-    plan = survey.plan()
-    if not survey.active_osts():
-        builder.add_error("no active OST in lctl get_param -n %s" % survey.lov_param)
-    if module.check_mode:
-        survey_module.exit_with_envelope(module, builder, 'ost survey', bool(survey.active_osts()), plan=plan)
-
-    # The progress counts the OSTs written, then read: the record of the whole survey comes at its end. Each OST
-    # written and read is kept on the node as it ends, so a rerun after a kill measures only the OSTs left; the
-    # installed script cannot skip OSTs: only the native engine resumes.
-    resumes = params['engine'] == 'native'
-    run_dir = start.make_run_dir(survey.steps(), plan_estimate.estimate(SURVEY, plan)['estimated_duration_s'],
-                                 record_point=survey.part_point if resumes else None, parts=True)
-    if resumes:
-        survey.done_osts = start.done_by('ost')
-    raw_path = os.path.join(run_dir, 'ost_survey.out')
-    if not survey.active_osts():
-        changed = False
-    elif params['engine'] == 'iokit':
-        script = survey_module.iokit_script_path(module)
-        try:
-            record, errors, unused_result = ost.run_iokit_guarded(survey, runner, control_runner, script, raw_path)
-        except ost.EngineError as exc:
-            module.fail_json(msg=str(exc))
-        survey_module.add_iokit_outcome(builder, [record] if record is not None else [], errors, runner)
-        changed = record is not None
-    else:
-        # measurements (sync, dd, setstripe) run under the deadline; the rest on the control runner
-        survey.runner = runner
-        if start.progress is not None:
-            survey.on_step = start.progress.step_done
-            survey.on_ost_done = start.progress.point_done
-        records, unused_raw_files = survey_module.run_native(builder, survey, control_runner)
-        for record in records:
-            # the I/O kit's text of the survey, for the user to read
-            with open(raw_path, 'w') as handle:
-                handle.write(ost.report_text(record))
-        changed = bool(records)
-    builder.set_raw_output(raw_path if os.path.exists(raw_path) else None)
-    survey_module.exit_with_envelope(module, builder, 'ost survey', changed, plan=plan)
+    survey_module.run_server_survey(module, OstSpec(), Runner, ProcessRecordingRunner)
 
 
 if __name__ == '__main__':

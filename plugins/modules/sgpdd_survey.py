@@ -264,7 +264,6 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
-from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
@@ -285,7 +284,7 @@ PARAMETER_NAMES = ('devices', 'size_mib', 'crglo', 'crghi', 'thrlo', 'thrhi', 'r
 def argument_spec():
     spec = survey_common_argument_spec()
     spec.update(sweep_argument_spec())
-    spec.update(adaptive.sweep_argument_spec())
+    spec.update(adaptive.adaptive_sweep_argument_spec())
     spec.update(progress_utils.resume_argument_spec())
     spec.update(
         devices=dict(type='list', elements='path', required=True),
@@ -333,74 +332,71 @@ def option_problems(params):
     return problems
 
 
-def main():
-    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
-    params = module.params
-    survey_module.fail_on_problems(module, option_problems(params))
-    # sgp_dd works on devices only: nothing in the node state for the cleanup, no control runner
-    start = survey_module.start_survey(module, SURVEY, PARAMETER_NAMES, Runner)
-    runner, builder = start.runner, start.builder
-    destructive = 'write' in params['actions']
+class SgpddSpec(survey_module.ServerSurveySpec):
+    """The sgpdd survey for survey_module.run_server_survey: sgp_dd works on devices only, so there is nothing in
+    the node state for the cleanup and no control runner."""
 
-    try:
-        identities = DeviceSafety(runner).check_all(params['devices'], params['allow_signatures'], destructive)
-    except DeviceRefused as exc:
-        module.fail_json(msg=str(exc), refusals=exc.refusals)
-    try:
-        targets = [sgpdd.resolve_target(identity, runner) for identity in identities]
-    except sgpdd.EngineError as exc:
-        module.fail_json(msg=str(exc))
-    environment = sgpdd.collect_environment(runner, targets)
-    builder.set_environment(environment)
-    survey = sgpdd.SgpddSurvey(
-        runner, targets, params['size_mib'], actions=params['actions'], rszlo=params['rszlo'],
-        rszhi=params['rszhi'], crglo=params['crglo'], crghi=params['crghi'], thrlo=params['thrlo'],
-        thrhi=params['thrhi'], boundary=params['boundary'], max_threads_per_region=params['max_threads_per_region'],
-        mem_total_kib=environment['mem_total_kib'], host=start.host)
-    survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'])
-    survey_module.fail_on_problems(module, survey.problems())
-    points = survey.plan()
-    plan = {
-        'points': points,
-        'skipped_points': [point for point in points if point['skip']],
-        'bytes_written_per_device': survey.bytes_written_per_device(),
-        'bytes_read_per_device': survey.bytes_read_per_device(),
-        'sweep': adaptive.plan_fields(params['sweep'], params['sweep_min_gain_pct'], params['sweep_patience'],
-                                      adaptive.inner_sweep_sizes(points, 'thr', ('rsz_kib', 'crg'))),
-    }
-    plan['estimate'] = plan_estimate.estimate(SURVEY, plan)
-    plan['estimated_duration_s'] = plan['estimate']['estimated_duration_s']
-    plan['estimate_basis'] = plan['estimate']['estimate_basis']
-    if module.check_mode:
-        if not any(point['skip'] is None for point in points):
-            builder.mark_nothing_to_do()
-        survey_module.exit_with_envelope(module, builder, 'sgpdd survey', destructive, plan=plan)
+    survey = SURVEY
+    what = 'sgpdd survey'
+    parameter_names = PARAMETER_NAMES
+    keeps_node_state = False
+    resume_keys = ('rsz_kib', 'crg', 'thr')
+    raw_name = 'sgpdd_survey'
+    option_problems = staticmethod(option_problems)
+    record_point = staticmethod(record_point)
 
-    # The installed script cannot skip points: only the native engine resumes.
-    resumable = params['engine'] == 'native'
-    run_dir = start.make_run_dir(progress_utils.planned_points(points, ('rsz_kib', 'crg', 'thr'), 'size_kib'),
-                                 plan['estimated_duration_s'], record_point=record_point if resumable else None)
-    start.follow_sweep(survey.inner_sweeps)
-    survey.done_points = start.done_by('rsz_kib', 'crg', 'thr')
-    wrote = False
-    if params['engine'] == 'iokit':
-        script = survey_module.iokit_script_path(module)
+    def __init__(self):
+        self.identities = self.environment = None
+
+    def build(self, start):
+        params, runner = start.module.params, start.runner
+        try:
+            self.identities = DeviceSafety(runner).check_all(params['devices'], params['allow_signatures'],
+                                                             'write' in params['actions'])
+        except DeviceRefused as exc:
+            start.module.fail_json(msg=str(exc), refusals=exc.refusals)
+        targets = [sgpdd.resolve_target(identity, runner) for identity in self.identities]
+        self.environment = sgpdd.collect_environment(runner, targets)
+        start.builder.set_environment(self.environment)
+        survey = sgpdd.SgpddSurvey(
+            runner, targets, params['size_mib'], actions=params['actions'], rszlo=params['rszlo'],
+            rszhi=params['rszhi'], crglo=params['crglo'], crghi=params['crghi'], thrlo=params['thrlo'],
+            thrhi=params['thrhi'], boundary=params['boundary'], max_threads_per_region=params['max_threads_per_region'],
+            mem_total_kib=self.environment['mem_total_kib'], host=start.host)
+        survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'],
+                                                   params['sweep_patience'])
+        return survey
+
+    def changed_in_check_mode(self, start, survey, plan):
+        if not any(point['skip'] is None for point in plan['points']):
+            start.builder.mark_nothing_to_do()
+        return 'write' in start.module.params['actions']
+
+    def planned(self, survey, plan):
+        return progress_utils.planned_points(plan['points'], self.resume_keys, 'size_kib')
+
+    def run_native(self, start, survey, run_dir):
+        # sgp_dd keeps no state on the node: the engine has nothing to set up or tear down
+        records, raw_files = survey_module.run_native(start.builder, survey, start.control_runner,
+                                                      os.path.join(run_dir, self.raw_name))
+        return any('write' in record['tests'] for record in records), raw_files
+
+    def run_iokit(self, start, survey, run_dir):
+        params, runner = start.module.params, start.runner
+        script = survey_module.iokit_script_path(start.module)
         rslt = os.path.join(run_dir, 'sgpdd_survey')
         records, errors, unused_result = sgpdd.run_iokit(
-            runner, script, [identity['path'] for identity in identities], rslt,
-            sg3_utils_version=environment['sg3_utils'], size_mib=params['size_mib'], actions=params['actions'],
+            runner, script, [identity['path'] for identity in self.identities], rslt,
+            sg3_utils_version=self.environment['sg3_utils'], size_mib=params['size_mib'], actions=params['actions'],
             rszlo=params['rszlo'], rszhi=params['rszhi'], crglo=params['crglo'], crghi=params['crghi'],
             thrlo=params['thrlo'], thrhi=params['thrhi'], boundary=params['boundary'])
-        survey_module.add_iokit_outcome(builder, records, errors, runner)
-        wrote = destructive
-        raw_files = [rslt + '.summary', rslt + '.detail']
-    else:
-        # sgp_dd keeps no state on the node: the engine has nothing to set up or tear down
-        records, raw_files = survey_module.run_native(builder, survey, start.control_runner,
-                                                      os.path.join(run_dir, 'sgpdd_survey'))
-        wrote = any('write' in record['tests'] for record in records)
-    builder.set_raw_output(raw_files[0])
-    survey_module.exit_with_envelope(module, builder, 'sgpdd survey', wrote, plan=plan, raw_files=raw_files)
+        survey_module.add_iokit_outcome(start.builder, records, errors, runner)
+        return 'write' in params['actions'], [rslt + '.summary', rslt + '.detail']
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    survey_module.run_server_survey(module, SgpddSpec(), Runner)
 
 
 if __name__ == '__main__':

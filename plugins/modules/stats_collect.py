@@ -277,6 +277,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import stats_collect
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, NodeStateError
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import DEFAULT_WORKDIR
@@ -365,7 +366,7 @@ def main():
                              skipped_collectors=found.get('skipped', {}) if found else {}, **base)
 
         records, errors, info = collection.collect()
-    except (stats_collect.EngineError, NodeStateError) as exc:
+    except (EngineError, NodeStateError) as exc:
         module.fail_json(msg=str(exc), **base)
     except (IOError, OSError) as exc:
         module.fail_json(msg='workdir: cannot use %s: %s' % (collection.directory, exc), **base)

@@ -71,7 +71,7 @@ class FakeNode:
 
 def client_survey_progress(survey, clock, host='c1'):
     """``(log, builder)`` as a client survey's module starts them before the client-launch layer runs ``survey``
-    (SurveyStart.make_run_dir): the run directory, the progress log from the plan (client_launch.progress_plan) on ``clock``, told
+    (SurveyStart.start_run): the run directory, the progress log from the plan (client_launch.progress_plan) on ``clock``, told
     of every record the envelope builder receives and, as SurveyStart.follow_sweep wires it, of every point an adaptive
     step of the survey passes over. Run the survey with ``client_launch._run(survey, builder, raw_path)``."""
     os.makedirs(survey.run_dir, exist_ok=True)

@@ -11,14 +11,21 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import abc
 
-class NativeSurvey:
+
+class NativeSurvey(abc.ABC):
     """One survey on this node, as ``survey_module.run_native`` drives it: ``setup()``, then ``run()`` to its end,
     then always ``teardown(control_runner)``.
 
     What the driver reads from the engine:
 
     - ``errors``: a list of ``{'point': <point or None>, 'message': <text>}`` the engine met while measuring;
+    - ``inner_sweeps``: the adaptive sweep (``adaptive.InnerSweeps``) the module gives an engine whose inner thread
+      sweep may stop early, else None;
+    - ``done_points``: the points an earlier attempt of the run id finished (resume), set by the driver before
+      ``setup()``: a dict from the point's key (the tuple of its ``resume_keys``, the one value for a single key)
+      to its record; {} when nothing was done before;
     - ``aborted``: None, or why the sweep stopped early (a timeout, a stop request, a step that cannot go on);
     - ``raw``: set by the driver to an object with ``summary(text)`` and ``detail(text)`` when the survey writes
       the I/O kit's text files, else left as the engine made it (None);
@@ -31,6 +38,8 @@ class NativeSurvey:
     """
 
     errors = None
+    inner_sweeps = None
+    done_points = None
     aborted = None
     raw = None
     withdrawn = ()
@@ -39,9 +48,10 @@ class NativeSurvey:
         """Every setting that keeps the survey from starting, each a message naming the option; [] when none."""
         return []
 
+    @abc.abstractmethod
     def plan(self):
-        """What the survey would do: its points, the bytes each writes, what it changes on the node."""
-        raise NotImplementedError
+        """What the survey would do, a dict (the module's ``plan``): its points, the bytes each writes, what it
+        changes on the node."""
 
     def setup(self):
         """Make what the survey measures through (each thing written to the node state first).
@@ -49,9 +59,9 @@ class NativeSurvey:
         Raises ``EngineError`` (or ``LctlError``) when that fails; ``teardown`` still runs and undoes what was made.
         """
 
+    @abc.abstractmethod
     def run(self):
         """Measure the points in order, yielding one record as each completes (resumed points are not measured)."""
-        raise NotImplementedError
 
     def teardown(self, control_runner):
         """Undo what ``setup`` and ``run`` made, through ``control_runner`` (a runner whose deadline has not passed:

@@ -352,8 +352,8 @@ class LstSurvey(NativeSurvey):
         self.aborted = None
         self.session_open = False
         self._groups = set()
-        # (server group, client group, mode) of the tests an earlier attempt of the run measured (the module resumes)
-        self.done_points = set()
+        # (server group, client group, mode) -> the record of a test an earlier attempt of the run measured (resume)
+        self.done_points = {}
         self._batches = 0
         self._running_batch = None
         self._node_errors = {}

@@ -356,7 +356,7 @@ class MdsSurvey(NativeSurvey):
         return problems, free
 
     def plan(self):
-        """The sweep, and what would be created, for check mode."""
+        """The sweep, what would be created, and the adaptive sweep's settings and bounds, for check mode."""
         points = sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count)
         runnable = [point for point in points if point['skip'] is None]
         return {
@@ -368,6 +368,8 @@ class MdsSurvey(NativeSurvey):
                                             for point in runnable),
             'tests': list(self.tests),
             'estimated_duration_s': None,
+            'sweep': adaptive.plan_fields(self.inner_sweeps.mode, self.inner_sweeps.min_gain_pct,
+                                          self.inner_sweeps.patience, adaptive.inner_sweep_sizes(points, 'thr', ())),
         }
 
     def thread_argv(self, target, test, point):

@@ -45,7 +45,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
-import re
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
@@ -75,7 +74,6 @@ SKIP_THR_NOT_MULTIPLE = 'thr is not a multiple of nobj'
 LAST_NETDISK_VERSION = (2, 15, 5)
 LAST_NETWORK_VERSION = (2, 15, 6)
 
-_OBJECT_ID_RE = re.compile(r' is object id (?P<id>0x[0-9a-fA-F]+|\d+)\s*$')
 
 # test_brw's batching: "p" (prep/commit) on a local obdfilter ("g", through an osc: obdfilter_network.py).
 BATCH_DISK = 'p'
@@ -171,11 +169,7 @@ def parse_created_objects(text, nobj):
 
     They must be ``nobj`` consecutive ids; ``problem`` says otherwise (None when they are).
     """
-    ids = []
-    for line in (text or '').splitlines():
-        match = _OBJECT_ID_RE.search(line)
-        if match:
-            ids.append(int(match.group('id'), 0))
+    ids = lctl_utils.parse_object_ids(text)
     if not ids:
         return ids, 'no object was created'
     if len(ids) != nobj:
@@ -377,7 +371,7 @@ class ObdfilterSurvey(NativeSurvey):
         ``lfs df`` the same way.  The free space is the OST's ``obdfilter.<ost>.kbytesavail``; one that cannot
         be read is not checked (``free_kib`` holds None for it).  Returns ``(problems, free_kib)``.
         """
-        runnable = [entry['size_kib_per_ost'] for entry in self.plan() if entry['skip'] is None]
+        runnable = [entry['size_kib_per_ost'] for entry in self.points() if entry['skip'] is None]
         needed_kib = max(runnable or [0])
         problems = []
         free_kib = {}
@@ -393,6 +387,22 @@ class ObdfilterSurvey(NativeSurvey):
         return problems, free_kib
 
     def plan(self):
+        """The plan: every sweep point (``points()``), those skipped, what each OST gets written and read, the
+        adaptive sweep's settings and bounds, and for a network case the setup it makes (``setup_commands()``)."""
+        points = self.points()
+        sweeps = self.inner_sweeps
+        plan = {
+            'points': points,
+            'skipped_points': [point for point in points if point['skip']],
+            'per_ost': self.totals_per_ost(),
+            'sweep': adaptive.plan_fields(sweeps.mode, sweeps.min_gain_pct, sweeps.patience,
+                                          adaptive.inner_sweep_sizes(points, 'thr', ('rsz_kib', 'nobj'))),
+        }
+        if self.case in (CASE_NETWORK, CASE_NETDISK):
+            plan['setup'] = self.setup_commands()
+        return plan
+
+    def points(self):
         """Every sweep point with its arithmetic and whether it runs (``skip`` None) or why not."""
         nosts = len(self.targets)
         planned = []
@@ -408,7 +418,7 @@ class ObdfilterSurvey(NativeSurvey):
 
     def totals_per_ost(self):
         """What the whole sweep does to each OST: bytes written and read, objects created, points run."""
-        runnable = [entry for entry in self.plan() if entry['skip'] is None]
+        runnable = [entry for entry in self.points() if entry['skip'] is None]
         writes = sum(1 for test in self.tests if is_write_test(test))
         reads = len(self.tests) - writes
         written = sum(entry['size_kib_per_ost'] for entry in runnable) * KIB * writes
@@ -609,7 +619,7 @@ class ObdfilterSurvey(NativeSurvey):
     # -- the sweep -------------------------------------------------------------------
 
     def envelope_fields(self):
-        return adaptive.envelope_fields(self.inner_sweeps, self.plan())
+        return adaptive.envelope_fields(self.inner_sweeps, self.points())
 
     def run(self):
         """The sweep (after ``setup``), yielding one record per measured point.
@@ -619,7 +629,7 @@ class ObdfilterSurvey(NativeSurvey):
         """
         self._raw('summary', '%s Obdfilter-survey for case=%s from %s\n' % (
             time.strftime('%a %b %d %H:%M:%S %Z %Y'), self.case, self.host or os.uname()[1]))
-        for entry in self.plan():
+        for entry in self.points():
             if entry['skip']:
                 continue
             earlier = self.done_points.get((entry['actual_rsz_kib'], entry['nobj'], entry['thr']))

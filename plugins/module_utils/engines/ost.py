@@ -246,7 +246,7 @@ class OstSurvey(NativeSurvey):
         # keeps it on the node, so that a rerun of the run id after a kill does not measure that OST again.
         self.on_ost_done = None
         # OST index -> its row as an earlier attempt of the run id finished it (written and read): not measured again.
-        self.done_osts = {}
+        self.done_points = {}
         self.directory = os.path.join(self.mount_point, 'ost_survey_%s' % run_id)
         self._saved_cache = None
         self._files = []
@@ -389,7 +389,7 @@ class OstSurvey(NativeSurvey):
 
     def _entry(self, ost):
         """The row of ``ost`` in the record: an earlier attempt's when it finished that OST, else still empty."""
-        done = self.done_osts.get(ost['ost'])
+        done = self.done_points.get(ost['ost'])
         if done is not None and ost['active']:
             return dict(done)
         return {'ost': ost['ost'], 'uuid': ost['uuid'], 'active': ost['active'], 'read_mib_s': None,
@@ -432,7 +432,7 @@ class OstSurvey(NativeSurvey):
 
     def _run_pass(self, operation, entries):
         for entry in entries:
-            if not entry['active'] or entry['ost'] in self.done_osts:
+            if not entry['active'] or entry['ost'] in self.done_points:
                 continue
             if self.runner.expired():
                 self._stop({'ost': entry['ost'], 'operation': operation}, 'not run')

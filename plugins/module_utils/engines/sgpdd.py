@@ -275,9 +275,23 @@ class SgpddSurvey(NativeSurvey):
         return [PointGeometry(target, self.size_mib, point['rsz_kib'], point['crg']) for target in self.targets]
 
     def envelope_fields(self):
-        return adaptive.envelope_fields(self.inner_sweeps, self.plan())
+        return adaptive.envelope_fields(self.inner_sweeps, self.points())
 
     def plan(self):
+        """The plan: every sweep point (``points()``), those skipped, the bytes written and read on each device and
+        the adaptive sweep's settings and bounds."""
+        points = self.points()
+        sweeps = self.inner_sweeps
+        return {
+            'points': points,
+            'skipped_points': [point for point in points if point['skip']],
+            'bytes_written_per_device': self.bytes_written_per_device(),
+            'bytes_read_per_device': self.bytes_read_per_device(),
+            'sweep': adaptive.plan_fields(sweeps.mode, sweeps.min_gain_pct, sweeps.patience,
+                                          adaptive.inner_sweep_sizes(points, 'thr', ('rsz_kib', 'crg'))),
+        }
+
+    def points(self):
         """Every sweep point with what would happen: run, ENOMEM or skip (and why)."""
         ndevs = len(self.targets)
         planned = []
@@ -311,7 +325,7 @@ class SgpddSurvey(NativeSurvey):
         written = dict((target.device, 0) for target in self.targets)
         if action not in self.actions:
             return written
-        for entry in self.plan():
+        for entry in self.points():
             if entry['skip'] is None:
                 for target, geometry in zip(self.targets, self._geometries(entry)):
                     written[target.device] += geometry.size_kib * KIB
@@ -394,7 +408,7 @@ class SgpddSurvey(NativeSurvey):
         """
         ndevs = len(self.targets)
         self._raw('summary', self.header(time.strftime('%a %b %d %H:%M:%S %Z %Y')) + '\n')
-        for entry in self.plan():
+        for entry in self.points():
             if entry['skip'] and not entry['enomem']:
                 continue
             earlier = self.done_points.get((entry['rsz_kib'], entry['crg'], entry['thr']))

@@ -29,8 +29,9 @@ the report says so.  Controller-side code, no Ansible imports.
 from __future__ import annotations
 
 import math
-import numbers
 import typing as t
+
+from ansible_collections.lustre.iokit.plugins.module_utils.units import is_number
 
 UNIT_MIB_S = 'MiB/s'
 UNIT_OPS_S = 'ops/s'
@@ -71,7 +72,8 @@ class Sample(t.NamedTuple):
 
 
 def _is_number(value: t.Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite number (units.is_number, neither NaN nor infinite)."""
+    return is_number(value) and math.isfinite(value)
 
 
 _POINT_CACHE: dict = {}

@@ -33,6 +33,7 @@ import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import read_size
+from ansible_collections.lustre.iokit.plugins.module_utils.units import is_number
 from ansible_collections.lustre.iokit.plugins.plugin_utils import results_store
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import charts
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import make_point, point_label
@@ -132,13 +133,9 @@ def cpu_windows(host: str, samples: list[dict], envelopes: list[dict]) -> list[d
     return windows
 
 
-def _number(value: t.Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _timed(item: dict, start_key: str = 'start_time', end_key: str = 'end_time') -> tuple | None:
     start, end = item.get(start_key), item.get(end_key)
-    if _number(start) and _number(end) and end >= start:
+    if is_number(start) and is_number(end) and end >= start:
         return float(start), float(end)
     return None
 
@@ -204,7 +201,7 @@ def cpu_in(samples: list[dict], start: float, end: float, interval: float,
 
 def _vmstat_interval(envelope: dict) -> float:
     intervals = [record.get('interval_s') for record in envelope['records']
-                 if record.get('collector') == 'vmstat' and _number(record.get('interval_s'))]
+                 if record.get('collector') == 'vmstat' and is_number(record.get('interval_s'))]
     return float(max(intervals)) if intervals else 1.0
 
 
@@ -248,7 +245,7 @@ def point_cpu_rows(host: str, samples: list[dict], interval: float, surveys: lis
 
 def _brw_series_records(envelope: dict) -> list[dict]:
     return [record for record in envelope['records'] if record.get('collector') == 'brw'
-            and isinstance(record.get('series'), dict) and _number(record.get('start_time'))]
+            and isinstance(record.get('series'), dict) and is_number(record.get('start_time'))]
 
 
 def _covering(records: list[dict], target: str, start: float, end: float, label: str) -> dict | None:
@@ -272,7 +269,7 @@ class BrwSeries:
         series = record['series']
         # times[0] is the start snapshot; delta row ``sample`` is the change up to times[sample + 1].
         self.times = [float(record['start_time'])] + [float(stamp) for stamp in series.get('times') or ()]
-        self.read_s = float(series['read_s']) if _number(series.get('read_s')) else 0.0
+        self.read_s = float(series['read_s']) if is_number(series.get('read_s')) else 0.0
         kept = (series.get('histograms') or {}).get(title) or {}
         self.buckets = list(kept.get('buckets') or ())
         self.deltas = sorted(tuple(row) for row in kept.get('deltas') or ())

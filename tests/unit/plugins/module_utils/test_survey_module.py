@@ -96,12 +96,12 @@ def test_problems_fail_together_and_none_pass(tmp_path):
 
 def test_the_run_dir_is_made_once_and_a_blocked_one_names_workdir(tmp_path):
     start = survey_module.start_survey(FakeModule(tmp_path, run_id='r1'), 'ost', (), Made, Made)
-    assert start.make_run_dir() == str(tmp_path / 'work' / 'r1') == start.make_run_dir()
+    assert start.start_run() == str(tmp_path / 'work' / 'r1') == start.start_run()
     (tmp_path / 'file').write_text('')
     blocked = survey_module.start_survey(FakeModule(tmp_path, run_id='r1', workdir=str(tmp_path / 'file')), 'ost',
                                          (), Made, Made)
     with pytest.raises(Ended) as ended:
-        blocked.make_run_dir()
+        blocked.start_run()
     # The module records itself in the node state under the workdir before it creates anything there.
     assert ended.value.result['msg'].startswith('workdir: cannot record the survey in the node state under %s: '
                                                 % (tmp_path / 'file'))

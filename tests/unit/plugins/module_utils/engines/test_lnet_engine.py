@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import lnet
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_survey import parse_lst_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
@@ -317,7 +318,7 @@ def test_a_stale_session_of_ours_is_ended_first(tmp_path):
 def test_another_consoles_session_is_reported_and_left_alone(tmp_path):
     console = FakeConsole(session=('lnet_session', 999))
     survey, state = make_survey(tmp_path, console)
-    with pytest.raises(lnet.EngineError, match='lnet_session .key 999. that this collection did not open'):
+    with pytest.raises(EngineError, match='lnet_session .key 999. that this collection did not open'):
         survey.setup()
     assert survey.teardown(survey.control_runner) == []
     assert commands(console) == [['show_session']]

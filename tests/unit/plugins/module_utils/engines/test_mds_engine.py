@@ -12,6 +12,7 @@ import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.lctl import Lctl
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey import parse_mds_survey
@@ -121,12 +122,12 @@ def test_targets_default_to_every_up_mdt():
 ])
 def test_bad_targets_are_refused_naming_the_option(names, message):
     devices = Lctl(FakeRunner()).devices()
-    with pytest.raises(mds.EngineError, match=message):
+    with pytest.raises(EngineError, match=message):
         mds.resolve_targets(devices, names)
 
 
 def test_no_mdt_on_the_node_is_refused():
-    with pytest.raises(mds.EngineError, match='targets: this node has no UP mdt'):
+    with pytest.raises(EngineError, match='targets: this node has no UP mdt'):
         mds.resolve_targets([{'name': 'testfs-OST0000', 'type': 'obdfilter', 'status': 'UP'}])
 
 
@@ -395,7 +396,7 @@ def test_mkdir_failure_raises_and_teardown_still_cleans(tmp_path):
 
     runner._answer = answer
     survey, state = make_survey(tmp_path, runner, targets=['testfs-MDT0000'])
-    with pytest.raises(mds.EngineError, match='test_mkdir /MDT0000-tests on testfs-MDT0000 failed'):
+    with pytest.raises(EngineError, match='test_mkdir /MDT0000-tests on testfs-MDT0000 failed'):
         survey.setup()
     assert 'created directories on mds1:testfs-MDT0000 failed' in survey.raw.summary_text
     assert survey.teardown(runner) == []

@@ -19,6 +19,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import progress
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_iokit
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_network
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers import _obdfilter_detail as obdfilter_detail
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.obdfilter_survey import parse_obdfilter_survey
@@ -354,7 +355,7 @@ def test_targets_default_to_every_up_obdfilter():
     (['testfs-OST0000', 'testfs-OST0000'], 'targets: testfs-OST0000 is listed twice'),
 ])
 def test_bad_targets_are_refused_naming_the_option(requested, message):
-    with pytest.raises(obdfilter.EngineError) as caught:
+    with pytest.raises(EngineError) as caught:
         obdfilter.select_targets(devices_of(FakeLustre()), requested)
     assert message in str(caught.value)
 
@@ -362,13 +363,13 @@ def test_bad_targets_are_refused_naming_the_option(requested, message):
 def test_a_target_that_is_not_up_is_refused():
     lustre = FakeLustre()
     lustre.devices[2]['status'] = 'IN'
-    with pytest.raises(obdfilter.EngineError) as caught:
+    with pytest.raises(EngineError) as caught:
         obdfilter.select_targets(devices_of(lustre), ['testfs-OST0000', 'localhost:testfs-OST0001'])
     assert str(caught.value) == 'targets: testfs-OST0000 is in state IN, not UP'
 
 
 def test_no_obdfilter_at_all_is_refused():
-    with pytest.raises(obdfilter.EngineError) as caught:
+    with pytest.raises(EngineError) as caught:
         obdfilter.select_targets(devices_of(FakeLustre(osts=())), [])
     assert 'no UP obdfilter device' in str(caught.value)
 
@@ -397,7 +398,7 @@ def test_bad_options_are_found_before_anything_is_made(tmp_path, options, messag
 def test_plan_and_totals_per_ost(tmp_path):
     survey, unused_state, unused_raw = make_survey(FakeLustre(), tmp_path, size_mib=16, nobjhi=2, thrhi=2,
                                                    tests=['write', 'rewrite', 'read'])
-    runnable = [p for p in survey.plan() if p['skip'] is None]
+    runnable = [p for p in survey.points() if p['skip'] is None]
     assert [(p['nobj'], p['thr'], p['count'], p['obj'], p['threads']) for p in runnable] == [
         (1, 1, 16, 2, 2), (1, 2, 8, 2, 4), (2, 2, 8, 4, 4)]
     totals = survey.totals_per_ost()
@@ -406,7 +407,7 @@ def test_plan_and_totals_per_ost(tmp_path):
     assert totals[OSTS[0]] == {'bytes_written': 3 * 2 * 16 * mib, 'bytes_read': 3 * 16 * mib,
                                'objects_created': 4, 'max_objects_at_once': 2, 'max_bytes_at_once': 16 * mib}
     # what the plan estimator divides: each OST's bytes written and read (the OSTs run side by side)
-    plan = {'points': survey.plan(), 'per_ost': totals}
+    plan = {'points': survey.points(), 'per_ost': totals}
     assert plan_estimate.estimate('obdfilter', plan, 16)['estimated_duration_s'] == 9.0
 
 
@@ -972,7 +973,7 @@ def test_network_peer_gives_the_ssh_host_and_the_nid(server, nid):
 def test_network_peer_that_does_not_resolve_names_targets():
     def fail(name):
         raise OSError('Name or service not known')
-    with pytest.raises(obdfilter.EngineError, match='^targets: the server nowhere does not resolve'):
+    with pytest.raises(EngineError, match='^targets: the server nowhere does not resolve'):
         obdfilter_network.network_peer('nowhere', resolve=fail)
 
 
@@ -1030,7 +1031,7 @@ def test_netdisk_named_targets_take_the_host_or_the_oscs_nid():
     ([dict(CLIENT_OSCS[0], nid=None)], [], 'lctl dl -t shows no NID for the osc of testfs-OST0000'),
 ])
 def test_netdisk_bad_targets_name_the_option(devices, requested, message):
-    with pytest.raises(obdfilter.EngineError, match=message):
+    with pytest.raises(EngineError, match=message):
         obdfilter_network.netdisk_targets(devices, requested)
 
 
@@ -1186,7 +1187,7 @@ def test_the_points_an_adaptive_sweep_passes_over_leave_the_progress_total(tmp_p
     survey, unused_state, unused_raw = make_survey(lustre, tmp_path, size_mib=16, nobjlo=1, nobjhi=2, thrhi=16,
                                                    tests=['write', 'read'])
     survey.inner_sweeps = adaptive.InnerSweeps('adaptive')
-    planned = progress.planned_points(survey.plan(), ('actual_rsz_kib', 'nobj', 'thr'), 'size_kib')
+    planned = progress.planned_points(survey.points(), ('actual_rsz_kib', 'nobj', 'thr'), 'size_kib')
     log = progress.ProgressLog(str(tmp_path), 'obdfilter', 'run', 'oss1', planned=planned)
     survey.inner_sweeps.on_skip = log.point_skipped
     totals, records = [], []

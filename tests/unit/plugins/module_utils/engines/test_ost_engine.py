@@ -14,6 +14,7 @@ import os
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
@@ -172,8 +173,8 @@ def test_nothing_measured_gives_null_statistics():
 
 def test_a_mount_that_is_not_lustre_is_refused(tmp_path):
     survey, runner, unused_state = make_survey(tmp_path, getname_rc=19)
-    with pytest.raises(ost.EngineError, match='mount_point: .* is not a Lustre client mount: lfs getname failed '
-                                              r'\(rc 19\)'):
+    message = r'mount_point: .* is not a Lustre client mount: lfs getname failed \(rc 19\)'
+    with pytest.raises(EngineError, match=message):
         survey.inspect()
     assert runner.calls == [['lfs', 'getname', survey.mount_point]]
 

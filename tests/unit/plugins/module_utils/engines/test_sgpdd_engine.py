@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
 from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, FakeNode, RawSink
@@ -282,7 +283,7 @@ def test_scsi_disk_resolves_to_its_sg_node_through_sysfs(tmp_path):
 def test_missing_sg_node_is_refused_rather_than_created(tmp_path):
     make_block(tmp_path, 'sdc', sg='sg7')
     identity = {'device': '/dev/sdc', 'path': '/dev/sdc', 'kind': 'block', 'name': 'sdc', 'block': 'sdc'}
-    with pytest.raises(sgpdd.EngineError, match='not a character device'):
+    with pytest.raises(EngineError, match='not a character device'):
         sgpdd.resolve_target(identity, FakeRunner(FakeClock()), sysfs_root=str(tmp_path), stat_func=FakeStat(set()))
 
 
@@ -397,7 +398,7 @@ def test_adaptive_thread_sweep_stops_one_point_past_the_knee_for_each_region_cou
     reason = 'read saturated at thr 8: +0.0 % < 3 %; write saturated at thr 8: +0.0 % < 3 %'
     assert skipped == [{'point': {'rsz_kib': 1024, 'crg': 1, 'thr': 16}, 'reason': reason},
                        {'point': {'rsz_kib': 1024, 'crg': 2, 'thr': 16}, 'reason': reason}]
-    assert adaptive.envelope_fields(engine.inner_sweeps, engine.plan())['sweep']['points_full'] == 9
+    assert adaptive.envelope_fields(engine.inner_sweeps, engine.points())['sweep']['points_full'] == 9
 
 
 def test_a_resumed_adaptive_sweep_skips_the_done_points_and_still_stops_past_the_knee():

@@ -19,6 +19,7 @@ import pytest
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import stats_collect as sc
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import stats_collect_parsers as scp
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import stats_collect_sampler as scs
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, process_start_time
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.brw_stats import parse_brw_stats
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
@@ -561,7 +562,7 @@ def test_a_corrupt_manifest_names_the_file(tmp_path):
     os.makedirs(stats.directory)
     with open(stats.manifest_path, 'w') as handle:
         handle.write('{not json')
-    with pytest.raises(sc.EngineError, match='manifest.json is not valid JSON'):
+    with pytest.raises(EngineError, match='manifest.json is not valid JSON'):
         stats.stop()
 
 

@@ -1,0 +1,143 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Every server survey engine through the same checks of engines/contract.py, on the fake runners of its own tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
+from ansible_collections.lustre.iokit.plugins.modules import lst_survey, mds_survey, obdfilter_survey, sgpdd_survey
+from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, run_whole
+from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines import (
+    test_lnet_engine as lnet_tests,
+    test_mds_engine as mds_tests,
+    test_obdfilter_engine as obdfilter_tests,
+    test_ost_engine as ost_tests,
+    test_sgpdd_engine as sgpdd_tests,
+)
+
+
+def sgpdd_engine(unused_tmp_path):
+    clock = FakeClock(0.0)
+    runner = sgpdd_tests.FakeRunner(clock)
+    return sgpdd_tests.survey(runner, [sgpdd_tests.block_target('sdb')], clock, thrhi=2, crghi=1), runner
+
+
+def obdfilter_engine(tmp_path):
+    lustre = obdfilter_tests.FakeLustre()
+    return obdfilter_tests.make_survey(lustre, tmp_path, thrhi=2, nobjhi=1, tests=['write', 'read'])[0], lustre
+
+
+def mds_engine(tmp_path):
+    runner = mds_tests.FakeRunner()
+    return mds_tests.make_survey(tmp_path, runner, thrlo=1, thrhi=2, file_count=40)[0], runner
+
+
+def ost_engine(tmp_path):
+    survey, runner, unused_state = ost_tests.make_survey(tmp_path)
+    survey.inspect()
+    return survey, runner
+
+
+def lnet_engine(tmp_path):
+    console = lnet_tests.FakeConsole()
+    return lnet_tests.make_survey(tmp_path, console)[0], console
+
+
+def one_per_point(survey, plan):
+    return len([point for point in plan['points'] if point['skip'] is None])
+
+
+# engine -> (how to make it and its control runner on its fake node, how many records a whole run yields)
+ENGINES = {
+    'sgpdd': (sgpdd_engine, one_per_point),
+    'obdfilter': (obdfilter_engine, one_per_point),
+    'mds': (mds_engine, one_per_point),
+    # one record for the whole survey, built from each OST written and read
+    'ost': (ost_engine, lambda survey, plan: 1),
+    # one record per test of every group pair
+    'lnet': (lnet_engine, lambda survey, plan: len(plan['pairs']) * len(plan['tests'])),
+}
+
+
+# The module's spec of each engine whose records are its points (ost's one record is built from parts).
+SPECS = {
+    'sgpdd': sgpdd_survey.SgpddSpec,
+    'obdfilter': obdfilter_survey.ObdfilterSpec,
+    'mds': mds_survey.MdsSpec,
+    'lnet': lst_survey.LstSpec,
+}
+
+
+@pytest.fixture(params=sorted(ENGINES))
+def engine(request, tmp_path):
+    make, expected = ENGINES[request.param]
+    survey, control_runner = make(tmp_path)
+    return survey, control_runner, expected
+
+
+def test_the_contract_is_an_abstract_base():
+    class NoRun(NativeSurvey):
+        def plan(self):
+            return {}
+
+    with pytest.raises(TypeError):
+        NoRun()  # pylint: disable=abstract-class-instantiated
+
+
+def test_every_engine_declares_what_the_driver_reads(engine):
+    survey = engine[0]
+    assert isinstance(survey, NativeSurvey)
+    assert survey.errors == []
+    assert survey.aborted is None
+    # the points already measured: one name, one type (the driver gives survey_module.SurveyStart.done_by's dict)
+    assert survey.done_points == {}
+    assert hasattr(survey, 'inner_sweeps')
+    assert isinstance(survey.envelope_fields(), dict)
+
+
+def test_every_plan_is_a_dict(engine):
+    survey = engine[0]
+    assert isinstance(survey.plan(), dict)
+
+
+def test_every_engine_yields_a_record_per_point(engine):
+    survey, control_runner, expected = engine
+    plan = survey.plan()
+    records = list(run_whole(survey, control_runner))
+    assert survey.errors == []
+    assert survey.teardown_problems == []
+    assert all(isinstance(record, dict) for record in records)
+    assert len(records) == expected(survey, plan)
+
+
+def test_every_engine_tears_down_after_an_error(engine):
+    survey = engine[0]
+    measured = survey.run
+
+    def failing_run():
+        for record in measured():
+            yield record
+            raise EngineError('the second point failed')
+    survey.run = failing_run
+    records = list(run_whole(survey, engine[1]))
+    assert len(records) == 1
+    assert survey.errors[-1] == {'point': None, 'message': 'the second point failed'}
+    assert survey.teardown_problems == []
+
+
+@pytest.mark.parametrize('name', sorted(SPECS))
+def test_every_record_is_keyed_for_resume_as_its_planned_point(name, tmp_path):
+    survey, control_runner = ENGINES[name][0](tmp_path)
+    spec = SPECS[name]()
+    plan = survey.plan()
+    records = list(run_whole(survey, control_runner))
+
+    def key(point):
+        return tuple(point[resume_key] for resume_key in spec.resume_keys)
+    assert sorted(key(spec.record_point(record)) for record in records) == sorted(
+        key(point) for point in spec.planned(survey, plan))
