@@ -145,12 +145,19 @@ class FakeRunner(FakeNode):
 
 
 class Survey(client_launch.ClientTreeSurvey):
+    """The launch layer alone: these tests never plan or run a sweep, which the engine contract still requires."""
     SURVEY = 'ior'
     MARKER = '.marker'
     TREE_PREFIX = 'ior_'
 
     def point_key(self, point):
         return point
+
+    def plan(self):
+        raise AssertionError('the launch tests never plan')
+
+    def run(self):
+        raise AssertionError('the launch tests never run a sweep')
 
 
 def _survey(tmp_path, runner, control, **options):
