@@ -186,14 +186,29 @@ def stage_sanity_changed() -> int:
 
 
 def stage_units_quick() -> int:
-    """`make check`: the unit tests with the checkout venv's pytest in WORKERS workers, the checkout importable as
-    ansible_collections.lustre.iokit through .venv/collections: the tests of stage units without ansible-test's
-    process per test and its coverage (stage units stays what CI runs)."""
-    collections = os.path.join(ROOT, '.venv', 'collections')
+    """`make check`: the unit tests with the checkout venv's pytest in WORKERS workers, without ansible-test's
+    virtual environment (stage units stays what CI runs).  As ansible-test does, on the staged copy with its two
+    pytest plugins (the collection loader, a fork per test) and in two runs: the tests of modules and module_utils
+    apart from the controller's, whose imports of ansible's controller code change how a module reports warnings."""
+    import ansible_test  # pylint: disable=import-outside-toplevel
+    staged = staged_copy('ansible-test')
+    parent = os.path.dirname(os.path.dirname(os.path.dirname(staged)))
+    plugins = os.path.join(os.path.dirname(ansible_test.__file__), '_util', 'target', 'pytest', 'plugins')
+    env = {'PYTHONPATH': parent + os.pathsep + plugins, 'ANSIBLE_COLLECTIONS_PATH': parent,
+           'ANSIBLE_CONTROLLER_MIN_PYTHON_VERSION': CONTROLLER_PYTHON,
+           'PYTEST_PLUGINS': 'ansible_pytest_collections,ansible_forked'}
+    unit = os.path.join(staged, 'tests', 'unit')
+    module_side = ['tests/unit/plugins/modules', 'tests/unit/plugins/module_utils']
+    controller_side = sorted(os.path.relpath(os.path.join(unit, *parts), staged) for parts in
+                             [('plugins', name) for name in os.listdir(os.path.join(unit, 'plugins'))
+                              if name not in ('modules', 'module_utils')]
+                             + [(name,) for name in os.listdir(unit) if name.startswith('test_')])
     parallel = ['-n', str(WORKERS)] if WORKERS > 1 else []
-    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', '--import-mode=importlib'] + parallel
-               + ['tests/unit'], cwd=os.path.join(collections, 'ansible_collections', 'lustre', 'iokit'),
-               env={'PYTHONPATH': collections})
+    failures = 0
+    for paths in (module_side, controller_side):
+        failures += run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider'] + parallel + paths,
+                        cwd=staged, env=env) != 0
+    return failures
 
 
 def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], stage: str) -> int:
