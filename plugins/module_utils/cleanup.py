@@ -171,10 +171,13 @@ class Cleanup(EchoClientCleanup):
                       'run_id %s' % (holder.get('survey'), holder.get('host'), holder.get('pid'),
                                      holder.get('started'), holder.get('run_id')))
             self._keep('runs', holder.get('run_id'), reason)
-        self.stop_recorded_commands()
+        # The survey modules first: a module whose commands die under it first would take their end for the
+        # point's end and log the cut point as finished, to be kept and skipped by a rerun. Stopped first, a module
+        # ends its commands itself as a stop; what it leaves running is stopped next.
+        self.stop_processes()
         self._reread_after_stops(0, state_readable)
         stopped_before = len(self.removed['processes'])
-        self.stop_processes()
+        self.stop_recorded_commands()
         self._reread_after_stops(stopped_before, state_readable)
         self.cancel_slurm_jobs()
         handled = self.remove_recorded_echo_clients()
