@@ -11,9 +11,8 @@ name for a quicker local loop.  The stages in OPT_IN_STAGES run only when
 named (``--only guest`` or ``--with guest``): they emulate a whole machine and
 would take CI past its time budget on two cores.
 
-Most of the suite's time is spent waiting (on simulated devices throttled by
-construction, on containers, on ``ansible-playbook``'s own start-ups), so the
-stages run in LANES: the stages of one lane one after another, the lanes at
+Many stages wait (on simulated devices throttled by construction, on
+containers), so the stages run in LANES: the stages of one lane one after another, the lanes at
 the same time, each stage's output kept in its own log and printed whole when
 it ends.  ``--lanes 1`` runs everything one after another with live output;
 ``--workers N`` sets how many tests wait together inside the playbook and
@@ -149,6 +148,11 @@ def staged_copy(name: str) -> str:
     return dest
 
 
+def collections_root(staged: str) -> str:
+    """The directory above ``ansible_collections`` of a staged copy: what PYTHONPATH and ANSIBLE_COLLECTIONS_PATH name."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(staged)))
+
+
 def stage_lint() -> int:
     return run([tool('ansible-lint'), '--profile', 'production', '--offline', '--nocolor'])
 
@@ -192,7 +196,7 @@ def stage_units_quick() -> int:
     apart from the controller's, whose imports of ansible's controller code change how a module reports warnings."""
     import ansible_test  # pylint: disable=import-outside-toplevel
     staged = staged_copy('ansible-test')
-    parent = os.path.dirname(os.path.dirname(os.path.dirname(staged)))
+    parent = collections_root(staged)
     plugins = os.path.join(os.path.dirname(ansible_test.__file__), '_util', 'target', 'pytest', 'plugins')
     env = {'PYTHONPATH': parent + os.pathsep + plugins, 'ANSIBLE_COLLECTIONS_PATH': parent,
            'ANSIBLE_CONTROLLER_MIN_PYTHON_VERSION': CONTROLLER_PYTHON,
@@ -324,7 +328,7 @@ def stage_target_pythons() -> int:
     failures = 0
     for _version, python in found:
         failures += run([python, os.path.join(staged, 'tests', 'tools', 'target_python_smoke.py')], cwd=staged,
-                        env={'PYTHONPATH': os.path.dirname(os.path.dirname(os.path.dirname(staged))),
+                        env={'PYTHONPATH': collections_root(staged),
                              'PYTHONDONTWRITEBYTECODE': '1'}) != 0
     return failures
 
