@@ -31,7 +31,7 @@ echo "$$ $*" >> {log}
 exec {python} "$@"
 '''
 
-VARS = {'iokit_timeout_s': 120, 'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1,
+VARS = {'iokit_timeout_s': 600, 'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1,
         'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': WAIT_POLL_S, 'obdfilter_async_margin_s': 30}
 
 

@@ -220,7 +220,7 @@ def survey_with_stats(node, tmp_path_factory):
     """playbooks/survey-obdfilter.yml with stats_collect_enabled and no iokit_run_id: one run for both results."""
     results = str(tmp_path_factory.mktemp('survey-results'))
     extra = {'iokit_obdfilter_hosts': 'localhost', 'stats_collect_enabled': True, 'iokit_results_dir': results, 'iokit_workdir': node.workdir,
-             'iokit_timeout_s': 120, 'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1,
+             'iokit_timeout_s': 600, 'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1,
              'obdfilter_tests': ['write', 'read'], 'obdfilter_poll_interval_s': WAIT_POLL_S, 'obdfilter_async_margin_s': 30,
              'iokit_report': True}
     completed = subprocess.run(

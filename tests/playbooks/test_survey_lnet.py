@@ -54,7 +54,7 @@ lnet:
     "{slow}": 100
 '''
 
-COMMON = {'iokit_timeout_s': 120, 'lnet_modes': ['read', 'ping'], 'lnet_sizes': ['1m'], 'lnet_stat_count': 1,
+COMMON = {'iokit_timeout_s': 600, 'lnet_modes': ['read', 'ping'], 'lnet_sizes': ['1m'], 'lnet_stat_count': 1,
           'lnet_stat_delay_s': 1, 'lnet_poll_interval_s': WAIT_POLL_S, 'lnet_async_margin_s': 30}
 
 # The unchanged playbook twice: NIDs discovered, then given with each server alone and the run's report.

@@ -175,7 +175,7 @@ def test_a_hanging_mdtest_is_stopped_and_its_tree_removed(client):
     client.sim('fault', '--root', client.root, 'add', 'hang', '--command', 'mdtest')
     try:
         stopped = client.playbook('survey-mdtest.yml', extra={'iokit_run_id': 'pbtest-mdtest-hang',
-                                                              'iokit_timeout_s': 6})
+                                                              'iokit_timeout_s': 20})
     finally:
         client.sim('fault', '--root', client.root, 'clear', '--all')
     # nothing measured: the run fails, but the envelope says why and nothing is left

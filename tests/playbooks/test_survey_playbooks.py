@@ -50,7 +50,7 @@ all:
 
 # The smallest sweeps that still measure every test: one point each, a few MiB per OST.
 SURVEY_VARS = {
-    'iokit_timeout_s': 120,
+    'iokit_timeout_s': 600,
     'obdfilter_size_mib': 4, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1, 'obdfilter_tests': ['write', 'read'],
     'obdfilter_poll_interval_s': WAIT_POLL_S, 'obdfilter_async_margin_s': 30,
     'mds_thrlo': 1, 'mds_thrhi': 1, 'mds_file_count': 100,

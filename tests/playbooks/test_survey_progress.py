@@ -129,4 +129,6 @@ def test_an_ost_run_has_fleet_lines_with_its_total_and_share(tmp_path):
     running = [match for match in lines if match.group(3) != 'done']
     assert any(int(match.group(2)) < 100 for match in running), done.stdout[-6000:]
     assert lines[-1].group(1, 2, 3) == ('4', '100', 'done'), done.stdout[-6000:]
-    assert 'ETA unknown' not in done.stdout
+    # A poll that comes before the module has written its plan (a loaded machine) knows no total yet and says
+    # so; once the four points are known, every line has an ETA.
+    assert not re.search(r'/4 points \(\d+ %\), ETA unknown', done.stdout), done.stdout[-6000:]

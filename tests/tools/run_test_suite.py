@@ -48,6 +48,7 @@ TARGET_PYTHONS = ('3.6', '3.7', '3.8', '3.9', '3.10', '3.11', '3.12', '3.13')
 # integration task printed 20 minutes earlier would be out of sight there.
 FAILURE_LINES: dict[str, list[str]] = {}
 ANSIBLE_FAILURE = re.compile(r'^(?P<task_failure>fatal|failed): |^ERROR[:!] ')
+RESULT_REASON = re.compile(r'^"(assertion|msg|evaluated_to)": ')
 # The parser filters whose names users rely on (README, each filter's documentation): none may go missing.
 CONTRACT_FILTERS = ('parse_sgpdd_survey', 'parse_obdfilter_survey', 'parse_mds_survey', 'parse_ost_survey', 'parse_lst_survey',
                     'parse_lst_stat', 'parse_lctl_dl', 'parse_brw_stats', 'parse_sgp_dd', 'parse_mdtest',
@@ -220,7 +221,8 @@ def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], stage: s
     under ``stage`` in FAILURE_LINES."""
     task = ''
     noted: list[str] = []
-    failure_pending = False  # the last line noted a task's failure, which "...ignoring" may take back
+    failure_pending = False  # the last failure noted is a task's, which "...ignoring" may take back
+    in_result = False  # inside the JSON result printed after "FAILED! => {"
     with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           errors='replace') as process:
         for line in process.stdout:
@@ -229,6 +231,12 @@ def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], stage: s
             stripped = line.strip()
             if line.startswith('TASK ['):
                 task = stripped.rstrip('*').strip()
+            if in_result:
+                in_result = line.rstrip() != '}'
+                # Which assertion failed, or the module's message: what a reader of the CI log needs first.
+                if failure_pending and RESULT_REASON.match(stripped):
+                    noted[-1] += ' ' + stripped[:600]
+                continue
             if stripped == '...ignoring' and failure_pending:
                 noted.pop()  # a failure the task expects (ignore_errors)
             if stripped:
@@ -236,6 +244,7 @@ def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], stage: s
             failure = ANSIBLE_FAILURE.match(line)
             if failure:
                 failure_pending = failure.group('task_failure') is not None
+                in_result = failure_pending and stripped.endswith('=> {')
                 noted.append('%s %s' % (task, stripped[:600]) if failure_pending else stripped[:600])
     with PRINT_LOCK:
         FAILURE_LINES.setdefault(stage, []).extend(noted)
