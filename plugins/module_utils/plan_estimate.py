@@ -21,23 +21,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils import results, survey_catalog
 from ansible_collections.lustre.iokit.plugins.module_utils.units import MIB
 
-# Per survey: the unit of its work amount, the unit of its rate, and the rate assumed when nothing was measured
-# (with where that figure comes from).  The figures are deliberately middling guesses for current hardware: the
-# first run's ETA corrects itself from its first points, and later plans use what that run measured.
-WORK_UNITS = {
-    'obdfilter': ('MiB per OST', 'MiB/s per OST', 500.0, 'built-in guess'),
-    'sgpdd': ('MiB per device', 'MiB/s per device', 300.0, 'built-in guess'),
-    'ost': ('MiB through the client', 'MiB/s through the client', 300.0, 'built-in guess'),
-    'mds': ('operations per MDT', 'operations/s per MDT', 5000.0, 'built-in guess'),
-    # lst stat samples for a fixed time: its plan already knows how long, the rate only corrects it.
-    'lnet': ('s of lst stat sampling', 's of sampling per s', 1.0, 'lst stat_count x stat_delay_s per point'),
-    'ior': ('MiB through the clients', 'MiB/s through the clients', 1000.0, 'built-in guess'),
-    # mdtest's plan has no item count to divide: only a stored run says how long a point takes.
-    'mdtest': ('points', 'points/s', None, None),
-}
+# Per survey that measures: the unit of its work amount, the unit of its rate, and the rate assumed when nothing
+# was measured (with where that figure comes from); the catalogue says why each is what it is.
+WORK_UNITS = dict((name, survey.work) for name, survey in survey_catalog.CATALOG.items() if survey.work)
 
 
 def _number(value):

@@ -43,6 +43,7 @@ import os
 import re
 import time
 
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
 from ansible_collections.lustre.iokit.plugins.module_utils.units import is_number
 
 SCHEMA = 'lustre.iokit/result/v1'
@@ -53,8 +54,8 @@ STATUS_FAILED = 'failed'
 STATUS_SKIPPED = 'skipped'
 STATUSES = (STATUS_OK, STATUS_PARTIAL, STATUS_FAILED, STATUS_SKIPPED)
 
-# The one list of surveys: modules, roles and the store accept exactly these.
-SURVEYS = ('sgpdd', 'obdfilter', 'ost', 'mds', 'lnet', 'mdtest', 'ior', 'stats_collect')
+# Modules, roles and the store accept exactly the surveys of the catalogue.
+SURVEYS = survey_catalog.ALL
 
 ENGINES = ('native', 'iokit')
 

@@ -40,7 +40,7 @@ options:
     description: The survey.
     type: str
     required: true
-    choices: [sgpdd, obdfilter, ost, mds, lnet, mdtest, stats_collect]
+    choices: [sgpdd, obdfilter, ost, mds, lnet, mdtest, ior, stats_collect]
   host:
     description: The host to look up. Defaults to the inventory name of the host the task runs for.
     type: str

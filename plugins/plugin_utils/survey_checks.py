@@ -34,26 +34,13 @@ from ansible.module_utils.common.validation import (
     check_type_str,
 )
 
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
 
-# survey: its role's variable prefix, its module, and where the role's call differs from the rule
-# (aliases: option -> the role variable's suffix; fixed: options the role always passes so; unset_zero: options the
-# role leaves out when 0)
-SURVEYS = {
-    'sgpdd': {'prefix': 'sgpdd_', 'module': 'sgpdd_survey'},
-    'obdfilter': {'prefix': 'obdfilter_', 'module': 'obdfilter_survey'},
-    'mds': {'prefix': 'mds_', 'module': 'mds_survey'},
-    'ost': {'prefix': 'ost_', 'module': 'ost_survey'},
-    'lnet': {'prefix': 'lnet_', 'module': 'lst_survey',
-             'aliases': {'servers': 'server_nids', 'clients': 'client_nids', 'session_timeout': 'session_timeout_s'}},
-    'ior': {'prefix': 'ior_', 'module': 'ior', 'aliases': {'hosts': 'mpi_hosts', 'ior_path': 'binary'},
-            'fixed': {'engine': 'native'}, 'unset_zero': ('client_memory_mib',)},
-    'mdtest': {'prefix': 'mdtest_', 'module': 'mdtest', 'aliases': {'hosts': 'mpi_hosts', 'mdtest_path': 'binary'},
-               'fixed': {'engine': 'native'}, 'unset_zero': ('items_per_dir',)},
-    # The samplers around any survey: the run id is the preflight's (results_location made or checked it).
-    'stats_collect': {'prefix': 'stats_collect_', 'module': 'stats_collect',
-                      'fixed': {'state': 'started', 'run_id': 'preflight'}},
-}
+# survey: its role's variable prefix, its module, and where the role's call differs from the rule (the catalogue's
+# role_call: aliases, fixed, unset_zero)
+SURVEYS = dict((name, dict(survey.role_call, prefix=name + '_', module=survey.module))
+               for name, survey in survey_catalog.CATALOG.items())
 
 # Options that come from the iokit_* settings: the role variable's suffix and the name users set.
 SHARED_OPTIONS = {

@@ -34,6 +34,8 @@ import math
 import statistics
 import typing as t
 
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
+
 # Consistency constant of the MAD for normally distributed data: 1.4826 * MAD estimates the
 # standard deviation, so a robust z of 3.5 means what a z of 3.5 means (Iglewicz and Hoaglin).
 MAD_TO_SIGMA = 1.4826
@@ -46,8 +48,7 @@ DEFAULT_SLOW_SHARE = 0.8
 Z_MIN_PEERS = 10
 
 # What one component of each survey is, when a sample names a target; a sample without one is the host's aggregate.
-COMPONENT_KINDS = {'obdfilter': 'OST', 'ost': 'OST', 'sgpdd': 'LUN', 'mds': 'MDT', 'lnet': 'NID', 'mdtest': 'client',
-                   'ior': 'client'}
+COMPONENT_KINDS = {name: survey.component for name, survey in survey_catalog.CATALOG.items() if survey.component}
 HOST = 'host'
 
 # Where to look next when a component of a kind is weak.
