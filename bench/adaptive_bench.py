@@ -2,7 +2,7 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Adaptive sweeps against full sweeps over simulated saturation curves: issue 21's targets, measured.
+"""Adaptive sweeps against full sweeps over simulated saturation curves: the targets below, measured.
 
 Targets: at least 40 % less survey time on the I/O kit's default grids, and the adaptive sweep's peak within
 2 % of the full sweep's in at least 95 % of the curves.

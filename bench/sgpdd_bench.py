@@ -2,7 +2,7 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""sgpdd_survey module vs plain sgp_dd vs fio on one loop device: issue 5's two targets, measured.
+"""sgpdd_survey module vs plain sgp_dd vs fio on one loop device: the two targets below, measured.
 
 Targets: the module's aggregate MiB/s within 5% of plain ``sgp_dd`` run with identical parameters, and
 the module's own overhead (process start, imports, safety probes, plan, parse, raw and result files)

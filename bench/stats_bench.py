@@ -2,7 +2,7 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What statistics collection costs a survey: issue 8's target, overhead under 3% of survey throughput.
+"""What statistics collection costs a survey: the target is an overhead under 3% of survey throughput.
 
 One simulated OSS (lustre-sim), one obdfilter survey sweep, run again and again in three ways:
 
