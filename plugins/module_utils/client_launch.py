@@ -196,8 +196,8 @@ class ClientTreeSurvey(NativeSurvey):
     sweep with ``launch`` in ``run()``, which yields each measured record (kept by ``record_done``). An adaptive sweep keeps its
     bookkeeping in ``sweeps`` (adaptive.InnerSweeps by step), whose ``skip`` reports each point it passes over
     as the server surveys' does: the module side has each follow the progress log (SurveyStart.follow_sweep).
-    A resumed run gives it ``done_records``, the records earlier attempts of the run id finished
-    (``record_point`` names their planned points): its sweep does not measure them again, and lists in
+    A resumed run gives it ``done_points``, the records earlier attempts of the run id finished by their
+    ``resume_key`` (``record_point`` names their planned points): its sweep does not measure them again, and lists in
     ``withdrawn`` those its sweep, as it ends, no longer has (the module side takes them back out of the
     envelope, EnvelopeBuilder.withdraw_record).
     ``runner`` runs the measurements (under the deadline); ``control_runner`` the checks, the layout commands and
@@ -249,10 +249,10 @@ class ClientTreeSurvey(NativeSurvey):
         self._jobs = 0
         # The adaptive bookkeeping of each step of the sweep (axis -> adaptive.InnerSweeps); none by default
         self.sweeps = {}
-        # The records earlier attempts of the run id finished (already in the envelope): their points are not
-        # measured again, their figures still count where the sweep chooses or stops.
-        self.done_records = []
-        # Those of done_records that no longer belong to the sweep as it ends, each ``{'record', 'point',
+        # The records earlier attempts of the run id finished (already in the envelope), by their resume_key:
+        # their points are not measured again, their figures still count where the sweep chooses or stops.
+        self.done_points = {}
+        # Those of done_points that no longer belong to the sweep as it ends, each ``{'record', 'point',
         # 'reason'}``: the module side withdraws them from the envelope (EnvelopeBuilder.withdraw_record).
         self.withdrawn = []
 
@@ -261,6 +261,10 @@ class ClientTreeSurvey(NativeSurvey):
     def point_key(self, point):
         """How an error names ``point`` (None for the survey as a whole)."""
         raise NotImplementedError
+
+    def resume_key(self, point):
+        """The key of ``done_points`` for a point or the record that measured it."""
+        return tuple(point.get(key) for key in self.PROGRESS_KEYS)
 
     def make_point_directory(self, point):
         """Make and lay out the point's directory; its path, or None after an error (``layout_command``)."""
@@ -661,7 +665,7 @@ def run_module(module, problems, survey_class, program_option, parameter_names, 
     # A rerun of the run id resumes: the points its earlier attempts finished go into the envelope, the sweep skips
     # them (force_rerun starts over).
     run_dir = start.start_run(*progress_plan(survey, plan), record_point=survey.record_point)
-    survey.done_records = list(start.done_records)
+    survey.done_points = dict((survey.resume_key(record), record) for record in start.done_records)
     # each point an adaptive step passes over leaves the progress log's total, as in the server surveys
     for axis in sorted(survey.sweeps):
         start.follow_sweep(survey.sweeps[axis])

@@ -262,11 +262,10 @@ class IorSurvey(client_launch.ClientTreeSurvey):
     # -- running ---------------------------------------------------------------------------
 
     def run(self):
-        """Every point in turn but those an earlier attempt of the run finished (``done_records``), yielding a
+        """Every point in turn but those an earlier attempt of the run finished (``done_points``), yielding a
         record as each is measured (also kept in ``records``)."""
-        done = set(self._point_tuple(record) for record in self.done_records)
         for point in self.points():
-            if self._point_tuple(point) in done:
+            if self.resume_key(point) in self.done_points:
                 continue
             if self.runner.expired():
                 self.stop(point, 'not run')
@@ -276,9 +275,6 @@ class IorSurvey(client_launch.ClientTreeSurvey):
                 yield record
             if self.aborted:
                 break
-
-    def _point_tuple(self, point):
-        return tuple(point.get(key) for key in self.PROGRESS_KEYS)
 
     def _measure_point(self, point):
         directory = self.prepare_point(point)

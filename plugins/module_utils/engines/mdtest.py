@@ -37,7 +37,7 @@ step 1 stops doubling the tasks per node, step 2 adding nodes; every point
 passed over is listed with the reason (``skipped_points``).  The other
 operations are measured at every point run but do not hold a step back.
 
-A resumed run (``done_records``, the points its earlier attempts finished) measures only the missing points, and
+A resumed run (``done_points``, the points its earlier attempts finished) measures only the missing points, and
 chooses the best tasks per node from every tasks-per-node point, the earlier attempts' included.  When a point
 an earlier attempt did not finish (it failed, or was not reached) wins now, the best changes, and the nodes step
 an earlier attempt measured at the former best belongs to another sweep: those records are ``withdrawn`` (the
@@ -271,6 +271,10 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
     def point_key(self, point):
         return {'nodes': point['nodes'], 'tasks_per_node': point['tasks_per_node']}
 
+    def resume_key(self, point):
+        """A point's step, nodes and tasks per node: a nodes-step point is known by the tasks per node it ran at."""
+        return (point['step'], point['nodes'], point['tasks_per_node'])
+
     def record_point(self, record):
         """The planned point a record measured, as ``progress_points`` names it (a nodes-step point names no tasks
         per node: the plan does not know it yet)."""
@@ -360,16 +364,14 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
     def run(self):
         """Both steps of the sweep, yielding a record as each point is measured (also kept in ``records``).
 
-        A point an earlier attempt of the run finished (``done_records``) is not measured again: its record takes
+        A point an earlier attempt of the run finished (``done_points``) is not measured again: its record takes
         part in the choice of the best tasks per node and its figure in the adaptive stop rule of its step. An
         earlier nodes-step point at another tasks per node than the best is withdrawn (``withdraw_other_sweeps``).
         """
-        done = dict(((record['step'], record['nodes'], record['tasks_per_node']), record)
-                    for record in self.done_records)
         tasks_records = []
         sweep = self.sweeps[STEP_TASKS]
         for point in self.tasks_points():
-            if self._take_done(done, sweep, point, {'nodes': 1}, point['tasks_per_node'], tasks_records):
+            if self._take_done(sweep, point, {'nodes': 1}, point['tasks_per_node'], tasks_records):
                 continue
             if self._skipped(sweep, point, {'nodes': 1}, point['tasks_per_node']):
                 continue
@@ -397,7 +399,7 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
                 continue
             point = {'step': STEP_NODES, 'nodes': count, 'tasks_per_node': self.best['tasks_per_node'],
                      'tasks': count * self.best['tasks_per_node']}
-            if self._take_done(done, sweep, point, outer, count):
+            if self._take_done(sweep, point, outer, count):
                 continue
             if self._skipped(sweep, point, outer, count):
                 continue
@@ -413,7 +415,7 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
         than ``best``: it was the best when that attempt ran, a tasks-per-node point measured since has beaten
         it, and the nodes step is measured again at the new best."""
         best = self.best['tasks_per_node']
-        for record in self.done_records:
+        for record in self.done_points.values():
             if record['step'] != STEP_NODES or record['tasks_per_node'] == best:
                 continue
             reason = ('measured at %d tasks per node, the best of the tasks-per-node step when %s ran; the best is '
@@ -423,10 +425,10 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
             self.withdrawn.append({'record': record, 'reason': reason,
                                    'point': dict((key, record[key]) for key in ('step', 'nodes', 'tasks_per_node'))})
 
-    def _take_done(self, done, sweep, point, outer, x, kept=None):
+    def _take_done(self, sweep, point, outer, x, kept=None):
         """True when an earlier attempt finished ``point``: its figure feeds the step's stop rule (while the step
         runs), its record joins ``kept``."""
-        record = done.get((point['step'], point['nodes'], point['tasks_per_node']))
+        record = self.done_points.get(self.resume_key(point))
         if record is None:
             return False
         if sweep.stopped(outer, x) is None:

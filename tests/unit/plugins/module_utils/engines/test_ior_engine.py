@@ -206,7 +206,7 @@ def test_a_resumed_sweep_measures_only_the_points_the_killed_attempt_left(sim, m
     first, unused_state = survey_for(mount, tmp_path, **options)
     done = killed_after(first, 3)
     survey, node_state = survey_for(mount, tmp_path, **options)
-    survey.done_records = done
+    survey.done_points = dict((survey.resume_key(record), record) for record in done)
     assert [survey.record_point(record) for record in done] == [
         {'access': access, 'nodes': nodes, 'tasks_per_node': 1, 'transfer_kib': 256}
         for access, nodes in (('fpp', 1), ('fpp', 2), ('ssf', 1))]

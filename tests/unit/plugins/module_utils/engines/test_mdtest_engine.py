@@ -621,7 +621,7 @@ def test_bad_sweep_options_are_named(options, message):
 def resumed(mount, tmp_path, done, rates=None, **options):
     """A new survey of the same run, given the points the killed attempt finished; run to its end."""
     survey, runner, unused = survey_for(mount, tmp_path, FakeRunner(mount, rates=rates), **options)
-    survey.done_records = done
+    survey.done_points = dict((survey.resume_key(record), record) for record in done)
     survey.inspect()
     survey.setup()
     list(survey.run())
@@ -712,7 +712,7 @@ def attempt_of_the_run(mount, tmp_path, runner, kill_after=None):
     log = progress.ProgressLog(survey.run_dir, 'mdtest', RUN, 'c1', attempt=attempt, done_before=len(earlier))
     log.envelope_fields = builder.extra_fields
     builder.observers.append(log)
-    survey.done_records = list(earlier)
+    survey.done_points = dict((survey.resume_key(record), record) for record in earlier)
     raw_path = os.path.join(survey.run_dir, 'mdtest.out')
     if kill_after is None:
         client_launch._run(survey, builder, raw_path)
