@@ -2,7 +2,8 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Every server survey engine through the same checks of engines/contract.py, on the fake runners of its own tests."""
+"""Every survey engine through the checks of engines/contract.py, on the fake runners of its own tests: the server
+engines through all of them, the client engines through what they share."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import
 from ansible_collections.lustre.iokit.plugins.modules import lst_survey, mds_survey, obdfilter_survey, sgpdd_survey
 from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, run_whole
 from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines import (
+    test_ior_engine as ior_tests,
     test_lnet_engine as lnet_tests,
     test_mds_engine as mds_tests,
+    test_mdtest_engine as mdtest_tests,
     test_obdfilter_engine as obdfilter_tests,
     test_ost_engine as ost_tests,
     test_sgpdd_engine as sgpdd_tests,
@@ -141,3 +144,16 @@ def test_every_record_is_keyed_for_resume_as_its_planned_point(name, tmp_path):
         return tuple(point[resume_key] for resume_key in spec.resume_keys)
     assert sorted(key(spec.record_point(record)) for record in records) == sorted(
         key(point) for point in spec.planned(survey, plan))
+
+
+@pytest.mark.parametrize('client_tests', [ior_tests, mdtest_tests], ids=['ior', 'mdtest'])
+def test_the_client_engines_keep_resumed_points_under_the_same_name_and_type(client_tests, tmp_path):
+    mount = tmp_path / 'mnt'
+    mount.mkdir()
+    survey = client_tests.survey_for(str(mount), tmp_path)[0]
+    assert isinstance(survey, NativeSurvey)
+    assert survey.done_points == {}
+    record = {'step': 'tasks', 'access': 'fpp', 'nodes': 1, 'tasks_per_node': 2, 'transfer_kib': 256}
+    # the driver keys each earlier record by resume_key; the sweep looks its points up by the same key
+    assert survey.resume_key(record) == survey.resume_key(dict(record))
+    assert isinstance(survey.resume_key(record), tuple)
