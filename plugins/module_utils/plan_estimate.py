@@ -188,9 +188,11 @@ def measured_rate(survey, envelope):
     seconds = _run_seconds(envelope)
     if not amount or amount <= 0 or not seconds or seconds <= 0:
         return None
-    # iterations merged into one envelope: each ran the plan once (its duration is theirs added up)
+    # iterations merged into one envelope: each ran the plan once (its duration is theirs added up).  Only a server
+    # survey's role runs it several times; ior's and mdtest's ``iterations`` is the tool's own -i, already inside
+    # each point of their plan's work.
     iterations = (envelope.get('parameters') or {}).get('iterations')
-    if _number(iterations) and iterations > 1:
+    if survey_catalog.CATALOG[survey].kind == survey_catalog.SERVER and _number(iterations) and iterations > 1:
         amount = amount * iterations
     skipped = envelope.get('skipped_points')
     if points and isinstance(skipped, list) and skipped:

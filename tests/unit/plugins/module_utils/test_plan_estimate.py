@@ -125,6 +125,13 @@ def test_merged_iterations_each_ran_the_plan():
     assert plan_estimate.measured_rate('obdfilter', envelope(duration_s=40.0, parameters={'iterations': 2}))['rate'] == 10.0
 
 
+@pytest.mark.parametrize('survey, unit', [('ior', 'MiB through the clients'), ('mdtest', 'points')])
+def test_a_client_surveys_own_repeat_count_is_not_counted_again(survey, unit):
+    # ior -i 3 / mdtest -i 3: each point of the plan's work already holds the three passes, the run is one envelope
+    stored = envelope(survey=survey, parameters={'iterations': 3}, plan_work={'points': 2, 'amount': 200, 'unit': unit})
+    assert plan_estimate.measured_rate(survey, stored)['rate'] == 10.0
+
+
 @pytest.mark.parametrize('changed', [{'status': 'partial'}, {'plan_work': None}, {'duration_s': 0},
                                      {'plan_work': {'points': 2, 'amount': 200, 'unit': 'operations per MDT'}},
                                      {'survey': 'mds'}])
