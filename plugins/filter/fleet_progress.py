@@ -32,7 +32,7 @@ options:
 EXAMPLES = r'''
 - name: Show how far the fleet is
   ansible.builtin.debug:
-    msg: "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, 'obdfilter_wait')))
+    msg: "{{ dict(ansible_play_hosts | zip(ansible_play_hosts | map('extract', hostvars, 'survey_common_wait')))
              | lustre.iokit.fleet_progress(rows=true) }}"
 '''
 

@@ -39,7 +39,7 @@ options:
 EXAMPLES = r'''
 - name: One envelope for the three runs of the survey on this host
   ansible.builtin.set_fact:
-    obdfilter_envelope: "{{ obdfilter_iteration_envelopes | lustre.iokit.merge_iterations(iterations=3) }}"
+    obdfilter_envelope: "{{ survey_common_envelopes | lustre.iokit.merge_iterations(iterations=3) }}"
 '''
 
 RETURN = r'''

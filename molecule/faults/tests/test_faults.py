@@ -337,11 +337,11 @@ def test_inner_faults_run_reports_the_hosts_and_keeps_them_clean(inner_faults_ru
 
 def test_a_async_limit_expiring_is_reported_and_always_cleans_up(clean_hosts):
     # Every test_brw hangs: the module is SIGKILLed by Ansible's async wrapper while its lctl workers,
-    # each leading its own process group, keep the echo clients busy. The async limit is the role's internal
-    # __obdfilter_async_s (not a setting: only extra vars outrank role vars), cut here below the module's timeout.
+    # each leading its own process group, keep the echo clients busy. The async limit is roles/survey_common's internal
+    # __survey_common_async_s (not a setting: only extra vars outrank role vars), cut here below the module's timeout.
     sim(OSS1, 'fault', 'add', 'hang', '--command', 'test_brw')
     result = run_playbook('survey-obdfilter.yml', 'faults-async', '-e', 'iokit_obdfilter_hosts=' + OSS1,
-                          '-e', '__obdfilter_async_s=8')
+                          '-e', '__survey_common_async_s=8')
     assert result.returncode != 0
     assert 'Timeout exceeded' in result.stdout
     assert '%s has no result (Wait for the survey: Timeout exceeded)' % OSS1 in result.stdout
