@@ -118,10 +118,11 @@ left_on_node
 
 # Interrupted: a long survey, ansible-playbook killed with SIGKILL (no always section runs), then cleanup.yml.
 # Long by construction: the module runs under an interpreter whose cgroup throttles both loop devices to
-# 1 MiB/s, so the first point alone (150 MiB written) lasts about 150 s however fast the machine. The kill and
-# cleanup.yml's stop must come before that point ends: a finished point is kept for a rerun (by design), and the
-# checks below expect nothing kept. A 30 s point was once outlasted by cleanup.yml's start-up on a loaded machine.
-slow_group=$(python "$slow_device" throttle 1 "$work/slow-python" "$(command -v python)" "${loops[@]}")
+# 1/8 MiB/s, so the first point alone (150 MiB written) lasts about 20 minutes however fast the machine. The kill
+# and cleanup.yml's stop must come before that point ends: a finished point is kept for a rerun (by design), and
+# the checks below expect nothing kept. The cleanup stops the point long before, so the length costs nothing; a
+# 150 s point was outlasted by cleanup.yml's start-up on a machine loaded by the whole suite.
+slow_group=$(python "$slow_device" throttle 0.125 "$work/slow-python" "$(command -v python)" "${loops[@]}")
 ansible-playbook -i "$work/inventory" "$playbooks/survey-sgpdd.yml" -e iokit_run_id=it-3 \
     -e ansible_python_interpreter="$work/slow-python" \
     -e sgpdd_size_mib=150 -e sgpdd_crghi=8 -e sgpdd_thrhi=16 -e sgpdd_rszlo=4 -e sgpdd_rszhi=4 \
