@@ -234,7 +234,7 @@ def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], stage: s
             if in_result:
                 in_result = line.rstrip() != '}'
                 # Which assertion failed, or the module's message: what a reader of the CI log needs first.
-                if failure_pending and RESULT_REASON.match(stripped):
+                if RESULT_REASON.match(stripped):  # only a task's failure opens a result
                     noted[-1] += ' ' + stripped[:600]
                 continue
             if stripped == '...ignoring' and failure_pending:
