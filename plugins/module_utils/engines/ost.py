@@ -454,6 +454,10 @@ class OstSurvey(NativeSurvey):
             self.node_state.record('paths', self.run_id, path=path, mount_point=self.mount_point, survey='ost')
             self._files.append(path)
             result = self._run([self.lfs, 'setstripe', '-S', '0', '-i', str(entry['ost']), '-c', '1', path])
+            if result.timed_out or self.runner.expired():
+                # the deadline cut the layout step: the survey stopped, the OST did not fail
+                self._stop({'ost': entry['ost'], 'operation': operation}, 'setstripe interrupted')
+                return False
             if result.rc != 0:
                 self.errors.append({'point': {'ost': entry['ost'], 'operation': operation},
                                     'message': 'lfs setstripe -i %d failed (rc %s): %s' % (

@@ -68,6 +68,9 @@ class FakeRunner(FakeNode):
         if argv[:2] == ['lctl', 'list_nids']:
             return CommandResult(argv, 0, '192.168.1.10@tcp\n', '', 0.01)
         if argv[:2] == ['lfs', 'setstripe']:
+            if self.stop_at == ('setstripe', int(os.path.basename(argv[-1])[len('file'):])):
+                self.stop_reason = 'timeout'
+                return CommandResult(argv, -15, '', '', 1.0, timed_out=True)
             open(argv[-1], 'w').close()
             return ok
         if argv[0] == 'dd':
@@ -301,6 +304,19 @@ def test_timeout_during_the_read_pass_keeps_the_write_statistics_and_cleans_up(t
     assert survey.teardown(cleanup) == []
     assert cleanup.calls == [['lctl', 'set_param', '-n', 'llite.%s.max_cached_mb=12051' % INSTANCE]]
     assert not os.path.exists(survey.directory)
+    assert state.entries('paths') == []
+
+
+def test_a_timeout_during_setstripe_stops_the_survey_and_blames_no_ost(tmp_path):
+    survey, runner, state = make_survey(tmp_path, stop_at=('setstripe', 2))
+    survey.inspect()
+    survey.setup()
+    record = survey.sweep()
+    assert record['complete'] is False
+    assert survey.aborted == 'timeout'
+    assert survey.errors == [{'point': {'ost': 2, 'operation': 'write'}, 'message': 'setstripe interrupted: timeout'}]
+    assert not any(call[0] == 'dd' and call[1].endswith('file3') for call in runner.calls)
+    assert survey.teardown(FakeRunner(runner.clock, survey.mount_point)) == []
     assert state.entries('paths') == []
 
 
