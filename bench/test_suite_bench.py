@@ -27,7 +27,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CPUACCT = '/sys/fs/cgroup/cpuacct'
-STAGE_ROW = re.compile(r'^(\S+)\s+(ok|FAILED)\s+([\d.]+)$')
+STAGE_ROW = re.compile(r'^(\S+)\s+(ok|FAILED)\s+([\d.]+)\s+([\d.]+)$')
 
 
 def _load_average_sampler(samples: list[float], stop: threading.Event) -> None:
@@ -98,9 +98,9 @@ def main() -> int:
     tail = text[text.rfind('\nstage '):] if '\nstage ' in text else ''
     rows = [STAGE_ROW.match(line) for line in tail.splitlines()]
     rows = [row for row in rows if row]
-    print('%-16s %-6s %8s' % ('stage', 'result', 'seconds'))
+    print('%-16s %-6s %8s %8s' % ('stage', 'result', 'seconds', 'cpu s'))
     for row in rows:
-        print('%-16s %-6s %8s' % row.groups())
+        print('%-16s %-6s %8s %8s' % row.groups())
     setup = (first_stage - started) if first_stage else wall
     print('%-16s %-6s %8.1f' % ('set-up', '', setup))
     print('%-16s %-6s %8.1f' % ('wall', '', wall))

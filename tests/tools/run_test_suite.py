@@ -107,6 +107,40 @@ def logging_to(path: str | None):
             OUTPUT.local.log = previous
 
 
+# CPU seconds (user + system) of each stage's commands and every process they waited for, as os.wait4 reports
+# them: what a stage costs on a loaded machine, where its wall time says little.  Processes outside that tree
+# (podman's containers, daemons) are not counted.
+STAGE_CPU: dict[str, float] = {}
+CURRENT_STAGE = threading.local()
+
+
+def reap(process: subprocess.Popen) -> int:
+    """Wait for ``process`` and add its CPU time to the running stage's; returns its exit code."""
+    _pid, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    stage = getattr(CURRENT_STAGE, 'name', None)
+    if stage is not None:
+        with PRINT_LOCK:
+            STAGE_CPU[stage] = STAGE_CPU.get(stage, 0.0) + usage.ru_utime + usage.ru_stime
+    return process.returncode
+
+
+def run_counted(cmd: list[str], cwd: str, env: dict[str, str], capture: bool = False) -> tuple[int, str]:
+    """Run ``cmd`` to its end as subprocess.run would, counting its CPU (see ``reap``): returns its exit code and,
+    with ``capture``, its stdout and stderr together; else they go to the stage's output."""
+    with tempfile.TemporaryFile('w+', encoding='utf-8', errors='replace') as captured:
+        target = captured if capture else OUTPUT.current()
+        process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=target,  # pylint: disable=consider-using-with
+                                   stderr=subprocess.STDOUT)
+        try:
+            rc = reap(process)
+        except BaseException:
+            process.kill()
+            raise
+        captured.seek(0)
+        return rc, captured.read() if capture else ''
+
+
 def run(cmd: list[str], cwd: str = ROOT, env: dict[str, str] | None = None, quiet: bool = False,
         failures_of: str | None = None) -> int:
     print('+ ' + ' '.join(cmd), flush=True)
@@ -117,13 +151,10 @@ def run(cmd: list[str], cwd: str = ROOT, env: dict[str, str] | None = None, quie
     merged.update(env or {})
     if failures_of:
         return _run_noting_failures(cmd, cwd, merged, failures_of)
-    if not quiet:
-        return subprocess.run(cmd, cwd=cwd, env=merged, check=False, stdout=OUTPUT.current(),
-                              stderr=subprocess.STDOUT).returncode
-    completed = subprocess.run(cmd, cwd=cwd, env=merged, check=False, capture_output=True, text=True)
-    if completed.returncode != 0:
-        print(completed.stdout + completed.stderr)
-    return completed.returncode
+    rc, output = run_counted(cmd, cwd, merged, capture=quiet)
+    if rc != 0 and quiet:
+        print(output)
+    return rc
 
 
 STAGED_COPIES: dict[str, str] = {}
@@ -246,6 +277,7 @@ def _run_noting_failures(cmd: list[str], cwd: str, env: dict[str, str], stage: s
                 failure_pending = failure.group('task_failure') is not None
                 in_result = failure_pending and stripped.endswith('=> {')
                 noted.append('%s %s' % (task, stripped[:600]) if failure_pending else stripped[:600])
+        reap(process)
     with PRINT_LOCK:
         FAILURE_LINES.setdefault(stage, []).extend(noted)
     return process.returncode
@@ -280,6 +312,7 @@ def stage_integration() -> int:
     timings: list[tuple[str, int, float]] = []
 
     def work(index: int) -> None:
+        CURRENT_STAGE.name = 'integration'  # a worker thread of this stage: its commands count as the stage's
         with logging_to(os.path.join(LOGS, 'integration-%d.log' % index) if workers > 1 else None):
             staged = staged_copy('integration-%d' % index)
             while True:
@@ -453,10 +486,9 @@ def stage_docsite() -> int:
                  '--fail-on-error', '--use-current', '--squash-hierarchy', '--dest-dir', 'rst', 'lustre.iokit'],
                 [tool('sphinx-build'), '-M', 'html', 'rst', 'build', '-c', '.', '-W', '--keep-going', '-q']):
         print('+ ' + ' '.join(cmd), flush=True)
-        done = subprocess.run(cmd, cwd=site, env=merged, capture_output=True, text=True, check=False)
-        output = done.stdout + done.stderr
+        rc, output = run_counted(cmd, site, merged, capture=True)
         warnings = [line for line in output.splitlines() if re.search(r'\b(WARNING|ERROR)\b|Found errors', line)]
-        if done.returncode != 0 or warnings:
+        if rc != 0 or warnings:
             print(output)
             failures += 1
     guides = glob.glob(os.path.join(site, 'build', 'html', 'docsite', '*.html'))
@@ -607,6 +639,7 @@ def _run_stage(name: str, live: bool) -> tuple[str, bool, float]:
     with PRINT_LOCK:
         print('\n==== stage %s %s ====' % (name, '' if live else 'started (output when it ends)'), flush=True)
     started = time.monotonic()
+    CURRENT_STAGE.name = name
     with logging_to(log):
         try:
             rc = STAGES[name]()
@@ -663,11 +696,12 @@ def main() -> int:
         finished = {name: (ok, seconds) for future in futures for name, ok, seconds in future.result()}
     total = time.monotonic() - started
     results = [(name,) + finished[name] for name in selected]
-    print('\n%-16s %-6s %8s' % ('stage', 'result', 'seconds'))
+    print('\n%-16s %-6s %8s %8s' % ('stage', 'result', 'seconds', 'cpu s'))
     for name, ok, seconds in results:
-        print('%-16s %-6s %8.1f' % (name, 'ok' if ok else 'FAILED', seconds))
+        print('%-16s %-6s %8.1f %8.1f' % (name, 'ok' if ok else 'FAILED', seconds, STAGE_CPU.get(name, 0.0)))
     print('%-16s %-6s %8.1f' % ('total (wall)', '', total))
-    print('%-16s %-6s %8.1f' % ('sum of stages', '', sum(seconds for _n, _ok, seconds in results)))
+    print('%-16s %-6s %8.1f %8.1f' % ('sum of stages', '', sum(seconds for _n, _ok, seconds in results),
+                                      sum(STAGE_CPU.values())))
     print('lanes %d, workers %d; stage logs in %s' % (min(args.lanes, len(lanes)), WORKERS, LOGS))
     passed = sum(1 for _n, ok, _s in results if ok)
     for name, ok, _seconds in results:
