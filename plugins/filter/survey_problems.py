@@ -104,18 +104,15 @@ from ansible.utils.display import Display
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils import survey_checks
 
-# The release that drops the deprecated role variables (survey_catalog's ``renamed``).
-RENAMED_REMOVED_IN = '0.3.0'
-
-
 def survey_problems(settings, survey, play_hosts=None, memory_mib=None):
     if not isinstance(settings, dict):
         raise AnsibleFilterError('survey_problems: the input must be a dict of role variables, got %s'
                                  % type(settings).__name__)
     try:
+        # 0.3.0 drops the deprecated role variables (survey_catalog's ``renamed``), as the modules' aliases.
         for old, new in survey_checks.renamed_settings(str(survey), settings):
             Display().deprecated('%s is the old name of %s, which it overrides while it is set: set %s instead'
-                                 % (old, new, new), version=RENAMED_REMOVED_IN, collection_name='lustre.iokit')
+                                 % (old, new, new), version='0.3.0', collection_name='lustre.iokit')
         return survey_checks.problems(str(survey), settings, play_hosts=play_hosts, memory_mib=memory_mib)
     except survey_checks.UnknownSurvey as exc:
         raise AnsibleFilterError('survey_problems: %s' % exc)

@@ -77,7 +77,7 @@ options:
   repetitions:
     description:
       - How many times IOR repeats each point (IOR's C(-i)); the figures are the mean over the repetitions.
-      - The alias O(iterations) is deprecated and will be removed in version 0.3.0 of lustre.iokit: in a survey
+      - The alias O(iterations) is deprecated and will be removed in version 0.3.0 of lustre.iokit; in a survey
         role, C(<survey>_iterations) runs the whole survey that many times.
     type: int
     default: 1

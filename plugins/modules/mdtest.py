@@ -140,7 +140,7 @@ options:
   repetitions:
     description:
       - How many times mdtest repeats each point (mdtest C(-i)); mean and standard deviation are over them.
-      - The alias O(iterations) is deprecated and will be removed in version 0.3.0 of lustre.iokit: in a survey
+      - The alias O(iterations) is deprecated and will be removed in version 0.3.0 of lustre.iokit; in a survey
         role, C(<survey>_iterations) runs the whole survey that many times.
     type: int
     default: 3
