@@ -104,6 +104,7 @@ from ansible.utils.display import Display
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils import survey_checks
 
+
 def survey_problems(settings, survey, play_hosts=None, memory_mib=None):
     if not isinstance(settings, dict):
         raise AnsibleFilterError('survey_problems: the input must be a dict of role variables, got %s'
