@@ -19,7 +19,10 @@ description:
   - Added to them, the checks every survey role shares, in one place for all of them - C(iokit_timeout_s) (at least
     1), C(<prefix>async_margin_s) (at least 30), C(<prefix>poll_interval_s) (at least 1), C(<prefix>slow_share) (above
     0, at most 1), C(<prefix>slowest_count) (0 or more), C(iokit_workdir) (an absolute path other than C(/)) and
-    C(<prefix>iterations) (a whole number, at least 1).
+    C(<prefix>iterations) (a whole number, at least 1; not for V(ior) and V(mdtest)).
+  - A deprecated role variable that is set (C(ior_iterations), C(mdtest_iterations), the old names of
+    C(ior_repetitions) and C(mdtest_repetitions)) is checked as the variable that replaces it, and a deprecation
+    warning names both.
   - Each problem is one line that starts with the variable to change and its value in parentheses, then the rule
     it breaks, in the module's words (see the examples). Options
     that users set through the C(iokit_*) settings are named so - C(iokit_timeout_s), C(iokit_workdir),
@@ -97,6 +100,7 @@ _value:
 '''
 
 from ansible.errors import AnsibleFilterError
+from ansible.utils.display import Display
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils import survey_checks
 
@@ -106,6 +110,10 @@ def survey_problems(settings, survey, play_hosts=None, memory_mib=None):
         raise AnsibleFilterError('survey_problems: the input must be a dict of role variables, got %s'
                                  % type(settings).__name__)
     try:
+        # 0.3.0 drops the deprecated role variables (survey_catalog's ``renamed``), as the modules' aliases.
+        for old, new in survey_checks.renamed_settings(str(survey), settings):
+            Display().deprecated('%s is the old name of %s, which it overrides while it is set: set %s instead'
+                                 % (old, new, new), version='0.3.0', collection_name='lustre.iokit')
         return survey_checks.problems(str(survey), settings, play_hosts=play_hosts, memory_mib=memory_mib)
     except survey_checks.UnknownSurvey as exc:
         raise AnsibleFilterError('survey_problems: %s' % exc)

@@ -119,7 +119,7 @@ def bad_module_names(modules):
 def launch_option_problems(opts, host_count):
     """The problems of the options every client survey shares (``opts`` merged with the defaults).
 
-    The counts (``tasks_per_node``, ``nodes`` against the hosts, ``iterations``), ``stripe_count``, and the
+    The counts (``tasks_per_node``, ``nodes`` against the hosts, ``repetitions``), ``stripe_count``, and the
     launch: ``launcher``, ``partition`` and ``account`` (srun only), ``slurm_allocation`` (salloc and sbatch with
     srun only), ``environment_modules``.
     """
@@ -135,8 +135,8 @@ def launch_option_problems(opts, host_count):
             problems.append(problem)
         elif host_count >= 1 and opts['nodes'][-1] > host_count:
             problems.append('nodes: %d nodes asked but hosts lists only %d' % (opts['nodes'][-1], host_count))
-    if opts['iterations'] < 1:
-        problems.append('iterations: must be at least 1, got %d' % opts['iterations'])
+    if opts['repetitions'] < 1:
+        problems.append('repetitions: must be at least 1, got %d' % opts['repetitions'])
     if opts['stripe_count'] is not None and (opts['stripe_count'] < -1 or opts['stripe_count'] == 0):
         problems.append('stripe_count: must be -1 (every OST) or at least 1, got %d' % opts['stripe_count'])
     if opts['launcher'] not in LAUNCHERS:

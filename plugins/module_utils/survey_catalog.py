@@ -37,7 +37,8 @@ SAMPLER = 'sampler'
 #              rate assumed when nothing was measured or None, where that figure comes from); None for a sampler;
 # role_call  - where the role's call of the module differs from the rule "option <o> is role variable
 #              <name>_<o>": 'aliases' (option -> the role variable's suffix), 'fixed' (options the role always
-#              passes so) and 'unset_zero' (options the role leaves out when 0).
+#              passes so), 'unset_zero' (options the role leaves out when 0) and 'renamed' (a deprecated role
+#              variable's suffix -> the suffix of the one that replaces it; the old one wins while it is set).
 Survey = collections.namedtuple('Survey', ['name', 'module', 'kind', 'component', 'work', 'role_call'])
 
 # The rates are deliberately middling guesses for current hardware: the first run's ETA corrects itself from its
@@ -58,11 +59,11 @@ CATALOG = collections.OrderedDict((survey.name, survey) for survey in (
     # mdtest's plan has no item count to divide: only a stored run says how long a point takes.
     Survey('mdtest', 'mdtest', CLIENT, 'client', ('points', 'points/s', None, None),
            {'aliases': {'hosts': 'mpi_hosts', 'mdtest_path': 'binary'}, 'fixed': {'engine': 'native'},
-            'unset_zero': ('items_per_dir',)}),
+            'unset_zero': ('items_per_dir',), 'renamed': {'iterations': 'repetitions'}}),
     Survey('ior', 'ior', CLIENT, 'client',
            ('MiB through the clients', 'MiB/s through the clients', 1000.0, 'built-in guess'),
            {'aliases': {'hosts': 'mpi_hosts', 'ior_path': 'binary'}, 'fixed': {'engine': 'native'},
-            'unset_zero': ('client_memory_mib',)}),
+            'unset_zero': ('client_memory_mib',), 'renamed': {'iterations': 'repetitions'}}),
     # The samplers around any survey: the run id is the preflight's (results_location made or checked it).
     Survey('stats_collect', 'stats_collect', SAMPLER, None, None,
            {'fixed': {'state': 'started', 'run_id': 'preflight'}}),

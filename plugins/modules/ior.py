@@ -20,7 +20,7 @@ description:
     O(tasks_per_node) and O(transfer_sizes_kib), in that nesting order.
   - Every point writes then reads (C(-w -r)) with C(-C), so each task reads what a task on the next node wrote
     and no client reads its own page cache (a one-node point cannot avoid it; its record says
-    C(read_from_own_cache)), and C(-e), so the write time includes the fsync to the servers; C(-i) O(iterations);
+    C(read_from_own_cache)), and C(-e), so the write time includes the fsync to the servers; C(-i) O(repetitions);
     with O(stonewall_s) also C(-D) and C(stoneWallingWearOut=1).
   - "The cache rule: with O(memory_factor) F above 0 each point moves at least F times the memory of the clients it
     uses (tasks x block x segments >= F x nodes x O(client_memory_mib)); IOR's segment count C(-s) is raised to the
@@ -74,10 +74,14 @@ options:
     description: Node counts to sweep, increasing; default 1, 2, 4, ... up to the number of O(hosts).
     type: list
     elements: int
-  iterations:
-    description: IOR's C(-i).
+  repetitions:
+    description:
+      - How many times IOR repeats each point (IOR's C(-i)); the figures are the mean over the repetitions.
+      - The alias O(iterations) is deprecated and will be removed in version 0.3.0 of lustre.iokit; in a survey
+        role, C(<survey>_iterations) runs the whole survey that many times.
     type: int
     default: 1
+    aliases: [iterations]
   memory_factor:
     description: The cache rule's factor; 0 turns the rule off.
     type: float
@@ -229,7 +233,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import ior
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import survey_common_argument_spec
 
-SWEEP_OPTIONS = ('access', 'block_size_mib', 'transfer_sizes_kib', 'tasks_per_node', 'nodes', 'iterations',
+SWEEP_OPTIONS = ('access', 'block_size_mib', 'transfer_sizes_kib', 'tasks_per_node', 'nodes', 'repetitions',
                  'memory_factor', 'client_memory_mib', 'stonewall_s', 'stripe_count', 'stripe_size_kib',
                  'per_task_timings')
 ENGINE_OPTIONS = SWEEP_OPTIONS + client_launch.LAUNCH_PARAMETERS
@@ -245,7 +249,8 @@ def argument_spec():
         transfer_sizes_kib=dict(type='list', elements='int', default=list(ior.DEFAULTS['transfer_sizes_kib'])),
         tasks_per_node=dict(type='list', elements='int', default=list(ior.DEFAULTS['tasks_per_node'])),
         nodes=dict(type='list', elements='int'),
-        iterations=dict(type='int', default=ior.DEFAULTS['iterations']),
+        repetitions=dict(type='int', default=ior.DEFAULTS['repetitions'], aliases=['iterations'],
+                         deprecated_aliases=[dict(name='iterations', version='0.3.0', collection_name='lustre.iokit')]),
         memory_factor=dict(type='float', default=ior.DEFAULTS['memory_factor']),
         client_memory_mib=dict(type='int'),
         stonewall_s=dict(type='int', default=0),

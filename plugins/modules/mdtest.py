@@ -27,7 +27,7 @@ description:
     point run but do not hold a step back, and their own peaks may lie past where the sweep stopped. Every point
     passed over is listed with the reason in RV(skipped_points); RV(sweep) says how many of the full sweep's
     points ran."
-  - Every point runs C(mdtest -i) O(iterations); its summary gives max, min, mean and standard deviation over the
+  - Every point runs C(mdtest -i) O(repetitions); its summary gives max, min, mean and standard deviation over the
     iterations. With O(drop_caches) each phase runs as its own mdtest invocation, with the client caches dropped on
     every node of the point before each phase after create, and the statistics over the iterations are computed
     by the module (sample standard deviation).
@@ -137,10 +137,14 @@ options:
         0 disables it.
     type: int
     default: 0
-  iterations:
-    description: Iterations of each point (mdtest C(-i)); mean and standard deviation are over them.
+  repetitions:
+    description:
+      - How many times mdtest repeats each point (mdtest C(-i)); mean and standard deviation are over them.
+      - The alias O(iterations) is deprecated and will be removed in version 0.3.0 of lustre.iokit; in a survey
+        role, C(<survey>_iterations) runs the whole survey that many times.
     type: int
     default: 3
+    aliases: [iterations]
   stonewall_s:
     description:
       - Stonewall timer in seconds (mdtest C(-W)) - creation stops after this time and every task then catches up to
@@ -173,8 +177,8 @@ options:
     default: mdtest
 notes:
   - mdtest's own output of every invocation is kept in RV(raw_output), each preceded by the command line.
-  - O(sweep_min_gain_pct) applies to rates averaged over O(iterations); with O(iterations=1) no spread is known
-    and a single noisy point can stop a step - keep 2 or more iterations for an adaptive sweep.
+  - O(sweep_min_gain_pct) applies to rates averaged over O(repetitions); with O(repetitions=1) no spread is known
+    and a single noisy point can stop a step - keep 2 or more repetitions for an adaptive sweep.
   - The directories below mdtest's C(test-dir) follow the file system's default directory layout (C(lfs
     setdirstripe -D)); O(mdt_count) stripes each point's directory itself.
 seealso:
@@ -189,7 +193,7 @@ EXAMPLES = r'''
     mount_point: /mnt/testfs
     hosts: [client1, client2, client3, client4]
     items: 2000
-    iterations: 3
+    repetitions: 3
     stride: 1
     timeout: 3600
     run_id: "{{ iokit_run_id }}"
@@ -361,7 +365,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import su
 
 # the options that shape what mdtest measures (the envelope's parameters)
 SWEEP_OPTIONS = ('items', 'items_per_dir', 'depth', 'branching', 'unique_dir_per_task', 'files_only', 'dirs_only',
-                 'leaf_only', 'write_bytes', 'read_bytes', 'phases', 'stride', 'iterations', 'stonewall_s',
+                 'leaf_only', 'write_bytes', 'read_bytes', 'phases', 'stride', 'repetitions', 'stonewall_s',
                  'tasks_per_node', 'nodes', 'best_by', 'stripe_count', 'mdt_count', 'mdt_index', 'drop_caches',
                  'drop_caches_command', 'sweep', 'sweep_min_gain_pct', 'sweep_patience')
 ENGINE_OPTIONS = SWEEP_OPTIONS + client_launch.LAUNCH_PARAMETERS
@@ -388,7 +392,8 @@ def argument_spec():
         read_bytes=dict(type='int', default=0),
         phases=dict(type='list', elements='str', choices=list(mdtest.PHASES), default=list(mdtest.PHASES)),
         stride=dict(type='int', default=0),
-        iterations=dict(type='int', default=mdtest.DEFAULTS['iterations']),
+        repetitions=dict(type='int', default=mdtest.DEFAULTS['repetitions'], aliases=['iterations'],
+                         deprecated_aliases=[dict(name='iterations', version='0.3.0', collection_name='lustre.iokit')]),
         stonewall_s=dict(type='int', default=0),
         stripe_count=dict(type='int'),
         mdt_count=dict(type='int'),

@@ -241,13 +241,23 @@ def option_variables(survey):
 
 
 def _role_checks(survey):
-    """The shared checks that apply to the survey: not those of a module option of the same name (ior's and
-    mdtest's ``iterations`` is the benchmark's repeat count, not the role's)."""
+    """The shared checks that apply to the survey: not those of a module option of the same name, nor of a
+    deprecated variable's old name (ior's and mdtest's ``iterations`` was the benchmark's repeat count, not the
+    role's)."""
     options = option_variables(survey)
-    prefix = _survey(survey)['prefix']
+    info = _survey(survey)
+    prefix = info['prefix']
     taken = set(variable for variable, unused in options.values() if variable not in (
         role_variable(prefix, 'timeout_s'), role_variable(prefix, 'workdir')))
-    return [check for check in ROLE_CHECKS if role_variable(prefix, check[0]) not in taken]
+    return [check for check in ROLE_CHECKS
+            if role_variable(prefix, check[0]) not in taken and check[0] not in info.get('renamed', {})]
+
+
+def renamed_settings(survey, settings):
+    """``(old, new)`` for each deprecated role variable set in ``settings`` (names), which wins over ``new``."""
+    prefix = _survey(survey)['prefix']
+    return [(prefix + old, prefix + new) for old, new in sorted(_survey(survey).get('renamed', {}).items())
+            if settings.get(prefix + old) is not None]
 
 
 def variables(survey, defined=None):
@@ -256,6 +266,7 @@ def variables(survey, defined=None):
     names = set(variable for variable, unused in option_variables(survey).values())
     names.update(role_variable(prefix, suffix) for suffix, unused, unused_check in _role_checks(survey))
     names.update(role_variable(prefix, suffix) for suffix, unused in EXTRA_CHECKS.get(survey, ()))
+    names.update(prefix + old for old in _survey(survey).get('renamed', {}))
     if defined is not None:
         names &= set(defined)
     return sorted(names)
@@ -388,6 +399,8 @@ def problems(survey, settings, play_hosts=None, memory_mib=None):
     """
     info = _survey(survey)
     settings = dict((str(name), value) for name, value in (settings or {}).items())
+    for old, new in renamed_settings(survey, settings):
+        settings[new] = settings.pop(old)  # checked as the name that replaces it, which the role passes
     context = {'play_hosts': play_hosts, 'memory_mib': memory_mib}
     found = []
     params = _module_params(survey, settings, context, found)

@@ -14,7 +14,7 @@ reads (``-w -r``) with
   the read is marked ``read_from_own_cache``);
 - ``-e``: fsync at the end of the write phase, so the write time includes
   getting the data to the servers;
-- ``-i <iterations>``; optional stonewalling (``-D`` with wear-out, so every
+- ``-i <repetitions>``; optional stonewalling (``-D`` with wear-out, so every
   task moves the same amount and the read covers what was written);
 - ``-v -v -v`` when ``per_task_timings`` is on (the default): every task
   prints the stamps of its phases, and each record gets ``per_client``, the
@@ -63,7 +63,7 @@ DEFAULTS = dict(client_launch.LAUNCH_DEFAULTS, **{
     'transfer_sizes_kib': [1024],
     'tasks_per_node': [1],
     'nodes': None,
-    'iterations': 1,
+    'repetitions': 1,
     'memory_factor': 2.0,
     'client_memory_mib': None,
     'stonewall_s': 0,
@@ -124,7 +124,7 @@ def ior_argv(opts, point, test_file, ior='ior'):
     if point['access'] == 'fpp':
         argv.append('-F')
     argv += ['-t', '%dk' % point['transfer_kib'], '-b', '%dm' % opts['block_size_mib'],
-             '-s', str(point['segments']), '-i', str(opts['iterations'])]
+             '-s', str(point['segments']), '-i', str(opts['repetitions'])]
     if opts['stonewall_s']:
         argv += ['-D', str(opts['stonewall_s']), '-O', 'stoneWallingWearOut=1']
     if opts['per_task_timings']:
@@ -220,7 +220,7 @@ class IorSurvey(client_launch.ClientTreeSurvey):
 
     def bytes_per_phase(self, points):
         """Bytes the sweep of ``points`` writes (and reads again), every iteration."""
-        return sum(point['bytes_per_phase'] for point in points) * self.opts['iterations']
+        return sum(point['bytes_per_phase'] for point in points) * self.opts['repetitions']
 
     def plan(self):
         points = self.points()

@@ -12,7 +12,7 @@ The methodology is a sweep, one factor at a time:
    by default; a tie goes to the fewer tasks).  The one-node point of this
    step is the best point of step 1, so it is not run twice.
 
-Every point runs ``mdtest -i <iterations>``, whose summary gives max, min,
+Every point runs ``mdtest -i <repetitions>``, whose summary gives max, min,
 mean and standard deviation over the iterations.  With ``drop_caches`` the
 phases (create, stat, read, remove) run as separate mdtest invocations, one
 iteration each, with the client caches dropped on every node of the point
@@ -91,7 +91,7 @@ DEFAULTS = dict(client_launch.LAUNCH_DEFAULTS, **{
     'read_bytes': 0,
     'phases': list(PHASES),
     'stride': 0,
-    'iterations': 3,
+    'repetitions': 3,
     'stonewall_s': 0,
     'tasks_per_node': list(DEFAULT_TASKS_PER_NODE),
     'nodes': None,
@@ -170,7 +170,7 @@ def option_problems(options, host_count):
 # Commands
 
 
-def mdtest_argv(opts, directory, mdtest='mdtest', phase=None, iterations=None):
+def mdtest_argv(opts, directory, mdtest='mdtest', phase=None, repetitions=None):
     """The mdtest command of one point (``phase``: one phase alone, for the cache-dropping mode)."""
     argv = [mdtest]
     if opts['items_per_dir'] is not None:
@@ -190,7 +190,7 @@ def mdtest_argv(opts, directory, mdtest='mdtest', phase=None, iterations=None):
         argv += ['-N', str(opts['stride'])]
     if opts['stonewall_s']:
         argv += ['-W', str(opts['stonewall_s'])]
-    argv += ['-i', str(opts['iterations'] if iterations is None else iterations)]
+    argv += ['-i', str(opts['repetitions'] if repetitions is None else repetitions)]
     if phase is not None:
         argv.append(PHASE_FLAGS[phase])
     elif sorted(opts['phases']) != sorted(PHASES):
@@ -299,7 +299,7 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
         plan.update({
             'points': [dict(point, hosts=self.hosts[:1]) for point in self.tasks_points()] + nodes_points,
             'best_by': self.opts['best_by'],
-            'mdtest_invocations_per_point': (len(self.opts['phases']) * self.opts['iterations']
+            'mdtest_invocations_per_point': (len(self.opts['phases']) * self.opts['repetitions']
                                              if self.opts['drop_caches'] else 1),
             'first_command': self.launch_command(1, first['tasks_per_node'], self.point_program(
                 self.point_directory(1, first['tasks_per_node']))),
@@ -335,8 +335,8 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
     def point_directory(self, nodes, tasks_per_node):
         return os.path.join(self.tree, 'nodes%d-ppn%d' % (nodes, tasks_per_node))
 
-    def point_program(self, directory, phase=None, iterations=None):
-        return mdtest_argv(self.opts, directory, self.mdtest, phase=phase, iterations=iterations)
+    def point_program(self, directory, phase=None, repetitions=None):
+        return mdtest_argv(self.opts, directory, self.mdtest, phase=phase, repetitions=repetitions)
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -474,7 +474,7 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
                       tasks=point['tasks'], mdtest_nodes=parsed.get('nodes'), mdtest_tasks=parsed.get('tasks'),
                       hosts=self.hosts[:point['nodes']], directory=directory, caches_dropped=self.opts['drop_caches'],
                       best_tasks_per_node=False)
-        record['iterations'] = parsed.get('iterations') or self.opts['iterations']
+        record['iterations'] = parsed.get('iterations') or self.opts['repetitions']
         self.record_done(record)
         return record
 
@@ -492,14 +492,14 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
         """Each phase alone, caches dropped before each phase but the first, per iteration; statistics here."""
         rates = {}
         first = None
-        for iteration in range(self.opts['iterations']):
+        for iteration in range(self.opts['repetitions']):
             iteration_directory = os.path.join(directory, 'iteration%d' % iteration)
             for phase in PHASES:
                 if phase not in self.opts['phases']:
                     continue
                 if phase != 'create' and not self._drop_caches(point):
                     return None
-                parsed = self._launch(point, self.point_program(iteration_directory, phase=phase, iterations=1))
+                parsed = self._launch(point, self.point_program(iteration_directory, phase=phase, repetitions=1))
                 if parsed is None:
                     return None
                 first = first or parsed
@@ -509,4 +509,4 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
                         rates.setdefault(operation, []).append(stats.get('mean'))
         summary = dict((operation, iteration_statistics(values)) for operation, values in rates.items())
         return {'version': first['version'], 'tasks': first['tasks'], 'nodes': first['nodes'],
-                'iterations': self.opts['iterations'], 'summary': summary, 'unit': 'ops/sec'}
+                'iterations': self.opts['repetitions'], 'summary': summary, 'unit': 'ops/sec'}

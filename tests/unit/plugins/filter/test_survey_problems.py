@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from ansible.errors import AnsibleFilterError
+from ansible.utils.display import Display
 
 from ansible_collections.lustre.iokit.plugins.filter.survey_problems import FilterModule as ProblemsFilters
 from ansible_collections.lustre.iokit.plugins.filter.survey_problems import survey_problems
@@ -41,7 +42,7 @@ VALID = {
              'lnet_network': '', 'lnet_sizes': ['4k', 1048576], 'lnet_modes': ['read', 'write', 'ping'],
              'lnet_distribute': None, 'lnet_session_timeout_s': 300},
     'ior': {'ior_mount_point': '/mnt/testfs', '__ior_mpi_hosts': ['client1', 'client2'], 'ior_nodes': [],
-            'ior_tasks_per_node': [1, 2], 'ior_iterations': 1, 'ior_client_memory_mib': 0, 'ior_partition': '',
+            'ior_tasks_per_node': [1, 2], 'ior_repetitions': 1, 'ior_client_memory_mib': 0, 'ior_partition': '',
             'ior_account': '', 'ior_stripe_count': '', 'ior_stripe_size_kib': '', 'ior_launcher': 'mpirun'},
     'mdtest': {'mdtest_mount_point': '/mnt/testfs', '__mdtest_mpi_hosts': ['client1'], 'mdtest_nodes': [],
                'mdtest_items': 1000, 'mdtest_items_per_dir': 0, 'mdtest_launcher': 'srun', 'mdtest_partition': 'batch',
@@ -108,9 +109,9 @@ INVALID = [
     ('ior', {'ior_access': ['fpp', 'both'], 'ior_nodes': [1, 3], 'ior_partition': 'batch'},
      ["ior_access (['fpp', 'both']): each must be fpp or ssf", 'ior_nodes ([1, 3]): 3 nodes asked but hosts lists '
       'only 2', 'ior_partition, ior_account: Slurm settings need launcher srun']),
-    ('ior', {'ior_transfer_sizes_kib': [3], 'ior_block_size_mib': 1, 'ior_iterations': 0},
+    ('ior', {'ior_transfer_sizes_kib': [3], 'ior_block_size_mib': 1, 'ior_repetitions': 0},
      ['ior_transfer_sizes_kib ([3]): IOR needs the block (ior_block_size_mib 1 = 1024 KiB) to be a multiple of every '
-      'transfer size; 3 KiB is not', 'ior_iterations (0): must be at least 1']),
+      'transfer size; 3 KiB is not', 'ior_repetitions (0): must be at least 1']),
     ('ior', {'ior_environment_modules': ['gcc'], 'ior_module_shell': []},
      ['ior_module_shell ([]): must name the shell that runs module load, such as [/bin/bash, -l, -c]']),
     ('mdtest', {'mdtest_depth': -1, 'mdtest_read_bytes': 10},
@@ -195,9 +196,25 @@ def test_mdtest_items_per_dir_replaces_items_as_the_role_passes_them():
     assert survey_problems(settings('mdtest', mdtest_items_per_dir=10), 'mdtest') == []
 
 
-def test_ior_and_mdtest_iterations_are_the_benchmarks_repeats_not_the_roles():
-    assert 'ior_iterations' in survey_variables(['ior_iterations'], 'ior')
-    assert survey_problems(settings('ior', ior_iterations=3), 'ior', memory_mib=4096) == []
+def test_ior_and_mdtest_repetitions_are_the_benchmarks_repeats_not_the_roles_iterations():
+    assert 'ior_repetitions' in survey_variables(['ior_repetitions'], 'ior')
+    assert survey_problems(settings('ior', ior_repetitions=3), 'ior', memory_mib=4096) == []
+
+
+@pytest.mark.parametrize('survey', ['ior', 'mdtest'])
+def test_the_deprecated_iterations_variable_is_checked_as_repetitions_and_warned_about(survey, monkeypatch):
+    warned = []
+    monkeypatch.setattr(Display, 'deprecated', lambda self, msg, **kwargs: warned.append((msg, kwargs)))
+    old, new = survey + '_iterations', survey + '_repetitions'
+    assert old in survey_variables([old], survey)
+    # the old name's value is what the role passes, so it is what is checked, under the new name
+    assert survey_problems(settings(survey, **{old: 0, new: 3}), survey, memory_mib=4096) == [
+        '%s (0): must be at least 1' % new]
+    assert warned == [('%s is the old name of %s, which it overrides while it is set: set %s instead' % (old, new, new),
+                       {'version': '0.3.0', 'collection_name': 'lustre.iokit'})]
+    warned.clear()
+    assert survey_problems(settings(survey, **{new: 2}), survey, memory_mib=4096) == []
+    assert warned == []
 
 
 def test_survey_variables_are_the_checked_ones_among_those_defined():

@@ -46,7 +46,7 @@ def test_default_node_counts():
 
 
 def _opts(**change):
-    opts = dict(client_launch.LAUNCH_DEFAULTS, tasks_per_node=[1], nodes=None, iterations=1, stripe_count=None)
+    opts = dict(client_launch.LAUNCH_DEFAULTS, tasks_per_node=[1], nodes=None, repetitions=1, stripe_count=None)
     opts.update(change)
     return opts
 
@@ -60,7 +60,7 @@ def _opts(**change):
     ({'tasks_per_node': [2, 1]}, 1, 'tasks_per_node: give the counts in increasing order'),
     ({'nodes': [1, 3]}, 2, 'nodes: 3 nodes asked but hosts lists only 2'),
     ({}, 0, 'hosts: give at least one client host name'),
-    ({'iterations': 0}, 1, 'iterations: must be at least 1'),
+    ({'repetitions': 0}, 1, 'repetitions: must be at least 1'),
     ({'stripe_count': 0}, 1, 'stripe_count: must be -1'),
 ])
 def test_launch_options_are_named(change, hosts, message):
@@ -163,7 +163,7 @@ class Survey(client_launch.ClientTreeSurvey):
 def _survey(tmp_path, runner, control, **options):
     from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 
-    options = dict(dict(client_launch.LAUNCH_DEFAULTS, tasks_per_node=[1], nodes=None, iterations=1,
+    options = dict(dict(client_launch.LAUNCH_DEFAULTS, tasks_per_node=[1], nodes=None, repetitions=1,
                         stripe_count=None), **options)
     mount = tmp_path / 'mnt'
     mount.mkdir()

@@ -39,7 +39,7 @@ def run_module(run_in_process):
 
 
 def base(tmp_path, mount, **change):
-    args = {'mount_point': mount, 'hosts': ['c1', 'c2'], 'items': 10, 'tasks_per_node': [1, 2], 'iterations': 2,
+    args = {'mount_point': mount, 'hosts': ['c1', 'c2'], 'items': 10, 'tasks_per_node': [1, 2], 'repetitions': 2,
             'run_id': 'test-run', 'workdir': str(tmp_path / 'work'), 'allow_run_as_root': True}
     args.update(change)
     return args

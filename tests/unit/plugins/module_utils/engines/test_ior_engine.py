@@ -53,7 +53,7 @@ def survey_for(mount, tmp_path, hosts=('c1', 'c2'), **options):
 
 
 def test_ior_argv():
-    opts = ior.with_defaults({'block_size_mib': 64, 'iterations': 3, 'stonewall_s': 30})
+    opts = ior.with_defaults({'block_size_mib': 64, 'repetitions': 3, 'stonewall_s': 30})
     point = {'access': 'fpp', 'nodes': 2, 'tasks_per_node': 4, 'tasks': 8, 'transfer_kib': 1024, 'segments': 5}
     assert ior.ior_argv(opts, point, '/mnt/l/ior_x/p/ior.dat') == [
         'ior', '-a', 'POSIX', '-w', '-r', '-C', '-e', '-F', '-t', '1024k', '-b', '64m', '-s', '5', '-i', '3',

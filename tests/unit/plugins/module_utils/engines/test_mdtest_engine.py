@@ -158,16 +158,16 @@ def mpirun_calls(runner):
 def test_mdtest_argv_with_every_option():
     opts = mdtest.with_defaults({'items': 50, 'depth': 2, 'branching': 3, 'unique_dir_per_task': True,
                                  'files_only': True, 'leaf_only': True, 'write_bytes': 4096, 'read_bytes': 4096,
-                                 'stride': 4, 'iterations': 5, 'stonewall_s': 0, 'phases': ['create', 'stat']})
+                                 'stride': 4, 'repetitions': 5, 'stonewall_s': 0, 'phases': ['create', 'stat']})
     assert mdtest.mdtest_argv(opts, '/mnt/t/p') == [
         'mdtest', '-n', '50', '-z', '2', '-b', '3', '-u', '-F', '-L', '-w', '4096', '-e', '4096', '-N', '4',
         '-i', '5', '-C', '-T', '-d', '/mnt/t/p']
     opts = mdtest.with_defaults({'items_per_dir': 8, 'unique_dir_per_task': False, 'dirs_only': True,
-                                 'stonewall_s': 30, 'iterations': 1})
+                                 'stonewall_s': 30, 'repetitions': 1})
     # every phase: no phase flag at all, as mdtest runs them by default
     assert mdtest.mdtest_argv(opts, '/d', mdtest='/usr/bin/mdtest') == [
         '/usr/bin/mdtest', '-I', '8', '-z', '0', '-b', '1', '-D', '-W', '30', '-i', '1', '-d', '/d']
-    assert mdtest.mdtest_argv(opts, '/d', phase='read', iterations=1)[-3:] == ['-E', '-d', '/d']
+    assert mdtest.mdtest_argv(opts, '/d', phase='read', repetitions=1)[-3:] == ['-E', '-d', '/d']
 
 
 @pytest.mark.parametrize('options, hosts, message', [
@@ -191,7 +191,7 @@ def test_mdtest_argv_with_every_option():
     ({'stripe_count': 0}, 1, 'stripe_count: must be -1'),
     ({'mdt_count': -2}, 1, 'mdt_count: must be -1'),
     ({'mdt_index': -1}, 1, 'mdt_index: must be 0 or more'),
-    ({'iterations': 0}, 1, 'iterations: must be at least 1'),
+    ({'repetitions': 0}, 1, 'repetitions: must be at least 1'),
     ({'drop_caches': True, 'drop_caches_command': []}, 1, 'drop_caches_command: give the command'),
 ])
 def test_bad_options_are_named(options, hosts, message):
@@ -297,7 +297,7 @@ def test_layout_commands_for_mdts_and_stripes(mount, tmp_path):
 
 def test_drop_caches_runs_each_phase_alone_with_a_drop_before_all_but_create(mount, tmp_path):
     survey, runner, unused = survey_for(mount, tmp_path, hosts=['c1', 'c2'], tasks_per_node=[2], nodes=[1, 2],
-                                        iterations=2, drop_caches=True, drop_caches_command=['dropper', '-x'],
+                                        repetitions=2, drop_caches=True, drop_caches_command=['dropper', '-x'],
                                         phases=['create', 'stat', 'remove'])
     survey.inspect()
     survey.setup()
@@ -399,7 +399,7 @@ def test_srun_with_environment_modules_loads_them_first_and_places_every_point(m
 
 def test_drop_caches_go_through_srun_one_task_per_node(mount, tmp_path):
     survey, runner, unused = survey_for(mount, tmp_path, hosts=['c1', 'c2'], tasks_per_node=[2], nodes=[1, 2],
-                                        iterations=1, drop_caches=True, drop_caches_command=['dropper', '-x'],
+                                        repetitions=1, drop_caches=True, drop_caches_command=['dropper', '-x'],
                                         phases=['create', 'stat'], launcher='srun')
     survey.inspect()
     survey.setup()
@@ -425,7 +425,7 @@ def test_a_sweep_through_the_simulated_srun_with_environment_modules(sim, tmp_pa
     runner = Runner()
     node_state = NodeState(str(tmp_path / 'work'))
     survey = mdtest.MdtestSurvey(runner, runner, node_state, RUN, mount, ['c1', 'c2'],
-                                 {'items': 10, 'iterations': 1, 'tasks_per_node': [1, 2], 'launcher': 'srun',
+                                 {'items': 10, 'repetitions': 1, 'tasks_per_node': [1, 2], 'launcher': 'srun',
                                   'partition': 'batch', 'account': 'proj1', 'mdt_count': 2,
                                   'environment_modules': ['gcc', 'openmpi', 'mdtest'],
                                   'slurm_allocation': allocation},
