@@ -366,11 +366,10 @@ class MdsSurvey(NativeSurvey):
             words = result.stdout.split() if result.rc == 0 else []
             free[target.name] = int(words[0]) if words and words[0].isdigit() else None
             if free[target.name] is not None and free[target.name] < needed:
-                problems.append(OptionProblem(
-                    'file_count', '%d files and %d directories do not fit %s, which has %d free inodes (lctl get_param '
-                    '%s); lower {file_count} (mds_file_count)' % (needed - self.dir_count, self.dir_count, target.name,
-                                                                   free[target.name], param),
-                    mentions='file_count'))
+                rule = ('%d files and %d directories do not fit %s, which has %d free inodes (lctl get_param %s); '
+                        'lower {file_count} (mds_file_count)'
+                        % (needed - self.dir_count, self.dir_count, target.name, free[target.name], param))
+                problems.append(OptionProblem('file_count', rule, mentions='file_count'))
         return problems, free
 
     def plan(self):

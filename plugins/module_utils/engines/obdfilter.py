@@ -364,11 +364,9 @@ class ObdfilterSurvey(NativeSurvey):
         runnable = [point for point in sweep(self.rszlo, self.rszhi, self.nobjlo, self.nobjhi, self.thrlo,
                                              self.thrhi) if point['skip'] is None]
         if not runnable:
-            problems.append(OptionProblem(
-                'thrhi', 'no thread count from {thrlo} (%d) to {thrhi} (%d) is a multiple of the object counts '
-                '{nobjlo} (%d) to {nobjhi} (%d), so nothing would run' % (self.thrlo, self.thrhi, self.nobjlo,
-                                                                        self.nobjhi),
-                mentions=('thrlo', 'thrhi', 'nobjlo', 'nobjhi')))
+            rule = ('no thread count from {thrlo} (%d) to {thrhi} (%d) is a multiple of the object counts {nobjlo} '
+                    '(%d) to {nobjhi} (%d), so nothing would run' % (self.thrlo, self.thrhi, self.nobjlo, self.nobjhi))
+            problems.append(OptionProblem('thrhi', rule, mentions=('thrlo', 'thrhi', 'nobjlo', 'nobjhi')))
         for point in runnable:
             arithmetic = point_arithmetic(self.size_mib, point['rsz_kib'], point['thr'], self.page_kib)
             if arithmetic['count'] == 0:
