@@ -192,6 +192,7 @@ def option_problems(thrlo, thrhi, file_count, dir_count, stripe_count, tests, st
 
 
 def _tests_problems(tests):
+    """``tests``: known names, each once, from create to destroy."""
     problems = []
     if not tests or tests[0] != 'create' or tests[-1] != 'destroy':
         problems.append(OptionProblem('tests', "the first test must be 'create' and the last 'destroy'",

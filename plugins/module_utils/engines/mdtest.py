@@ -117,6 +117,7 @@ def with_defaults(options):
 
 
 def _phase_problems(phases):
+    """``phases``: known names, at least one, create among them."""
     unknown = [phase for phase in phases if phase not in PHASES]
     if unknown:
         return [OptionProblem('phases', 'unknown %s; choose among %s' % (', '.join(unknown), ', '.join(PHASES)))]
@@ -128,6 +129,7 @@ def _phase_problems(phases):
 
 
 def _best_by_problems(opts):
+    """``best_by``: a known operation that the points measure (files_only and dirs_only leave some out)."""
     best_by = opts['best_by']
     if best_by not in OPERATIONS:
         return [OptionProblem('best_by', 'unknown operation %r; choose among %s' % (best_by, ', '.join(OPERATIONS)))]
