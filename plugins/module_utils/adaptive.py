@@ -27,6 +27,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
+
 SWEEP_MODES = ('full', 'adaptive')
 DEFAULT_MIN_GAIN_PCT = 3.0
 DEFAULT_PATIENCE = 1
@@ -42,16 +44,18 @@ def adaptive_sweep_argument_spec():
 
 
 def option_problems(params):
-    """Invalid values of the adaptive options, each message naming the option."""
+    """Invalid values of the adaptive options, each an OptionProblem."""
     problems = []
     gain = params.get('sweep_min_gain_pct')
     if gain is not None and not 0 < gain < 100:
-        problems.append('sweep_min_gain_pct: must be above 0 and below 100 (percent), got %s' % gain)
+        problems.append(OptionProblem('sweep_min_gain_pct', 'must be above 0 and below 100 (percent)', got=gain))
     patience = params.get('sweep_patience')
     if patience is not None and patience < 1:
-        problems.append('sweep_patience: must be at least 1 point, got %d' % patience)
+        problems.append(OptionProblem('sweep_patience', 'must be at least 1 point', got='%d' % patience))
     if params.get('sweep') == 'adaptive' and params.get('engine') == 'iokit':
-        problems.append('sweep: adaptive needs engine native (the installed I/O-kit script always runs the full grid)')
+        problems.append(OptionProblem(
+            'sweep', 'adaptive needs {engine} native (the installed I/O-kit script always runs the full grid)',
+            mentions='engine'))
     return problems
 
 

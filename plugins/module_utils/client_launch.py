@@ -51,6 +51,7 @@ import socket
 from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
@@ -100,15 +101,15 @@ def merge_defaults(defaults, options):
 
 
 def positive_list_problem(name, values):
-    """A message naming ``name`` unless ``values`` are increasing integers of at least 1; else None."""
+    """The OptionProblem of option ``name`` unless ``values`` are increasing integers of at least 1; else None."""
     if not values:
-        return '%s: give at least one count' % name
+        return OptionProblem(name, 'give at least one count')
     bad = [value for value in values if not isinstance(value, int) or isinstance(value, bool) or value < 1]
     if bad:
-        return '%s: every count must be an integer of at least 1, got %s' % (name, ', '.join(str(v) for v in bad))
+        return OptionProblem(name, 'every count must be an integer of at least 1', got=', '.join(str(v) for v in bad))
     if sorted(set(values)) != list(values):
-        return '%s: give the counts in increasing order without repeats, got %s' % (
-            name, ', '.join(str(v) for v in values))
+        return OptionProblem(name, 'give the counts in increasing order without repeats',
+                             got=', '.join(str(v) for v in values))
     return None
 
 
@@ -128,31 +129,42 @@ def launch_option_problems(opts, host_count):
     if problem:
         problems.append(problem)
     if host_count < 1:
-        problems.append('hosts: give at least one client host name')
+        problems.append(OptionProblem('hosts', 'give at least one client host name'))
     if opts['nodes'] is not None:
         problem = positive_list_problem('nodes', opts['nodes'])
         if problem:
             problems.append(problem)
         elif host_count >= 1 and opts['nodes'][-1] > host_count:
-            problems.append('nodes: %d nodes asked but hosts lists only %d' % (opts['nodes'][-1], host_count))
+            problems.append(OptionProblem('nodes', '%d nodes asked but hosts lists only %d'
+                                          % (opts['nodes'][-1], host_count)))
     if opts['repetitions'] < 1:
-        problems.append('repetitions: must be at least 1, got %d' % opts['repetitions'])
+        problems.append(OptionProblem('repetitions', 'must be at least 1', got='%d' % opts['repetitions']))
     if opts['stripe_count'] is not None and (opts['stripe_count'] < -1 or opts['stripe_count'] == 0):
-        problems.append('stripe_count: must be -1 (every OST) or at least 1, got %d' % opts['stripe_count'])
-    if opts['launcher'] not in LAUNCHERS:
-        problems.append('launcher: must be mpirun or srun, got %r' % (opts['launcher'],))
-    elif opts['launcher'] == 'mpirun' and (opts['partition'] or opts['account']):
-        problems.append('partition, account: Slurm settings need launcher srun')
-    allocation = opts.get('slurm_allocation', 'existing')
-    if allocation not in ALLOCATIONS:
-        problems.append('slurm_allocation: must be existing, salloc or sbatch, got %r' % (allocation,))
-    elif allocation != 'existing' and opts['launcher'] != 'srun':
-        problems.append('slurm_allocation: %s makes a Slurm allocation for srun; it needs launcher srun, got %s'
-                        % (allocation, opts['launcher']))
+        problems.append(OptionProblem('stripe_count', 'must be -1 (every OST) or at least 1',
+                                      got='%d' % opts['stripe_count']))
+    problems.extend(_launcher_problems(opts))
     bad = bad_module_names(opts['environment_modules'])
     if bad:
-        problems.append('environment_modules: module names are single words of letters, digits and ._+/@:,=~%%-, got %s'
-                        % ', '.join(repr(name) for name in bad))
+        problems.append(OptionProblem('environment_modules',
+                                      'module names are single words of letters, digits and ._+/@:,=~%-',
+                                      got=', '.join(repr(name) for name in bad)))
+    return problems
+
+
+def _launcher_problems(opts):
+    """``launcher``, and the Slurm settings that only srun takes."""
+    problems = []
+    if opts['launcher'] not in LAUNCHERS:
+        problems.append(OptionProblem('launcher', 'must be mpirun or srun', got='%r' % (opts['launcher'],)))
+    elif opts['launcher'] == 'mpirun' and (opts['partition'] or opts['account']):
+        problems.append(OptionProblem(('partition', 'account'), 'Slurm settings need launcher srun'))
+    allocation = opts.get('slurm_allocation', 'existing')
+    if allocation not in ALLOCATIONS:
+        problems.append(OptionProblem('slurm_allocation', 'must be existing, salloc or sbatch',
+                                      got='%r' % (allocation,)))
+    elif allocation != 'existing' and opts['launcher'] != 'srun':
+        problems.append(OptionProblem('slurm_allocation', '%s makes a Slurm allocation for srun; it needs launcher '
+                                      'srun, got %s' % (allocation, opts['launcher'])))
     return problems
 
 
@@ -564,15 +576,17 @@ def engine_options(params, names):
 
 def module_option_problems(params, engine_problems=(), euid=None):
     """``engine_problems``, then the module's own problems of the launch options and of the survey_common ones, each
-    naming the option."""
+    an OptionProblem."""
     problems = list(engine_problems)
     directory = params['directory']
     if directory and (os.path.isabs(directory) or '..' in directory.split('/')):
-        problems.append('directory: give a path relative to mount_point without "..", got %s' % directory)
+        problems.append(OptionProblem('directory', 'give a path relative to {mount_point} without ".."',
+                                      got=directory, mentions='mount_point'))
     euid = os.geteuid() if euid is None else euid
     if euid == 0 and params['launcher'] == 'mpirun' and not params['allow_run_as_root']:
-        problems.append('allow_run_as_root: the module runs as root and Open MPI refuses root without '
-                        '--allow-run-as-root; set allow_run_as_root=true or run as another user')
+        problems.append(OptionProblem('allow_run_as_root', 'the module runs as root and Open MPI refuses root without '
+                                      '--allow-run-as-root; set {allow_run_as_root}=true or run as another user',
+                                      mentions='allow_run_as_root'))
     return problems + common_option_problems(params)
 
 

@@ -15,6 +15,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.results import ENGINES, validate_run_id
 
 DEFAULT_WORKDIR = '/tmp/lustre-iokit'
@@ -45,13 +46,14 @@ def sweep_argument_spec():
 
 
 def common_option_problems(params):
-    """Invalid values of the survey_common options, each message naming the option."""
+    """Invalid values of the survey_common options, each an OptionProblem."""
     problems = []
     if params['timeout'] is not None and params['timeout'] < 1:
-        problems.append('timeout: must be at least 1 second, got %d' % params['timeout'])
+        problems.append(OptionProblem('timeout', 'must be at least 1 second', got='%d' % params['timeout']))
     if params['run_id'] is not None:
         try:
             validate_run_id(params['run_id'])
         except ValueError as exc:
-            problems.append(str(exc))
+            # validate_run_id's sentence names run_id itself (the action plugins raise it as it is)
+            problems.append(OptionProblem((), str(exc)))
     return problems

@@ -71,9 +71,9 @@ class RawOutput:
 
 
 def fail_on_problems(module, problems):
-    """Fail with every problem in one message, so that the user fixes them all at once."""
+    """Fail with every problem (OptionProblem) in one message, so that the user fixes them all at once."""
     if problems:
-        module.fail_json(msg='; '.join(problems))
+        module.fail_json(msg='; '.join(str(problem) for problem in problems))
 
 
 def short_host_name():

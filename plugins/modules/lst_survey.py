@@ -287,7 +287,7 @@ def argument_spec():
 
 
 def option_problems(params):
-    """Invalid option values that need no look at the node, each message naming the option."""
+    """Invalid option values that need no look at the node, each an OptionProblem."""
     problems = list(common_option_problems(params))
     problems.extend(lnet.option_problems(params['servers'], params['clients'], params['modes'], params['sizes'],
                                          params['concurrency'], params['stat_count'], params['stat_delay_s'],

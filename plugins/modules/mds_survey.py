@@ -257,6 +257,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_u
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
@@ -291,7 +292,7 @@ def record_point(record):
 
 
 def option_problems(params):
-    """Invalid option values that need no look at the node, each message naming the option."""
+    """Invalid option values that need no look at the node, each an OptionProblem."""
     problems = []
     problems.extend(common_option_problems(params))
     problems.extend(adaptive.option_problems(params))
@@ -333,8 +334,9 @@ class MdsSpec(survey_module.ServerSurveySpec):
         # The run's tag in the echo client and test directory names (the installed script names them itself).
         tag = run_tag(start.run_id) if params['engine'] == 'native' else None
         targets = self.targets = mds.resolve_targets(devices, params['targets'], tag=tag)
-        survey_module.fail_on_problems(module, ['targets: %s: %s' % (target.name, lctl_utils.name_problem(
-            target.echo_client)) for target in targets if lctl_utils.name_problem(target.echo_client)])
+        survey_module.fail_on_problems(module, [
+            OptionProblem('targets', '%s: %s' % (target.name, lctl_utils.name_problem(target.echo_client)))
+            for target in targets if lctl_utils.name_problem(target.echo_client)])
         if params['stripe_count'] > 0 and not mds.has_osc_or_osp(devices):
             module.fail_json(msg='stripe_count: %d needs an UP osc or osp device on this node (lctl dl shows none)'
                              % params['stripe_count'])

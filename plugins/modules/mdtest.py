@@ -406,7 +406,7 @@ def argument_spec():
 
 
 def option_problems(params, euid=None):
-    """Invalid option values that need no look at the node, each message naming the option."""
+    """Invalid option values that need no look at the node, each an OptionProblem."""
     problems = mdtest.option_problems(client_launch.engine_options(params, ENGINE_OPTIONS), len(params['hosts']))
     return client_launch.module_option_problems(params, problems, euid)
 

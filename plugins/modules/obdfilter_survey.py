@@ -325,6 +325,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfil
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_network
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lctl_dl import parse_lctl_dl
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
@@ -364,15 +365,16 @@ def argument_spec():
 
 
 def option_problems(params):
-    """Invalid option values that need no look at the node, each message naming the option."""
+    """Invalid option values that need no look at the node, each an OptionProblem."""
     problems = []
     problems.extend(common_option_problems(params))
     problems.extend(adaptive.option_problems(params))
     if params['case'] == obdfilter.CASE_NETWORK and len(params['targets']) != 1:
-        problems.append('targets: case=network takes exactly one server (host name or IP address), got %d'
-                        % len(params['targets']))
+        problems.append(OptionProblem('targets', 'case=network takes exactly one server (host name or IP address), '
+                                      'got %d' % len(params['targets'])))
     if not re.match(r'^[a-z0-9]+$', params['nettype'] or ''):
-        problems.append('nettype: %r is not an LNet network type such as tcp, tcp1 or o2ib' % params['nettype'])
+        problems.append(OptionProblem('nettype', '%r is not an LNet network type such as tcp, tcp1 or o2ib'
+                                      % params['nettype']))
     return problems
 
 

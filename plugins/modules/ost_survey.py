@@ -193,6 +193,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import common_option_problems, survey_common_argument_spec
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
@@ -214,12 +215,13 @@ def argument_spec():
 
 
 def option_problems(params):
-    """Invalid option values that need no look at the node, each message naming the option."""
+    """Invalid option values that need no look at the node, each an OptionProblem."""
     problems = []
     if params['size_mib'] < 1:
-        problems.append('size_mib: must be at least 1, got %d' % params['size_mib'])
+        problems.append(OptionProblem('size_mib', 'must be at least 1', got='%d' % params['size_mib']))
     if params['min_free_factor'] < 1:
-        problems.append('min_free_factor: must be at least 1 (the file itself), got %g' % params['min_free_factor'])
+        problems.append(OptionProblem('min_free_factor', 'must be at least 1 (the file itself)',
+                                      got='%g' % params['min_free_factor']))
     problems.extend(common_option_problems(params))
     return problems
 

@@ -266,6 +266,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.safety import DeviceRefused, DeviceSafety
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
@@ -308,27 +309,28 @@ def record_point(record):
 
 
 def option_problems(params):
-    """Every invalid option value, each message naming the option."""
+    """Every invalid option value, each an OptionProblem."""
     problems = []
     if not params['devices']:
-        problems.append('devices: give at least one device; there is no default')
+        problems.append(OptionProblem('devices', 'give at least one device; there is no default'))
     for name in ('size_mib', 'crglo', 'crghi', 'thrlo', 'thrhi', 'rszlo', 'rszhi', 'max_threads_per_region'):
         if params[name] < 1:
-            problems.append('%s: must be at least 1, got %d' % (name, params[name]))
+            problems.append(OptionProblem(name, 'must be at least 1', got='%d' % params[name]))
     if params['boundary'] < 0:
-        problems.append('boundary: must not be negative, got %d' % params['boundary'])
+        problems.append(OptionProblem('boundary', 'must not be negative', got='%d' % params['boundary']))
     problems.extend(common_option_problems(params))
     problems.extend(adaptive.option_problems(params))
     for low, high in (('crglo', 'crghi'), ('thrlo', 'thrhi'), ('rszlo', 'rszhi')):
         if params[low] > params[high]:
-            problems.append('%s: %d is greater than %s (%d)' % (low, params[low], high, params[high]))
+            problems.append(OptionProblem(low, '%d is greater than {%s} (%d)' % (params[low], high, params[high]),
+                                          mentions=high))
     if not params['actions']:
-        problems.append('actions: give write, read or both')
+        problems.append(OptionProblem('actions', 'give write, read or both'))
     elif len(set(params['actions'])) != len(params['actions']):
-        problems.append('actions: each action may appear once, got %s' % ', '.join(params['actions']))
+        problems.append(OptionProblem('actions', 'each action may appear once', got=', '.join(params['actions'])))
     if 'write' in params['actions'] and not params['destroy_data']:
-        problems.append('destroy_data: must be true to run the write action, which overwrites the data on %s'
-                        % ', '.join(params['devices']))
+        problems.append(OptionProblem('destroy_data', 'must be true to run the write action, which overwrites the '
+                                      'data on %s' % ', '.join(params['devices'])))
     return problems
 
 

@@ -279,9 +279,10 @@ from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import stats_collect
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, NodeStateError
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import DEFAULT_WORKDIR
-from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import module_result
+from ansible_collections.lustre.iokit.plugins.module_utils.survey_module import fail_on_problems, module_result
 
 INTERVAL_OPTIONS = dict((name, name + '_interval') for name in stats_collect.COLLECTORS)
 
@@ -304,17 +305,18 @@ def argument_spec():
 
 
 def option_problems(params):
+    """Every invalid option value, each an OptionProblem."""
     problems = []
     try:
         results.validate_run_id(params['run_id'])
     except ValueError as exc:
-        problems.append('run_id: %s' % exc)
+        problems.append(OptionProblem('run_id', str(exc)))
     intervals = dict((name, params[option]) for name, option in INTERVAL_OPTIONS.items())
     problems.extend(stats_collect.interval_problems(intervals, params['collectors'], params['max_duration_s']))
     if not params['label'].strip():
-        problems.append('label: must not be empty (the survey the statistics are for, or stats)')
+        problems.append(OptionProblem('label', 'must not be empty (the survey the statistics are for, or stats)'))
     if params['stop_grace_s'] < 0:
-        problems.append('stop_grace_s: must be 0 or more seconds, got %d' % params['stop_grace_s'])
+        problems.append(OptionProblem('stop_grace_s', 'must be 0 or more seconds', got='%d' % params['stop_grace_s']))
     return problems
 
 
@@ -326,9 +328,7 @@ def sampler_list(manifest_collectors):
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    problems = option_problems(params)
-    if problems:
-        module.fail_json(msg='; '.join(problems))
+    fail_on_problems(module, option_problems(params))
     run_id = params['run_id']
     host = socket.gethostname().split('.')[0]
     node_state = NodeState(params['workdir'])

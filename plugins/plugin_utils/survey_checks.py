@@ -9,7 +9,9 @@ them into the options the role passes to the survey module, converts them as the
 the module's ``option_problems`` and the engine checks that need no look at the node, and adds the checks every
 survey role shares (timeout, async margin, poll interval, slow share, slowest count, workdir, iterations).  Each
 problem comes back as one line naming the role variable and its value first, such as
-``obdfilter_size_mib (3): 3 MiB is not a multiple of the 1024 KiB record``.
+``obdfilter_size_mib (3): 3 MiB is not a multiple of the 1024 KiB record``.  The module and engine checks return
+OptionProblems (``module_utils/option_problem.py``) that say which options they are about and which their rule
+mentions, so each option is shown under the name users set without reading the message back.
 
 The mapping from a role variable to a module option is the rule of the survey roles' module calls, kept here once:
 the option's name after the role's prefix, except ``timeout`` (``<prefix>timeout_s``) and the few aliases of
@@ -36,6 +38,7 @@ from ansible.module_utils.common.validation import (
 
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 
 # survey: its role's variable prefix, its module, and where the role's call differs from the rule (the catalogue's
 # role_call: aliases, fixed, unset_zero)
@@ -78,9 +81,6 @@ _CONVERTERS = {
     'path': check_type_str,
     'raw': lambda value: value,
 }
-
-_OPTION_RE = re.compile(r'^([a-z_]+(?:, [a-z_]+)*): (.*)\Z', re.S)
-_LOW_HIGH_RE = re.compile(r'^[a-z]+(lo|hi)\Z')
 
 
 class UnknownSurvey(ValueError):
@@ -310,8 +310,8 @@ def _convert(option, spec, value):
 
 def _module_params(survey, settings, context, problems):
     """The module's options from the role's settings, converted as its argument spec does, and left out where the
-    role leaves them out; a setting that cannot be converted keeps the module's default (its problem added) so that
-    the module's checks still run."""
+    role leaves them out; a setting that cannot be converted keeps the module's default (its OptionProblem added to
+    ``problems``) so that the module's checks still run."""
     info = _survey(survey)
     spec = _module(survey).argument_spec()
     mapping = option_variables(survey)
@@ -320,7 +320,7 @@ def _module_params(survey, settings, context, problems):
         params[option] = info.get('fixed', {}).get(option, option_spec.get('default'))
         if option not in mapping or option in ('timeout', 'workdir'):
             continue  # timeout and workdir are the shared checks' (one message each)
-        variable, shown = mapping[option]
+        variable = mapping[option][0]
         if variable not in settings:
             continue
         value = _plain(settings[variable])
@@ -331,7 +331,7 @@ def _module_params(survey, settings, context, problems):
         try:
             params[option] = _convert(option, option_spec, value)
         except ValueError as exc:
-            problems.append(_line(shown, value, str(exc)))
+            problems.append(OptionProblem(option, str(exc)))
     if survey == 'mdtest' and params.get('items_per_dir') is not None:
         params['items'] = None  # the role passes one of them
     if survey == 'ior' and params.get('client_memory_mib') is None and context.get('memory_mib'):
@@ -360,34 +360,38 @@ def _engine_problems(survey, params):
     return problems
 
 
-def _rename(text, mapping):
-    """Option names inside an engine message as the role variables users set (thrhi -> obdfilter_thrhi)."""
-    for option, (variable, shown) in sorted(mapping.items(), key=lambda item: -len(item[0])):
-        if '_' in option or _LOW_HIGH_RE.match(option):
-            text = re.sub(r'(?<![\w.-])%s(?![\w-])' % re.escape(option), shown, text)
-    return text.replace('engine native', 'iokit_engine native')
+def _shows(value, got):
+    """Whether a problem's ``got`` is the value its line already shows (as itself, or a list's items joined)."""
+    plain = _plain(value)
+    shown = [str(plain)] + ([', '.join(str(item) for item in plain)] if isinstance(plain, list) else [])
+    return got is not None and str(got) in shown
 
 
 def _role_line(problem, mapping, settings):
-    """``option: text`` of the module or engine as ``role_variable (value): text``."""
-    match = _OPTION_RE.match(problem)
-    if not match:
-        return problem
-    options = match.group(1).split(', ')
-    text = _rename(match.group(2), mapping)
-    if any(option not in mapping for option in options):
-        return problem
-    if len(options) > 1:
-        return '%s: %s' % (', '.join(mapping[option][1] for option in options), text)
-    variable, shown = mapping[options[0]]
+    """An OptionProblem of the module or engine as the role's: ``<variable> (<value>): <rule>`` for one option,
+    ``<variable>, <variable>: <rule>`` for several, every option named as users set it (``thrhi`` ->
+    ``obdfilter_thrhi``); an option the role does not pass keeps its own name."""
+    def name_of(option):
+        return mapping[option][1] if option in mapping else option
+    if len(problem.options) != 1 or problem.options[0] not in mapping:
+        return problem.render(name_of)
+    variable, shown = mapping[problem.options[0]]
     value = settings.get(variable)
-    # "..., got 3" after the value already shown adds nothing
-    plain = _plain(value)
-    for same in (str(plain), ', '.join(str(item) for item in plain) if isinstance(plain, list) else None):
-        if same is not None and text.endswith(', got %s' % same):
-            text = text[:-len(', got %s' % same)]
-            break
-    return _line(shown, value, text)
+    return _line(shown, value, problem.text(name_of, got=not _shows(value, problem.got)))
+
+
+def _worth_showing(engine_problems, unconverted, mapping, settings):
+    """The module's and engine's problems less those the user cannot act on: a problem of settings that could not be
+    converted (it is named once, and the check ran with the module's default), and one of settings left unset while
+    others have problems (an unset setting takes its default from another: mds' dir_count is thrlo's)."""
+    def only_of(options, problem):
+        return bool(problem.options) and set(problem.options) <= options
+    unset = set(option for option, (variable, unused) in mapping.items()
+                if variable in settings and settings[variable] is None)
+    if any(not only_of(unset, problem) for problem in engine_problems):
+        engine_problems = [problem for problem in engine_problems if not only_of(unset, problem)]
+    failed = set(option for problem in unconverted for option in problem.options)
+    return [problem for problem in engine_problems if not only_of(failed, problem)]
 
 
 def problems(survey, settings, play_hosts=None, memory_mib=None):
@@ -402,18 +406,13 @@ def problems(survey, settings, play_hosts=None, memory_mib=None):
     for old, new in renamed_settings(survey, settings):
         settings[new] = settings.pop(old)  # checked as the name that replaces it, which the role passes
     context = {'play_hosts': play_hosts, 'memory_mib': memory_mib}
-    found = []
-    params = _module_params(survey, settings, context, found)
-    # A setting that could not be converted is named once; the module's checks ran with its default.
-    named = set(line.split(' (', 1)[0] for line in found)
     mapping = option_variables(survey)
-    lines = [_role_line(problem, mapping, settings) for problem in _engine_problems(survey, params)]
-    # A setting left unset takes its default from another (mds' dir_count is thrlo's): named only when alone.
-    unset = set(shown for variable, shown in mapping.values() if variable in settings and settings[variable] is None)
-    if any(line.split(' (', 1)[0] not in unset for line in lines):
-        lines = [line for line in lines if line.split(' (', 1)[0] not in unset]
-    for line in lines:
-        if line not in found and line.split(' (', 1)[0] not in named:
+    unconverted = []
+    params = _module_params(survey, settings, context, unconverted)
+    found = []
+    for problem in unconverted + _worth_showing(_engine_problems(survey, params), unconverted, mapping, settings):
+        line = _role_line(problem, mapping, settings)
+        if line not in found:
             found.append(line)
     for suffix, check in EXTRA_CHECKS.get(survey, ()):
         variable = role_variable(info['prefix'], suffix)

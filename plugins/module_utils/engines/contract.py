@@ -33,8 +33,8 @@ class NativeSurvey(abc.ABC):
     - ``withdrawn``: records of earlier attempts (put into the envelope when the run resumed) that the sweep, as it
       ended, no longer has, each ``{'record', 'reason', 'point'}`` (mdtest's nodes step after its best changed).
 
-    Before the driver runs, the module has asked ``problems()`` (every invalid or unsafe setting, each message
-    naming its option) and ``plan()`` (the points, what each writes, for the check mode and the estimate).
+    Before the driver runs, the module has asked ``problems()`` (every invalid or unsafe setting, each an
+    OptionProblem naming its option) and ``plan()`` (the points, what each writes, for the check mode and the estimate).
     """
 
     errors = None
@@ -45,7 +45,8 @@ class NativeSurvey(abc.ABC):
     withdrawn = ()
 
     def problems(self):
-        """Every setting that keeps the survey from starting, each a message naming the option; [] when none."""
+        """Every setting that keeps the survey from starting, each an OptionProblem (option_problem.py); [] when
+        none."""
         return []
 
     @abc.abstractmethod

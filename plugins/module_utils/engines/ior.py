@@ -49,6 +49,7 @@ import os
 import shutil
 
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ior import parse_ior
 
 # a refusal before anything is made (the client-launch layer's)
@@ -80,34 +81,40 @@ def with_defaults(options):
 
 
 def option_problems(options, host_count):
-    """Invalid option values and combinations, each message naming the option (IOR's own, then the launch's)."""
+    """Invalid option values and combinations, each an OptionProblem (IOR's own, then the launch's)."""
     opts = with_defaults(options)
     problems = []
     unknown = [access for access in opts['access'] if access not in ACCESS]
     if not opts['access'] or unknown:
-        problems.append('access: give one or both of fpp (file per process) and ssf (single shared file), got %s'
-                        % (', '.join(str(a) for a in opts['access']) or 'nothing'))
+        problems.append(OptionProblem(
+            'access', 'give one or both of fpp (file per process) and ssf (single shared file)',
+            got=', '.join(str(a) for a in opts['access']) or 'nothing'))
     if opts['block_size_mib'] < 1:
-        problems.append('block_size_mib: must be at least 1 (MiB per task), got %s' % opts['block_size_mib'])
+        problems.append(OptionProblem('block_size_mib', 'must be at least 1 (MiB per task)',
+                                      got=opts['block_size_mib']))
     problem = client_launch.positive_list_problem('transfer_sizes_kib', opts['transfer_sizes_kib'])
     if problem:
         problems.append(problem)
     else:
         uneven = [size for size in opts['transfer_sizes_kib'] if (opts['block_size_mib'] * 1024) % size]
         if uneven:
-            problems.append('transfer_sizes_kib: IOR needs the block (block_size_mib %d = %d KiB) to be a multiple '
-                            'of every transfer size; %s KiB is not' % (
-                                opts['block_size_mib'], opts['block_size_mib'] * 1024,
-                                ', '.join(str(size) for size in uneven)))
+            problems.append(OptionProblem(
+                'transfer_sizes_kib', 'IOR needs the block ({block_size_mib} %d = %d KiB) to be a multiple of every '
+                'transfer size; %s KiB is not' % (opts['block_size_mib'], opts['block_size_mib'] * 1024,
+                                                  ', '.join(str(size) for size in uneven)),
+                mentions='block_size_mib'))
     if opts['memory_factor'] < 0:
-        problems.append('memory_factor: must be 0 (no cache rule) or more, got %s' % opts['memory_factor'])
+        problems.append(OptionProblem('memory_factor', 'must be 0 (no cache rule) or more',
+                                      got=opts['memory_factor']))
     elif opts['memory_factor'] > 0 and not opts['client_memory_mib']:
-        problems.append('client_memory_mib: the cache rule (memory_factor %s) needs the memory of a client; '
-                        'give it, or set memory_factor 0' % opts['memory_factor'])
+        problems.append(OptionProblem(
+            'client_memory_mib', 'the cache rule ({memory_factor} %s) needs the memory of a client; give it, or set '
+            '{memory_factor} 0' % opts['memory_factor'], mentions='memory_factor'))
     if opts['stonewall_s'] < 0:
-        problems.append('stonewall_s: must be 0 (off) or more seconds, got %d' % opts['stonewall_s'])
+        problems.append(OptionProblem('stonewall_s', 'must be 0 (off) or more seconds', got='%d' % opts['stonewall_s']))
     if opts['stripe_size_kib'] is not None and (opts['stripe_size_kib'] < 64 or opts['stripe_size_kib'] % 64):
-        problems.append('stripe_size_kib: must be a multiple of 64 KiB, got %d' % opts['stripe_size_kib'])
+        problems.append(OptionProblem('stripe_size_kib', 'must be a multiple of 64 KiB',
+                                      got='%d' % opts['stripe_size_kib']))
     return problems + client_launch.launch_option_problems(opts, host_count)
 
 

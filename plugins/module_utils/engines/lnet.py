@@ -60,6 +60,7 @@ import re
 
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_stat import parse_lst_stat
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_survey import parse_lst_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.units import parse_size
@@ -113,59 +114,69 @@ def size_bytes(size):
 
 
 def nid_problems(option, nids):
+    """The OptionProblems of ``option``'s NIDs."""
     problems = []
     if not nids:
-        problems.append('%s: give at least one NID (such as 10.0.0.1@tcp)' % option)
+        problems.append(OptionProblem(option, 'give at least one NID (such as 10.0.0.1@tcp)'))
     bad = [nid for nid in nids or [] if not _NID_RE.match(nid)]
     if bad:
-        problems.append('%s: not a NID (address@network, such as 10.0.0.1@tcp or 10.0.0.[1-4]@o2ib): %s'
-                        % (option, ', '.join(bad)))
+        problems.append(OptionProblem(option, 'not a NID (address@network, such as 10.0.0.1@tcp or 10.0.0.[1-4]@o2ib): '
+                                      '%s' % ', '.join(bad)))
     if nids and len(set(nids)) != len(nids):
-        problems.append('%s: each NID may appear once, got %s' % (option, ', '.join(nids)))
+        problems.append(OptionProblem(option, 'each NID may appear once', got=', '.join(nids)))
+    return problems
+
+
+def _size_problems(sizes):
+    """The OptionProblems of ``sizes``, which a bulk mode needs."""
+    problems = []
+    if not sizes:
+        problems.append(OptionProblem('sizes', 'a bulk mode (read, write, rw) needs at least one size, such as 4k or 1m'))
+    for size in sizes or []:
+        number = size_bytes(size)
+        if number is None:
+            problems.append(OptionProblem('sizes', '%r is not a size lst takes (bytes, or a number with k or m)'
+                                          % (size,)))
+        elif number > LNET_MTU:
+            problems.append(OptionProblem('sizes', '%s is above the LNet MTU (1m), which lst refuses' % size))
+    if sizes and len(set(sizes)) != len(sizes):
+        problems.append(OptionProblem('sizes', 'each size may appear once', got=', '.join(sizes)))
     return problems
 
 
 def option_problems(servers, clients, modes, sizes, concurrency, stat_count, stat_delay_s, stat_group, split,
                     distribute=None, session_timeout=DEFAULT_SESSION_TIMEOUT_S):
-    """Every invalid option value, each message naming the option (checked before anything runs)."""
+    """Every invalid option value, each an OptionProblem (checked before anything runs)."""
     problems = nid_problems('servers', servers) + nid_problems('clients', clients)
     if not modes:
-        problems.append('modes: give at least one of %s' % ', '.join(MODES))
+        problems.append(OptionProblem('modes', 'give at least one of %s' % ', '.join(MODES)))
     unknown = [mode for mode in modes or [] if mode not in MODES]
     if unknown:
-        problems.append('modes: unknown mode %s (known: %s)' % (', '.join(unknown), ', '.join(MODES)))
+        problems.append(OptionProblem('modes', 'unknown mode %s (known: %s)' % (', '.join(unknown), ', '.join(MODES))))
     if modes and len(set(modes)) != len(modes):
-        problems.append('modes: each mode may appear once, got %s' % ', '.join(modes))
+        problems.append(OptionProblem('modes', 'each mode may appear once', got=', '.join(modes)))
     if any(mode != 'ping' for mode in modes or []):
-        if not sizes:
-            problems.append('sizes: a bulk mode (read, write, rw) needs at least one size, such as 4k or 1m')
-        for size in sizes or []:
-            number = size_bytes(size)
-            if number is None:
-                problems.append('sizes: %r is not a size lst takes (bytes, or a number with k or m)' % (size,))
-            elif number > LNET_MTU:
-                problems.append('sizes: %s is above the LNet MTU (1m), which lst refuses' % size)
-        if sizes and len(set(sizes)) != len(sizes):
-            problems.append('sizes: each size may appear once, got %s' % ', '.join(sizes))
+        problems.extend(_size_problems(sizes))
     if not 1 <= concurrency <= MAX_CONCURRENCY:
-        problems.append('concurrency: must be from 1 to %d, got %d' % (MAX_CONCURRENCY, concurrency))
+        problems.append(OptionProblem('concurrency', 'must be from 1 to %d' % MAX_CONCURRENCY, got='%d' % concurrency))
     if stat_count < 1:
-        problems.append('stat_count: must be at least 1 sample, got %d' % stat_count)
+        problems.append(OptionProblem('stat_count', 'must be at least 1 sample', got='%d' % stat_count))
     if stat_delay_s < 1:
-        problems.append('stat_delay_s: must be at least 1 second, got %d' % stat_delay_s)
+        problems.append(OptionProblem('stat_delay_s', 'must be at least 1 second', got='%d' % stat_delay_s))
     if stat_group not in STAT_GROUPS:
-        problems.append('stat_group: must be servers or clients, got %r' % (stat_group,))
+        problems.append(OptionProblem('stat_group', 'must be servers or clients', got='%r' % (stat_group,)))
     if not split:
-        problems.append('split: give at least one of %s' % ', '.join(SPLITS))
+        problems.append(OptionProblem('split', 'give at least one of %s' % ', '.join(SPLITS)))
     unknown = [entry for entry in split or [] if entry not in SPLITS]
     if unknown:
-        problems.append('split: unknown %s (known: %s)' % (', '.join(unknown), ', '.join(SPLITS)))
+        problems.append(OptionProblem('split', 'unknown %s (known: %s)' % (', '.join(unknown), ', '.join(SPLITS))))
     if split and len(set(split)) != len(split):
-        problems.append('split: each entry may appear once, got %s' % ', '.join(split))
+        problems.append(OptionProblem('split', 'each entry may appear once', got=', '.join(split)))
     if distribute is not None and not re.match(r'^[1-9][0-9]*:[1-9][0-9]*\Z', distribute):
-        problems.append('distribute: must be S:D with two positive numbers (such as 1:1), got %r' % (distribute,))
+        problems.append(OptionProblem('distribute', 'must be S:D with two positive numbers (such as 1:1)',
+                                      got='%r' % (distribute,)))
     if session_timeout < 1:
-        problems.append('session_timeout: must be at least 1 second, got %d' % session_timeout)
+        problems.append(OptionProblem('session_timeout', 'must be at least 1 second', got='%d' % session_timeout))
     return problems
 
 

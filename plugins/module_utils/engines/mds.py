@@ -56,6 +56,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines.iokit_script 
 from ansible_collections.lustre.iokit.plugins.module_utils.lctl import Lctl, LctlError, echo_client_name
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.mds_tree_removal import (
     TargetFailure, destroy_files, remaining_ranges, remove_directories, thread_ranges)
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mds_survey import parse_mds_survey
 
 TESTS = ('create', 'lookup', 'md_getattr', 'setxattr', 'destroy')
@@ -167,39 +168,55 @@ def sweep(thrlo, thrhi, dir_count, file_count):
 
 
 def option_problems(thrlo, thrhi, file_count, dir_count, stripe_count, tests, start_number, layer):
-    """Every invalid combination of options, each message naming the option (checked before anything runs)."""
+    """Every invalid combination of options, each an OptionProblem (checked before anything runs)."""
     problems = []
     for name, value in (('thrlo', thrlo), ('thrhi', thrhi), ('file_count', file_count), ('dir_count', dir_count)):
         if value < 1:
-            problems.append('%s: must be at least 1, got %d' % (name, value))
+            problems.append(OptionProblem(name, 'must be at least 1', got='%d' % value))
     if stripe_count < 0:
-        problems.append('stripe_count: must not be negative, got %d' % stripe_count)
+        problems.append(OptionProblem('stripe_count', 'must not be negative', got='%d' % stripe_count))
     if start_number < 0:
-        problems.append('start_number: must not be negative, got %d' % start_number)
+        problems.append(OptionProblem('start_number', 'must not be negative', got='%d' % start_number))
     if thrhi > MAX_THREADS:
-        problems.append('thrhi: lctl --threads allows at most %d threads, got %d' % (MAX_THREADS, thrhi))
+        problems.append(OptionProblem('thrhi', 'lctl --threads allows at most %d threads' % MAX_THREADS,
+                                      got='%d' % thrhi))
     if layer not in LAYERS:
-        problems.append('layer: only mdd is accepted by the echo_client setup on an MDT, got %r' % layer)
-    if not tests or tests[0] != 'create' or tests[-1] != 'destroy':
-        problems.append("tests: the first test must be 'create' and the last 'destroy', got %s"
-                        % (', '.join(tests) if tests else 'none'))
-    unknown = [test for test in tests or [] if test not in TESTS]
-    if unknown:
-        problems.append('tests: unknown test %s (known: %s)' % (', '.join(unknown), ', '.join(TESTS)))
-    if tests and len(set(tests)) != len(tests):
-        problems.append('tests: each test may appear once, got %s' % ', '.join(tests))
+        problems.append(OptionProblem('layer', 'only mdd is accepted by the echo_client setup on an MDT',
+                                      got='%r' % (layer,)))
+    problems.extend(_tests_problems(tests))
     if problems or thrlo > thrhi:
         if thrlo > thrhi:
-            problems.append('thrlo: %d is greater than thrhi (%d)' % (thrlo, thrhi))
+            problems.append(OptionProblem('thrlo', '%d is greater than {thrhi} (%d)' % (thrlo, thrhi), mentions='thrhi'))
         return problems
+    return _sweep_problems(thrlo, thrhi, file_count, dir_count)
+
+
+def _tests_problems(tests):
+    """``tests``: known names, each once, from create to destroy."""
+    problems = []
+    if not tests or tests[0] != 'create' or tests[-1] != 'destroy':
+        problems.append(OptionProblem('tests', "the first test must be 'create' and the last 'destroy'",
+                                      got=', '.join(tests) if tests else 'none'))
+    unknown = [test for test in tests or [] if test not in TESTS]
+    if unknown:
+        problems.append(OptionProblem('tests', 'unknown test %s (known: %s)' % (', '.join(unknown), ', '.join(TESTS))))
+    if tests and len(set(tests)) != len(tests):
+        problems.append(OptionProblem('tests', 'each test may appear once', got=', '.join(tests)))
+    return problems
+
+
+def _sweep_problems(thrlo, thrhi, file_count, dir_count):
+    """Whether the thread counts from ``thrlo`` to ``thrhi`` leave a point to run, each with a file."""
     runnable = [point for point in sweep(thrlo, thrhi, dir_count, file_count) if point['skip'] is None]
     if not runnable:
-        problems.append('dir_count: %d is greater than every thread count from thrlo %d to thrhi %d, '
-                        'so every thread count would be skipped' % (dir_count, thrlo, thrhi))
-    elif file_count < runnable[-1]['thr']:
-        problems.append('file_count: %d is less than %d threads, so a thread would get no file '
-                        '(lctl rejects -n 0); raise file_count or lower thrhi' % (file_count, runnable[-1]['thr']))
-    return problems
+        return [OptionProblem('dir_count', '%d is greater than every thread count from {thrlo} %d to {thrhi} %d, so '
+                              'every thread count would be skipped' % (dir_count, thrlo, thrhi),
+                              mentions=('thrlo', 'thrhi'))]
+    if file_count < runnable[-1]['thr']:
+        return [OptionProblem('file_count', '%d is less than %d threads, so a thread would get no file (lctl rejects '
+                              '-n 0); raise {file_count} or lower {thrhi}' % (file_count, runnable[-1]['thr']),
+                              mentions=('file_count', 'thrhi'))]
+    return []
 
 
 # --------------------------------------------------------------------------
@@ -350,9 +367,10 @@ class MdsSurvey(NativeSurvey):
             words = result.stdout.split() if result.rc == 0 else []
             free[target.name] = int(words[0]) if words and words[0].isdigit() else None
             if free[target.name] is not None and free[target.name] < needed:
-                problems.append('file_count: %d files and %d directories do not fit %s, which has %d free inodes '
-                                '(lctl get_param %s); lower file_count (mds_file_count)'
-                                % (needed - self.dir_count, self.dir_count, target.name, free[target.name], param))
+                rule = ('%d files and %d directories do not fit %s, which has %d free inodes (lctl get_param %s); '
+                        'lower {file_count} (mds_file_count)'
+                        % (needed - self.dir_count, self.dir_count, target.name, free[target.name], param))
+                problems.append(OptionProblem('file_count', rule, mentions='file_count'))
         return problems, free
 
     def plan(self):

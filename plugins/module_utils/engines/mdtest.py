@@ -58,6 +58,7 @@ import math
 import os
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive, client_launch
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mdtest import parse_mdtest
 
 # a refusal before anything is made (the client-launch layer's)
@@ -115,53 +116,70 @@ def with_defaults(options):
     return client_launch.merge_defaults(DEFAULTS, options)
 
 
+def _phase_problems(phases):
+    """``phases``: known names, at least one, create among them."""
+    unknown = [phase for phase in phases if phase not in PHASES]
+    if unknown:
+        return [OptionProblem('phases', 'unknown %s; choose among %s' % (', '.join(unknown), ', '.join(PHASES)))]
+    if not phases:
+        return [OptionProblem('phases', 'give at least one of %s' % ', '.join(PHASES))]
+    if 'create' not in phases:
+        return [OptionProblem('phases', 'every point starts from an empty directory, so the phases must include create')]
+    return []
+
+
+def _best_by_problems(opts):
+    """``best_by``: a known operation that the points measure (files_only and dirs_only leave some out)."""
+    best_by = opts['best_by']
+    if best_by not in OPERATIONS:
+        return [OptionProblem('best_by', 'unknown operation %r; choose among %s' % (best_by, ', '.join(OPERATIONS)))]
+    if best_by.startswith('file') and opts['dirs_only']:
+        return [OptionProblem('best_by', '%s is not measured with {dirs_only}; choose a directory operation' % best_by,
+                              mentions='dirs_only')]
+    if best_by.startswith('directory') and opts['files_only']:
+        return [OptionProblem('best_by', '%s is not measured with {files_only}; choose a file operation' % best_by,
+                              mentions='files_only')]
+    return []
+
+
 def option_problems(options, host_count):
-    """Invalid option values and combinations, each message naming the option (mdtest's own, then the launch's)."""
+    """Invalid option values and combinations, each an OptionProblem (mdtest's own, then the launch's)."""
     opts = with_defaults(options)
     problems = []
     for name in ('depth', 'stride', 'stonewall_s', 'write_bytes', 'read_bytes'):
         if opts[name] < 0:
-            problems.append('%s: must be 0 or more, got %d' % (name, opts[name]))
+            problems.append(OptionProblem(name, 'must be 0 or more', got='%d' % opts[name]))
     if opts['items_per_dir'] is not None:
         if opts['items_per_dir'] < 1:
-            problems.append('items_per_dir: must be at least 1, got %d' % opts['items_per_dir'])
+            problems.append(OptionProblem('items_per_dir', 'must be at least 1', got='%d' % opts['items_per_dir']))
         if options.get('items') is not None:
-            problems.append('items, items_per_dir: give one of them (mdtest -n or -I), not both')
+            problems.append(OptionProblem(('items', 'items_per_dir'), 'give one of them (mdtest -n or -I), not both'))
     elif opts['items'] < 1:
-        problems.append('items: must be at least 1, got %d' % opts['items'])
+        problems.append(OptionProblem('items', 'must be at least 1', got='%d' % opts['items']))
     if opts['branching'] < 1:
-        problems.append('branching: must be at least 1, got %d' % opts['branching'])
+        problems.append(OptionProblem('branching', 'must be at least 1', got='%d' % opts['branching']))
     if opts['files_only'] and opts['dirs_only']:
-        problems.append('files_only, dirs_only: mdtest -F and -D exclude each other; set at most one')
+        problems.append(OptionProblem(('files_only', 'dirs_only'),
+                                      'mdtest -F and -D exclude each other; set at most one'))
     if opts['dirs_only'] and (opts['write_bytes'] or opts['read_bytes']):
-        problems.append('write_bytes, read_bytes: directories hold no data; leave them 0 with dirs_only')
+        problems.append(OptionProblem(('write_bytes', 'read_bytes'),
+                                      'directories hold no data; leave them 0 with {dirs_only}', mentions='dirs_only'))
     if opts['read_bytes'] > opts['write_bytes']:
-        problems.append('read_bytes: cannot read %d bytes from files written with write_bytes %d'
-                        % (opts['read_bytes'], opts['write_bytes']))
+        problems.append(OptionProblem('read_bytes', 'cannot read %d bytes from files written with {write_bytes} %d'
+                                      % (opts['read_bytes'], opts['write_bytes']), mentions='write_bytes'))
     if opts['stonewall_s'] and opts['branching'] > 1:
-        problems.append('stonewall_s: mdtest -W works only with a branching factor of 1, got branching %d'
-                        % opts['branching'])
-    unknown = [phase for phase in opts['phases'] if phase not in PHASES]
-    if unknown:
-        problems.append('phases: unknown %s; choose among %s' % (', '.join(unknown), ', '.join(PHASES)))
-    elif not opts['phases']:
-        problems.append('phases: give at least one of %s' % ', '.join(PHASES))
-    elif 'create' not in opts['phases']:
-        problems.append('phases: every point starts from an empty directory, so the phases must include create')
-    if opts['best_by'] not in OPERATIONS:
-        problems.append('best_by: unknown operation %r; choose among %s' % (opts['best_by'], ', '.join(OPERATIONS)))
-    elif opts['best_by'].startswith('file') and opts['dirs_only']:
-        problems.append('best_by: %s is not measured with dirs_only; choose a directory operation' % opts['best_by'])
-    elif opts['best_by'].startswith('directory') and opts['files_only']:
-        problems.append('best_by: %s is not measured with files_only; choose a file operation' % opts['best_by'])
+        problems.append(OptionProblem('stonewall_s', 'mdtest -W works only with a branching factor of 1, got '
+                                      'branching %d' % opts['branching']))
+    problems.extend(_phase_problems(opts['phases']))
+    problems.extend(_best_by_problems(opts))
     if opts['mdt_count'] is not None and (opts['mdt_count'] < -1 or opts['mdt_count'] == 0):
-        problems.append('mdt_count: must be -1 (every MDT) or at least 1, got %d' % opts['mdt_count'])
+        problems.append(OptionProblem('mdt_count', 'must be -1 (every MDT) or at least 1', got='%d' % opts['mdt_count']))
     if opts['mdt_index'] is not None and opts['mdt_index'] < 0:
-        problems.append('mdt_index: must be 0 or more, got %d' % opts['mdt_index'])
+        problems.append(OptionProblem('mdt_index', 'must be 0 or more', got='%d' % opts['mdt_index']))
     if opts['drop_caches'] and not opts['drop_caches_command']:
-        problems.append('drop_caches_command: give the command that drops the client caches')
+        problems.append(OptionProblem('drop_caches_command', 'give the command that drops the client caches'))
     if opts['sweep'] not in adaptive.SWEEP_MODES:
-        problems.append('sweep: must be %s, got %s' % (' or '.join(adaptive.SWEEP_MODES), opts['sweep']))
+        problems.append(OptionProblem('sweep', 'must be %s' % ' or '.join(adaptive.SWEEP_MODES), got=opts['sweep']))
     problems.extend(adaptive.option_problems(opts))
     return problems + client_launch.launch_option_problems(opts, host_count)
 

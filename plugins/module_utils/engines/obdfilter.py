@@ -52,6 +52,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_u
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.lctl import ECHO_MODULE
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._obdfilter_detail import (
     STATUS_ERROR, STATUS_INCOMPLETE, STATUS_OK, STATUS_SHORT, parse_thread_samples)
 from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB
@@ -313,54 +314,66 @@ class ObdfilterSurvey(NativeSurvey):
     # -- planning ----------------------------------------------------------------
 
     def problems(self):
-        """Every reason the survey cannot run as asked, each naming the option (checked before anything is made)."""
+        """Every reason the survey cannot run as asked, each an OptionProblem (checked before anything is made)."""
         problems = []
         for name in ('size_mib', 'rszlo', 'rszhi', 'nobjlo', 'nobjhi', 'thrlo', 'thrhi'):
             if getattr(self, name) < 1:
-                problems.append('%s: must be at least 1, got %d' % (name, getattr(self, name)))
-        if problems:
-            return problems
+                problems.append(OptionProblem(name, 'must be at least 1', got='%d' % getattr(self, name)))
+        # each step's checks need the settings the one before accepted
+        return problems or self._setting_problems() or self._sweep_problems()
+
+    def _setting_problems(self):
+        """The settings each on its own and the ranges (all of them at least 1)."""
+        problems = []
         for low, high in (('rszlo', 'rszhi'), ('nobjlo', 'nobjhi'), ('thrlo', 'thrhi')):
             low_value, high_value = getattr(self, low), getattr(self, high)
             if low_value > high_value:
-                problems.append('%s: %d is greater than %s (%d)' % (low, low_value, high, high_value))
+                problems.append(OptionProblem(low, '%d is greater than {%s} (%d)' % (low_value, high, high_value),
+                                              mentions=high))
         if self.case == CASE_DISK and self.rszhi > RSZMAX_KIB:
-            problems.append('rszhi: %d KiB is above the %d KiB the disk case supports' % (self.rszhi, RSZMAX_KIB))
+            problems.append(OptionProblem('rszhi', '%d KiB is above the %d KiB the disk case supports'
+                                          % (self.rszhi, RSZMAX_KIB)))
         if self.thrhi > MAX_THREADS:
-            problems.append('thrhi: %d is above lctl\'s limit of %d threads' % (self.thrhi, MAX_THREADS))
+            problems.append(OptionProblem('thrhi', '%d is above lctl\'s limit of %d threads' % (self.thrhi, MAX_THREADS)))
         for target in self.targets:
             problem = lctl_utils.name_problem(echo_client_name(target, self.name_tag))
             if problem:
-                problems.append('targets: %s: %s' % (target, problem))
+                problems.append(OptionProblem('targets', '%s: %s' % (target, problem)))
         if not self.tests:
-            problems.append('tests: give at least one test')
+            problems.append(OptionProblem('tests', 'give at least one test'))
         elif self.tests[0] != 'write':
-            problems.append("tests: the first test must be 'write' (the objects are empty until written), got %r"
-                            % self.tests[0])
+            problems.append(OptionProblem('tests', "the first test must be 'write' (the objects are empty until "
+                                          "written)", got='%r' % (self.tests[0],)))
         if len(set(self.tests)) != len(self.tests):
-            problems.append('tests: each test may appear once, got %s' % ', '.join(self.tests))
-        if problems:
-            return problems
+            problems.append(OptionProblem('tests', 'each test may appear once', got=', '.join(self.tests)))
+        return problems
+
+    def _sweep_problems(self):
+        """The sweep's points with valid settings: whole pages and records, a point to run, a record per thread."""
+        problems = []
         for name in ('rszlo', 'rszhi'):
             value = getattr(self, name)
             if value % self.page_kib:
-                problems.append('%s: %d KiB is not a whole number of %d KiB pages' % (name, value, self.page_kib))
+                problems.append(OptionProblem(name, '%d KiB is not a whole number of %d KiB pages'
+                                              % (value, self.page_kib)))
         for rsz in doubling(self.rszlo, self.rszhi):
             actual = point_arithmetic(self.size_mib, rsz, 1, self.page_kib)['actual_rsz_kib']
             if (self.size_mib * KIB) % actual:
-                problems.append('size_mib: %d MiB is not a multiple of the %d KiB record' % (self.size_mib, actual))
+                problems.append(OptionProblem('size_mib', '%d MiB is not a multiple of the %d KiB record'
+                                              % (self.size_mib, actual)))
         runnable = [point for point in sweep(self.rszlo, self.rszhi, self.nobjlo, self.nobjhi, self.thrlo,
                                              self.thrhi) if point['skip'] is None]
         if not runnable:
-            problems.append('thrhi: no thread count from thrlo (%d) to thrhi (%d) is a multiple of the object '
-                            'counts nobjlo (%d) to nobjhi (%d), so nothing would run'
-                            % (self.thrlo, self.thrhi, self.nobjlo, self.nobjhi))
+            rule = ('no thread count from {thrlo} (%d) to {thrhi} (%d) is a multiple of the object counts {nobjlo} '
+                    '(%d) to {nobjhi} (%d), so nothing would run' % (self.thrlo, self.thrhi, self.nobjlo, self.nobjhi))
+            problems.append(OptionProblem('thrhi', rule, mentions=('thrlo', 'thrhi', 'nobjlo', 'nobjhi')))
         for point in runnable:
             arithmetic = point_arithmetic(self.size_mib, point['rsz_kib'], point['thr'], self.page_kib)
             if arithmetic['count'] == 0:
-                problems.append('size_mib: %d MiB per OST is less than one %d KiB record for each of %d threads; '
-                                'raise size_mib or lower thrhi' % (self.size_mib, arithmetic['actual_rsz_kib'],
-                                                                   point['thr']))
+                problems.append(OptionProblem(
+                    'size_mib', '%d MiB per OST is less than one %d KiB record for each of %d threads; raise '
+                    '{size_mib} or lower {thrhi}' % (self.size_mib, arithmetic['actual_rsz_kib'], point['thr']),
+                    mentions=('size_mib', 'thrhi')))
                 break
         return problems
 
@@ -381,9 +394,10 @@ class ObdfilterSurvey(NativeSurvey):
             words = result.stdout.split() if result.rc == 0 else []
             free_kib[target] = int(words[0]) if words and words[0].isdigit() else None
             if free_kib[target] is not None and free_kib[target] < needed_kib:
-                problems.append('size_mib: %d MiB per OST does not fit %s, which has %d MiB free (lctl get_param '
-                                '%s); lower size_mib (obdfilter_size_mib) below that, or free space on the OST'
-                                % (self.size_mib, target, free_kib[target] // KIB, param))
+                problems.append(OptionProblem(
+                    'size_mib', '%d MiB per OST does not fit %s, which has %d MiB free (lctl get_param %s); lower '
+                    '{size_mib} (obdfilter_size_mib) below that, or free space on the OST'
+                    % (self.size_mib, target, free_kib[target] // KIB, param), mentions='size_mib'))
         return problems, free_kib
 
     def plan(self):

@@ -51,6 +51,7 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB, MIB
 
@@ -296,18 +297,21 @@ class OstSurvey(NativeSurvey):
         return [ost for ost in self.osts if ost['active']]
 
     def space_problems(self):
-        """Active OSTs with less than ``size_mib * min_free_factor`` available (from ``lfs df``)."""
+        """Active OSTs with less than ``size_mib * min_free_factor`` available (from ``lfs df``), each an
+        OptionProblem of ``size_mib``."""
         needed_kib = int(math.ceil(self.size_mib * MIB * self.min_free_factor / KIB))
         problems = []
         for ost in self.active_osts():
             available = self.available_kib.get(ost['ost'])
             if available is None:
-                problems.append('size_mib: lfs df shows no free space for OST index %d (%s)' % (ost['ost'], ost['uuid']))
+                problems.append(OptionProblem('size_mib', 'lfs df shows no free space for OST index %d (%s)'
+                                              % (ost['ost'], ost['uuid'])))
             elif available < needed_kib:
-                problems.append('size_mib: OST index %d (%s) has %d KiB available, the survey needs %d KiB '
-                                '(size_mib %d x min_free_factor %g)' % (ost['ost'], ost['uuid'], available,
-                                                                        needed_kib, self.size_mib,
-                                                                        self.min_free_factor))
+                problems.append(OptionProblem(
+                    'size_mib', 'OST index %d (%s) has %d KiB available, the survey needs %d KiB ({size_mib} %d x '
+                    '{min_free_factor} %g)' % (ost['ost'], ost['uuid'], available, needed_kib, self.size_mib,
+                                               self.min_free_factor),
+                    mentions=('size_mib', 'min_free_factor')))
         return problems
 
     def steps(self):

@@ -44,6 +44,7 @@ import time
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgp_dd import parse_sgp_dd
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.units import KIB, MIB, decimal_mb_s_to_mib_s
@@ -258,17 +259,18 @@ class SgpddSurvey(NativeSurvey):
     # -- planning ----------------------------------------------------------------
 
     def problems(self):
-        """Reasons the survey cannot run as asked (checked before any I/O), each naming the option."""
+        """Reasons the survey cannot run as asked (checked before any I/O), each an OptionProblem."""
         problems = []
         for target in self.targets:
             if (self.rszlo * KIB) % target.block_size:
-                problems.append('rszlo: %d KiB is not a multiple of the block size of %s (%d bytes)'
-                                % (self.rszlo, target.device, target.block_size))
+                problems.append(OptionProblem('rszlo', '%d KiB is not a multiple of the block size of %s (%d bytes)'
+                                              % (self.rszlo, target.device, target.block_size)))
             needed = self.boundary * target.block_size + self.size_mib * MIB
             if needed > target.capacity_bytes:
-                problems.append('size_mib: %s holds %d bytes, but boundary (%d blocks) plus size_mib (%d MiB) '
-                                'need %d; reduce size_mib' % (target.device, target.capacity_bytes, self.boundary,
-                                                              self.size_mib, needed))
+                problems.append(OptionProblem(
+                    'size_mib', '%s holds %d bytes, but {boundary} (%d blocks) plus {size_mib} (%d MiB) need %d; '
+                    'reduce {size_mib}' % (target.device, target.capacity_bytes, self.boundary, self.size_mib, needed),
+                    mentions=('boundary', 'size_mib')))
         return problems
 
     def _geometries(self, point):

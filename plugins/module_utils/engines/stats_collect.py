@@ -53,6 +53,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.engines.stats_collect
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.stats_collect_sampler import (
     SAMPLER_SOURCE, Spawner, find_executable, sampler_alive, signal_sampler)
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import process_start_time
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.brw_stats import parse_brw_stats
 from ansible_collections.lustre.iokit.plugins.module_utils.results import parse_timestamp
 
@@ -120,19 +121,20 @@ def merge_previous(previous, label, records, errors, started, stopped):
 
 
 def interval_problems(intervals, collectors, max_duration_s):
-    """Invalid interval settings, each message naming the option."""
+    """Invalid interval settings, each an OptionProblem naming the option (``<collector>_interval``)."""
     problems = []
     for name in collectors:
         value = intervals.get(name)
         if value is None:
             continue
         if name in (VMSTAT, IOSTAT) and value < 1:
-            problems.append('%s_interval: %s samples every N >= 1 seconds, got %d' % (name, name, value))
+            problems.append(OptionProblem('%s_interval' % name, '%s samples every N >= 1 seconds' % name,
+                                          got='%d' % value))
         elif value < 0:
-            problems.append('%s_interval: 0 (a snapshot at start and at stop) or N >= 1 seconds, got %d'
-                            % (name, value))
+            problems.append(OptionProblem('%s_interval' % name, '0 (a snapshot at start and at stop) or N >= 1 seconds',
+                                          got='%d' % value))
     if max_duration_s < 1:
-        problems.append('max_duration_s: must be at least 1 second, got %d' % max_duration_s)
+        problems.append(OptionProblem('max_duration_s', 'must be at least 1 second', got='%d' % max_duration_s))
     return problems
 
 

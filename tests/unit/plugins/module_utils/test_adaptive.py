@@ -129,7 +129,7 @@ def test_spread_is_half_the_range_against_the_figure(figure, low, high, scale, e
     ({'sweep': 'full', 'engine': 'iokit'}, []),
 ])
 def test_option_problems_name_the_option(params, problems):
-    assert adaptive.option_problems(params) == problems
+    assert [str(problem) for problem in adaptive.option_problems(params)] == problems
 
 
 def test_inner_sweeps_skip_after_a_stop_and_count_what_ran():

@@ -14,6 +14,7 @@ import os
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch, launch_commands
+from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.tests.unit.fakes import FakeNode
 
 
@@ -65,7 +66,7 @@ def _opts(**change):
 ])
 def test_launch_options_are_named(change, hosts, message):
     problems = client_launch.launch_option_problems(_opts(**change), hosts)
-    assert any(problem.startswith(message) for problem in problems), problems
+    assert any(str(problem).startswith(message) for problem in problems), problems
 
 
 def test_good_launch_options_have_no_problem():
@@ -82,10 +83,12 @@ def test_the_marker_names_the_run(tmp_path):
 
 def test_the_module_refuses_root_without_allow_run_as_root_only_with_mpirun():
     params = {'directory': None, 'launcher': 'mpirun', 'allow_run_as_root': False, 'timeout': None, 'run_id': None}
-    assert [problem.split(':')[0] for problem in client_launch.module_option_problems(params, euid=0)] == [
-        'allow_run_as_root']
+    assert [problem.options for problem in client_launch.module_option_problems(params, euid=0)] == [
+        ('allow_run_as_root',)]
     assert client_launch.module_option_problems(dict(params, launcher='srun'), euid=0) == []
-    assert client_launch.module_option_problems(dict(params, directory='../x'), ['nodes: x'], euid=1000) == [
+    problems = client_launch.module_option_problems(dict(params, directory='../x'), [OptionProblem('nodes', 'x')],
+                                                    euid=1000)
+    assert [str(problem) for problem in problems] == [
         'nodes: x', 'directory: give a path relative to mount_point without "..", got ../x']
 
 
@@ -127,7 +130,7 @@ def test_scancel_by_id_else_by_name_and_user():
                                      'srun, got mpirun'),
 ])
 def test_allocation_problems_are_named(change, message):
-    assert message in client_launch.launch_option_problems(_opts(**change), 1)
+    assert message in [str(problem) for problem in client_launch.launch_option_problems(_opts(**change), 1)]
 
 
 class FakeRunner(FakeNode):

@@ -70,7 +70,7 @@ def test_root_without_allow_run_as_root_is_refused():
     params = dict((name, spec.get('default')) for name, spec in mdtest_module.argument_spec().items())
     params.update(mount_point='/mnt', hosts=['c1'])
     problems = mdtest_module.option_problems(params, euid=0)
-    assert [problem for problem in problems if problem.startswith('allow_run_as_root:')]
+    assert [problem for problem in problems if problem.options == ('allow_run_as_root',)]
     assert mdtest_module.option_problems(dict(params, allow_run_as_root=True), euid=0) == []
     assert mdtest_module.option_problems(params, euid=1000) == []
 

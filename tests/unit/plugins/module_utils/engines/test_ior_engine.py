@@ -112,7 +112,7 @@ def test_cache_rule_raises_the_segment_count():
 ])
 def test_bad_options_are_named(options, hosts, message):
     problems = ior.option_problems(options, hosts)
-    assert any(problem.startswith(message) for problem in problems), problems
+    assert any(str(problem).startswith(message) for problem in problems), problems
 
 
 def _sweep(survey):

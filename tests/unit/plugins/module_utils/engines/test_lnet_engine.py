@@ -142,7 +142,7 @@ def test_bad_options_are_named(change, message):
                    stat_delay_s=3, stat_group='servers', split=['all'])
     options.update(change)
     problems = lnet.option_problems(**options)
-    assert any(message in problem for problem in problems), problems
+    assert any(message in str(problem) for problem in problems), problems
 
 
 @pytest.mark.parametrize('size, expected', [

@@ -162,7 +162,7 @@ def test_option_problems_name_the_option(options, message):
                      start_number=2, layer='mdd')
     arguments.update(options)
     problems = mds.option_problems(**arguments)
-    assert any(message in problem for problem in problems), problems
+    assert any(message in str(problem) for problem in problems), problems
 
 
 def test_valid_options_have_no_problem():

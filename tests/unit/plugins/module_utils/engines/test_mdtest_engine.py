@@ -196,7 +196,7 @@ def test_mdtest_argv_with_every_option():
 ])
 def test_bad_options_are_named(options, hosts, message):
     problems = mdtest.option_problems(options, hosts)
-    assert any(problem.startswith(message) for problem in problems), problems
+    assert any(str(problem).startswith(message) for problem in problems), problems
 
 
 def test_good_options_have_no_problem():
@@ -615,7 +615,7 @@ def test_the_plan_gives_the_adaptive_sweeps_most_and_fewest_points(mount, tmp_pa
 ])
 def test_bad_sweep_options_are_named(options, message):
     problems = mdtest.option_problems(options, 1)
-    assert any(problem.startswith(message) for problem in problems), problems
+    assert any(str(problem).startswith(message) for problem in problems), problems
 
 
 def resumed(mount, tmp_path, done, rates=None, **options):

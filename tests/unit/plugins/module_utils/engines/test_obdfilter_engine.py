@@ -391,7 +391,7 @@ def test_no_obdfilter_at_all_is_refused():
 def test_bad_options_are_found_before_anything_is_made(tmp_path, options, message):
     lustre = FakeLustre()
     survey, unused_state, unused_raw = make_survey(lustre, tmp_path, **options)
-    assert any(problem.startswith(message) for problem in survey.problems()), survey.problems()
+    assert any(str(problem).startswith(message) for problem in survey.problems()), survey.problems()
     assert lustre.commands == []
 
 

@@ -186,7 +186,7 @@ def test_short_free_space_is_refused_naming_the_ost(tmp_path):
     survey, unused_runner, state = make_survey(tmp_path, size_mib=100, min_free_factor=2,
                                                available={0: 10 ** 6, 1: None, 2: 150000, 3: 10 ** 6})
     survey.inspect()
-    assert survey.space_problems() == [
+    assert [str(problem) for problem in survey.space_problems()] == [
         'size_mib: OST index 2 (testfs-OST0002_UUID) has 150000 KiB available, the survey needs 204800 KiB '
         '(size_mib 100 x min_free_factor 2)']
     assert state.entries('paths') == []

@@ -221,7 +221,7 @@ def test_timeout_during_first_action_drops_the_point():
 def test_problems_name_the_options():
     engine = survey(FakeRunner(FakeClock()), [block_target('loop0', block_size=4096, mib=8)], FakeClock(),
                     size_mib=8, rszlo=2, rszhi=2)
-    problems = engine.problems()
+    problems = [str(problem) for problem in engine.problems()]
     assert problems[0].startswith('rszlo: 2 KiB is not a multiple of the block size of /dev/loop0')
     assert problems[1].startswith('size_mib: /dev/loop0 holds 8388608 bytes')
 

@@ -571,7 +571,7 @@ def test_a_corrupt_manifest_names_the_file(tmp_path):
     ({'brw': -1}, 'brw_interval: 0 (a snapshot at start and at stop) or N >= 1 seconds, got -1'),
 ])
 def test_interval_problems_name_the_option(intervals, message):
-    assert sc.interval_problems(intervals, list(intervals), 60) == [message]
+    assert [str(problem) for problem in sc.interval_problems(intervals, list(intervals), 60)] == [message]
 
 
 # -- the real sampler and spawner ---------------------------------------------------------------------------
