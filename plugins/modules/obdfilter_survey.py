@@ -15,8 +15,9 @@ version_added: 0.1.0
 description:
   - Runs the obdfilter survey of the Lustre I/O kit (C(case=disk)) on the OSTs of this OSS and returns every
     sweep point as a record of the result envelope C(lustre.iokit/result/v1).
-  - The method is the I/O kit's. C(obdecho) is loaded if absent (and unloaded at the end only in that case);
-    one C(echo_client) named C(<ost>_<tag>_ecc) is set up per OST, where C(<tag>) is six hex digits of the run id
+  - The method is the I/O kit's. C(obdecho) is loaded if absent before anything is set up (and unloaded at the
+    end only in that case, once every echo client is gone; with O(engine=iokit) the script then finds it loaded
+    and leaves it alone); one C(echo_client) named C(<ost>_<tag>_ecc) is set up per OST, where C(<tag>) is six hex digits of the run id
     (with O(engine=iokit), the script's own C(<ost>_ecc)), so that runs never share or remove each other's
     devices; record size O(rszlo) to O(rszhi), objects
     O(nobjlo) to O(nobjhi) and threads O(thrlo) to O(thrhi) per OST double in turn, and a point whose thread
@@ -448,6 +449,10 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
     what = 'obdfilter survey'
     parameter_names = PARAMETER_NAMES
     exclusive = True
+    # Loaded before the engine's setup and unloaded after its teardown (or after the I/O-kit script, which then
+    # finds it loaded and leaves it alone).
+    kernel_module = lctl_utils.ECHO_MODULE
+    kernel_module_fact = 'obdecho_loaded_by_us'
     resume_keys = ('actual_rsz_kib', 'nobj', 'thr')
     estimate_option = 'plan_ost_mib_s'
     raw_name = 'obdfilter_survey'
@@ -497,8 +502,7 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
 
     def run_native(self, start, survey, run_dir):
         result = super(ObdfilterSpec, self).run_native(start, survey, run_dir)
-        start.builder.set_environment(obdecho_loaded_by_us=survey.loaded_obdecho,
-                                      reused_echo_clients=survey.reused_echo_clients)
+        start.builder.set_environment(reused_echo_clients=survey.reused_echo_clients)
         if survey.case == obdfilter.CASE_NETWORK:
             start.builder.set_environment(server_lustre_version=survey.server_version,
                                           server_devices_reused=survey.server_reused)
@@ -506,14 +510,10 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
 
     def run_iokit(self, start, survey, run_dir):
         """Run the installed obdfilter-survey, then undo whatever it left (its own trap is not trusted)."""
-        params, runner, control_runner = start.module.params, start.runner, start.control_runner
+        params, runner = start.module.params, start.runner
         node_state, run_id, builder = start.node_state, start.run_id, start.builder
         script = survey_module.iokit_script_path(start.module)
         rslt = os.path.join(run_dir, 'obdfilter_survey')
-        echo_module = lctl_utils.canonical_module(lctl_utils.ECHO_MODULE)
-        if echo_module not in lctl_utils.loaded_modules(control_runner):
-            # the script loads it and unloads it on a clean exit; if it is killed the cleanup must do it
-            node_state.record('modules', run_id, name=echo_module)
         names = [obdfilter.echo_client_name(target) for target in self.targets] if params['case'] == 'disk' else []
         for target, name in zip(self.targets, names):
             node_state.record('echo_clients', run_id, name=name, target=target, objects=[])
@@ -523,10 +523,6 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
             thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'])
         survey_module.add_iokit_outcome(builder, records, errors, runner)
         start.remove_leftover_echo_clients('obdfilter-survey', names)
-        try:
-            lctl_utils.unload_module_if_ours(control_runner, node_state, echo_module)
-        except lctl_utils.LctlError as exc:
-            builder.add_error('unload %s: %s' % (echo_module, exc))
         return bool(records), [rslt + '.summary', rslt + '.detail']
 
 

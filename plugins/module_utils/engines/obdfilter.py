@@ -30,9 +30,11 @@ non-zero exit of lctl also counts as an error.  Echo clients are addressed by
 name rather than by device number, which lctl accepts for these ioctl
 commands and which cannot point at another device if indices are reused.
 
-Every echo client, object range and module load is written to the node
-state before it is made and crossed off once undone, so that the cleanup
-module can undo a run that was SIGKILLed.
+Every echo client and object range is written to the node state before it
+is made and crossed off once undone, so that the cleanup module can undo a
+run that was SIGKILLed.  ``obdecho`` is not loaded here: the module's driver
+(``survey_module.run_server_survey``) loads it before ``setup`` and unloads it
+after ``teardown``, as for every survey that needs a kernel module.
 
 case=network and case=netdisk are in ``obdfilter_network.py``; ``engine: iokit`` (the installed
 ``obdfilter-survey`` run with the same parameters, its output parsed) in ``obdfilter_iokit.py``.
@@ -51,7 +53,6 @@ from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
-from ansible_collections.lustre.iokit.plugins.module_utils.lctl import ECHO_MODULE
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._obdfilter_detail import (
     STATUS_ERROR, STATUS_INCOMPLETE, STATUS_OK, STATUS_SHORT, parse_thread_samples)
@@ -268,8 +269,8 @@ class ObdfilterSurvey(NativeSurvey):
     ``runner`` runs the measurements (its deadline and stop request end the
     survey); ``control_runner`` runs the short lctl commands that create and
     undo things, so that teardown still runs after the deadline.
-    ``node_state`` (a NodeState) receives every echo client, object range
-    and module load before it is made.  ``raw`` receives the summary and
+    ``node_state`` (a NodeState) receives every echo client and object range
+    before it is made.  ``obdecho`` must be loaded already (the driver does it).  ``raw`` receives the summary and
     detail text (``summary(text)``/``detail(text)``).
     """
 
@@ -306,7 +307,6 @@ class ObdfilterSurvey(NativeSurvey):
         self.done_points = {}
         self.errors = []
         self.aborted = None
-        self.loaded_obdecho = False
         self.reused_echo_clients = []
         self.echo_clients = {}
         self._objects = {}
@@ -468,17 +468,11 @@ class ObdfilterSurvey(NativeSurvey):
             raise EngineError(failure['message'])
 
     def make_devices(self):
-        """Load obdecho (if absent) and get one echo_client per OST; False (and ``errors``) when it fails.
+        """Get one echo_client per OST; False (and ``errors``) when it fails.
 
         A leftover UP ``<ost>_ecc`` is reused (as the I/O kit does) and torn
         down at the end like ours; a half-made one is replaced.
         """
-        try:
-            self.loaded_obdecho = lctl_utils.load_module(self.control_runner, self.node_state, ECHO_MODULE,
-                                                         self.run_id)
-        except lctl_utils.LctlError as exc:
-            self.errors.append({'point': None, 'message': 'cannot load %s: %s' % (ECHO_MODULE, exc)})
-            return False
         for target in self.targets:
             name = echo_client_name(target, self.name_tag)
             # written down first: if we are killed half-way, the cleanup still finds it
@@ -518,9 +512,11 @@ class ObdfilterSurvey(NativeSurvey):
         return problems
 
     def teardown(self, control_runner=None):
-        """Destroy live objects, tear down the echo clients, unload obdecho if we loaded it; returns the problems.
+        """Destroy live objects and tear down the echo clients; returns the problems.
 
         Runs on the survey's control runner (no deadline), the one the module passes as ``control_runner``.
+        An echo client left here keeps obdecho in use, so the driver's unload after this leaves it loaded
+        and recorded for the cleanup.
         """
         problems = self.destroy_objects()
         for target, name in list(self.echo_clients.items()):
@@ -534,11 +530,6 @@ class ObdfilterSurvey(NativeSurvey):
                 continue
             del self.echo_clients[target]
             self.node_state.forget('echo_clients', name)
-        if not self.echo_clients:
-            try:
-                lctl_utils.unload_module_if_ours(self.control_runner, self.node_state, ECHO_MODULE)
-            except lctl_utils.LctlError as exc:
-                problems.append('unload %s: %s' % (ECHO_MODULE, exc))
         return problems
 
     # -- one point -------------------------------------------------------------------

@@ -26,7 +26,8 @@ except ImportError:  # Python 2 targets
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.obdfilter import (
-    CASE_NETDISK, CASE_NETWORK, ECHO_MODULE, EngineError, ObdfilterSurvey)
+    CASE_NETDISK, CASE_NETWORK, EngineError, ObdfilterSurvey)
+from ansible_collections.lustre.iokit.plugins.module_utils.lctl import ECHO_MODULE
 
 _IPV4_RE = re.compile(r'^\d{1,3}(?:\.\d{1,3}){3}$')
 
@@ -108,7 +109,8 @@ class NetworkSurvey(ObdfilterSurvey):
 
     ``server_runner`` runs the server's commands (a RemoteRunner).  Needs a
     node whose echo_client still has the kbrw path (Lustre 2.15.6 and older,
-    see ``case_problem``).
+    see ``case_problem``).  obdecho on this node is the driver's to load and
+    unload, as for case=disk; only the server's is loaded here.
     """
 
     def __init__(self, runner, server, nid, size_mib, server_runner=None, **options):
@@ -160,6 +162,9 @@ class NetworkSurvey(ObdfilterSurvey):
             modules = lctl_utils.loaded_modules(self.server_runner)
         except lctl_utils.LctlError as exc:
             return self._fail('cannot reach the echo server %s: %s' % (self.server, exc))
+        # The driver's load runs on this node and its record is this node's state, which neither reaches
+        # nor undoes anything on the server: the server's obdecho is loaded and unloaded here, through
+        # the remote shell.  With the server on this node (no server_shell) the driver has loaded it.
         if ECHO_MODULE not in modules:
             result = self.server_runner.run(['modprobe', ECHO_MODULE])
             if result.rc != 0 or result.timed_out:
@@ -208,11 +213,6 @@ class NetworkSurvey(ObdfilterSurvey):
                               % (leftover['type'], NETWORK_OSC))
         if not self._setup_server():
             return False
-        try:
-            self.loaded_obdecho = lctl_utils.load_module(self.control_runner, self.node_state, ECHO_MODULE,
-                                                         self.run_id)
-        except lctl_utils.LctlError as exc:
-            return self._fail('cannot load %s: %s' % (ECHO_MODULE, exc))
         try:
             self.client_made.append('uuid')
             self.lctl.run(['add_uuid', NETWORK_PEER_UUID, self.nid])
@@ -355,7 +355,7 @@ class NetdiskSurvey(ObdfilterSurvey):
         return False
 
     def make_devices(self):
-        """Load obdecho, then the UUIDs, oscs and echo clients; False (and ``errors``) when it fails."""
+        """The UUIDs, oscs and echo clients; False (and ``errors``) when it fails."""
         try:
             devices = self.lctl.devices()
         except lctl_utils.LctlError as exc:
@@ -366,11 +366,6 @@ class NetdiskSurvey(ObdfilterSurvey):
             return self._fail('%s already exist on this node: another netdisk survey is running, or an earlier one '
                               'was killed (remove them with lctl --device <name> cleanup, then detach)'
                               % ', '.join(leftovers))
-        try:
-            self.loaded_obdecho = lctl_utils.load_module(self.control_runner, self.node_state, ECHO_MODULE,
-                                                         self.run_id)
-        except lctl_utils.LctlError as exc:
-            return self._fail('cannot load %s: %s' % (ECHO_MODULE, exc))
         for ost, nid in self.peers:
             osc = netdisk_osc_name(ost)
             try:

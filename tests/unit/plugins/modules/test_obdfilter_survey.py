@@ -15,7 +15,7 @@ import os
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, run_tag
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
 from ansible_collections.lustre.iokit.plugins.modules import obdfilter_survey
 from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines.test_obdfilter_engine import (
@@ -144,6 +144,58 @@ def test_run_returns_a_valid_envelope_with_per_ost_figures(run_module, tmp_path)
     assert envelope['environment']['obdecho_loaded_by_us'] is True
 
 
+def echo_module_steps():
+    """The node's commands that load or unload obdecho or attach or detach a device, in order."""
+    return [argv for argv in Node.lustre.commands
+            if argv[0] in ('modprobe', 'rmmod') or argv[1:2] == ['attach'] or argv[-1:] == ['detach']]
+
+
+def test_the_driver_loads_obdecho_once_before_setup_and_unloads_it_after_teardown(run_module, tmp_path):
+    # the fake node reads the node state when modprobe runs
+    Node.lustre.node_state = NodeState(str(tmp_path / 'work'))
+    result = run_module(base(tmp_path, nobjhi=1, thrhi=1, tests=['write']))
+    assert result['status'] == 'ok'
+    a, b = [obdfilter.echo_client_name(ost, run_tag(result['run_id'])) for ost in OSTS]
+    assert echo_module_steps() == [
+        ['modprobe', 'obdecho'],
+        ['lctl', 'attach', 'echo_client', a, a + '_UUID'], ['lctl', 'attach', 'echo_client', b, b + '_UUID'],
+        ['lctl', '--device', a, 'detach'], ['lctl', '--device', b, 'detach'],
+        ['rmmod', 'obdecho']]
+    # recorded for the cleanup before modprobe, crossed off once unloaded
+    assert [entry['name'] for entry in Node.lustre.state_at['modprobe']['modules']] == ['obdecho']
+    state = json.loads((tmp_path / 'work' / 'node-state.json').read_text())
+    assert state['modules'] == [] and not Node.lustre.obdecho_loaded
+    assert result['environment']['obdecho_loaded_by_us'] is True
+
+
+def test_an_obdecho_loaded_before_the_run_is_left_loaded(run_module, tmp_path):
+    Node.lustre.obdecho_loaded = True
+    result = run_module(base(tmp_path, nobjhi=1, thrhi=1, tests=['write']))
+    assert result['status'] == 'ok'
+    assert [argv for argv in echo_module_steps() if argv[0] in ('modprobe', 'rmmod')] == []
+    assert Node.lustre.obdecho_loaded and result['environment']['obdecho_loaded_by_us'] is False
+
+
+def test_an_echo_client_the_teardown_leaves_keeps_obdecho_loaded_and_recorded(run_module, tmp_path):
+    original = Node.lustre.answer
+
+    def refuse_cleanup(argv):
+        if argv[-1:] == ['cleanup'] and argv[2].startswith(OSTS[1]):
+            return 16, '', 'error: cleanup: Device or resource busy\n'
+        return original(argv)
+    Node.lustre.answer = refuse_cleanup
+    result = run_module(base(tmp_path, nobjhi=1, thrhi=1, tests=['write']))
+    assert result['status'] == 'partial'
+    messages = [error['message'] for error in result['errors']]
+    assert any(message.startswith('cleanup: tear down echo_client ' + OSTS[1]) for message in messages)
+    assert 'obdecho is still in use; left loaded (recorded for the cleanup)' in messages
+    assert ['rmmod', 'obdecho'] not in Node.lustre.commands and Node.lustre.obdecho_loaded
+    state = json.loads((tmp_path / 'work' / 'node-state.json').read_text())
+    assert [entry['name'] for entry in state['modules']] == ['obdecho']
+    assert [entry['target'] for entry in state['echo_clients']] == [OSTS[1]]
+    assert result['environment']['obdecho_loaded_by_us'] is True
+
+
 def test_timeout_sets_the_measuring_runners_deadline_only(run_module, tmp_path):
     run_module(base(tmp_path, timeout=30))
     deadlines = [runner.deadline for runner in Node.runners]
@@ -163,6 +215,12 @@ def test_nothing_measured_fails_with_the_envelope(run_module, tmp_path):
     # The run's tag is in the echo client's name.
     assert "can't set up echo-client testfs-OST0000_%s_ecc" % run_tag(result['run_id']) in result['msg']
     assert results.validate_envelope(result['envelope']) == []
+    # the driver loaded obdecho before the failed setup, so it says so and unloads it
+    assert result['environment']['obdecho_loaded_by_us'] is True
+    assert Node.lustre.commands.count(['modprobe', 'obdecho']) == 1
+    assert ['rmmod', 'obdecho'] in Node.lustre.commands and not Node.lustre.obdecho_loaded
+    state = json.loads((tmp_path / 'work' / 'node-state.json').read_text())
+    assert state['echo_clients'] == [] and state['modules'] == []
 
 
 def test_iokit_engine_runs_the_script_and_undoes_its_leftovers(run_module, tmp_path):
@@ -182,6 +240,11 @@ def test_iokit_engine_runs_the_script_and_undoes_its_leftovers(run_module, tmp_p
     lustre.answer = script_leaves_an_echo_client
     result = run_module(base(tmp_path, engine='iokit', iokit_script=str(script), tests=['write']))
     assert [argv for argv in lustre.commands if argv[0] == 'bash'] == [['bash', str(script)]]
+    # loaded before the script, which then leaves it alone; unloaded once the script's leftover is gone
+    steps = [argv for argv in lustre.commands if argv[0] in ('modprobe', 'bash', 'rmmod') or argv[-1:] == ['detach']]
+    assert steps == [['modprobe', 'obdecho'], ['bash', str(script)],
+                     ['lctl', '--device', OSTS[1] + '_ecc', 'detach'], ['rmmod', 'obdecho']]
+    assert result['environment']['obdecho_loaded_by_us'] is True
     assert result['status'] == 'partial' and len(result['records']) == 1
     assert result['errors'] == [{'point': None, 'message': 'obdfilter-survey left echo_client testfs-OST0001_ecc '
                                                            'behind; removed it (cleanup, detach)'}]
@@ -210,7 +273,10 @@ def test_network_case_runs_natively_against_the_echo_server_and_leaves_nothing(r
     assert result['environment']['server_lustre_version'] == '2.15.5'
     made = made_anything()
     assert ['lctl', 'add_uuid', 'echo_UUID', '10.0.0.1@tcp'] in made
-    # obdecho was loaded by the server side (the first to need it), so the server side unloads it, last
+    # the driver loaded obdecho before setup, so the server side (this node) found it loaded; the driver
+    # unloads it once both sides are torn down
+    assert made.count(['modprobe', 'obdecho']) == 1 and made[0] == ['modprobe', 'obdecho']
+    assert result['environment']['obdecho_loaded_by_us'] is True
     assert made[-4:] == [['lctl', 'del_uuid', 'echo_UUID'], ['lctl', '--device', 'echo_srv', 'cleanup'],
                          ['lctl', '--device', 'echo_srv', 'detach'], ['rmmod', 'obdecho']]
     assert not Node.lustre.obdecho_loaded
@@ -269,7 +335,8 @@ def test_netdisk_surveys_every_ost_of_the_mounted_client_and_leaves_nothing(run_
     assert ['lctl', 'add_uuid', 'host_0_UUID', '10.0.0.21@tcp'] in made
     assert ['lctl', '--device', OSTS[0] + '_osc', 'setup', OSTS[0] + '_UUID', 'host_0_UUID'] in made
     assert all(argv[-1] == 'g256' for argv in made if 'test_brw' in argv)
-    assert made[-1] == ['lctl', 'del_uuid', 'host_0_UUID']
+    # the driver unloads obdecho once the oscs and UUIDs are gone too
+    assert made[-2:] == [['lctl', 'del_uuid', 'host_0_UUID'], ['rmmod', 'obdecho']]
     assert [device['name'] for device in Node.lustre.devices] == [device['name'] for device in before]
 
 
