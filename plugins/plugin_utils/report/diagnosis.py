@@ -414,6 +414,10 @@ def _check_nid_owners(nid_owners: t.Any) -> dict[str, str]:
     return dict(nid_owners)
 
 
+def _is_lun_pair(lun: t.Any) -> bool:
+    return isinstance(lun, (list, tuple)) and len(lun) == 2 and all(isinstance(part, str) and part for part in lun)
+
+
 def _check_ost_luns(ost_luns: t.Any) -> dict[str, list[tuple[str, str]]]:
     if ost_luns is None:
         return {}
@@ -423,8 +427,7 @@ def _check_ost_luns(ost_luns: t.Any) -> dict[str, list[tuple[str, str]]]:
     for target, luns in ost_luns.items():
         pairs = []
         for lun in luns if isinstance(luns, (list, tuple)) else [None]:
-            if not (isinstance(lun, (list, tuple)) and len(lun) == 2 and all(isinstance(part, str) and part
-                                                                              for part in lun)):
+            if not _is_lun_pair(lun):
                 raise ValueError('ost_luns.%s: each LUN must be a [host, device] pair, got %r' % (target, luns))
             pairs.append((lun[0], lun[1]))
         checked[str(target)] = pairs
