@@ -70,6 +70,12 @@ def _envelope(results, host: str, survey: str, parameters: dict, records: list) 
     return builder.finish(now=1795343504)
 
 
+def ost_luns(oss_count: int) -> dict:
+    """Each OST of the synthetic run on its own LUN (what the diagnosis reads the LUN layer of an OST from)."""
+    return {'testfs-OST%04x' % (index * OSTS_PER_OSS + ost): [['oss%04d' % (index + 1), '/dev/sd%s' % chr(ord('b') + ost)]]
+            for index in range(oss_count) for ost in range(OSTS_PER_OSS)}
+
+
 def make_run(results_dir: str, oss_count: int, seed: int = 1) -> int:
     """Write a synthetic run; return the number of records."""
     results, results_store, _run = _import_collection()
@@ -147,7 +153,7 @@ def child(oss_count: int, keep: str | None) -> dict:
                     'sgpdd': ['oss%04d' % (index + 1) for index in range(oss_count)]}
         summary = run.generate(workdir, RUN_ID, TEMPLATES, acceptance_criteria={
             'floors': [{'metric': 'obdfilter_write_mib_s', 'min': 1200}]},
-            default_criteria=True, expected=expected, make_baseline=True)
+            default_criteria=True, expected=expected, make_baseline=True, ost_luns=ost_luns(oss_count))
         cpu_s = time.process_time() - cpu_started
         run_dir = os.path.join(workdir, RUN_ID)
         sizes = {kind: os.path.getsize(path) for kind, path in summary['files'].items()}
@@ -155,11 +161,17 @@ def child(oss_count: int, keep: str | None) -> dict:
                 'timings': summary['timings'], 'cpu_s': cpu_s, 'max_rss_mib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 'rss_before_mib': rss_before / 1024, 'html_mib': sizes['html'] / 2 ** 20,
                 'json_mib': sizes['samples'] / 2 ** 20, 'verdict': summary['verdict'], 'tests': summary['counts']['tests'],
-                'findings': len(summary['findings']),
+                'findings': len(summary['findings']), 'components': _components(run_dir),
                 'run_dir': run_dir}
     finally:
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _components(run_dir: str) -> int:
+    # Read after the timing: the diagnosed components are in analysis.json only.
+    with open(os.path.join(run_dir, 'analysis.json'), encoding='utf-8') as handle:
+        return len(json.load(handle)['components'])
 
 
 def main() -> int:
@@ -180,15 +192,15 @@ def main() -> int:
             command += ['--keep', args.keep]
         completed = subprocess.run(command, check=True, capture_output=True, text=True)
         rows.append(json.loads(completed.stdout.strip().splitlines()[-1]))
-    print('%6s %6s %8s %7s %8s %8s %8s %7s %10s %9s %9s %8s %7s %8s' % (
+    print('%6s %6s %8s %7s %8s %8s %8s %7s %10s %9s %9s %8s %7s %8s %10s' % (
         'OSS', 'OSTs', 'samples', 'load s', 'analyse', 'write s', 'total s', 'cpu s', 'cpu us/smp', 'peak MiB',
-        'html MiB', 'json MiB', 'cases', 'findings'))
+        'html MiB', 'json MiB', 'cases', 'findings', 'components'))
     for row in rows:
         timings = row['timings']
-        print('%6d %6d %8d %7.2f %8.2f %8.2f %8.2f %7.2f %10.1f %9.0f %9.1f %8.1f %7d %8d' % (
+        print('%6d %6d %8d %7.2f %8.2f %8.2f %8.2f %7.2f %10.1f %9.0f %9.1f %8.1f %7d %8d %10d' % (
             row['oss'], row['oss'] * OSTS_PER_OSS, row['samples'], timings['load_s'], timings['analyse_s'],
             timings['write_s'], timings['total_s'], row['cpu_s'], 1e6 * row['cpu_s'] / max(row['samples'], 1),
-            row['max_rss_mib'], row['html_mib'], row['json_mib'], row['tests'], row['findings']))
+            row['max_rss_mib'], row['html_mib'], row['json_mib'], row['tests'], row['findings'], row['components']))
     print('seconds are wall-clock (load/analyse/write/total) and CPU time of the report; cpu us/smp is CPU time per '
           'sample (flat when the cost grows linearly); peak MiB is the max RSS of the process, which also '
           'generated the synthetic run.')

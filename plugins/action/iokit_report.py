@@ -38,6 +38,8 @@ ARGUMENT_SPEC = {
     'make_baseline': {'type': 'bool', 'default': False},
     'baseline_path': {'type': 'path'},
     'options': {'type': 'dict', 'default': {}},
+    'nid_owners': {'type': 'dict'},
+    'ost_luns': {'type': 'dict'},
 }
 
 OPTION_TYPES = {'outlier_threshold': float, 'outlier_min_peers': int, 'outlier_min_deviation_pct': float,
@@ -93,7 +95,8 @@ class ActionModule(ActionBase):
                                acceptance_criteria=params['criteria'], baseline_file=params['baseline'],
                                compare_run_id=params['compare_run_id'], expected=expected,
                                make_baseline=params['make_baseline'], baseline_path=params['baseline_path'],
-                               default_criteria=params['default_criteria'])
+                               default_criteria=params['default_criteria'], nid_owners=params['nid_owners'],
+                               ost_luns=params['ost_luns'])
         except (CriteriaError, BaselineError, ValueError) as exc:
             raise AnsibleActionFail(str(exc))
         except OSError as exc:

@@ -88,6 +88,21 @@ options:
         C(host_charts_max_hosts) (8), C(bar_chart_max_bars) (48), C(table_max_rows) (500).
     type: dict
     default: {}
+  nid_owners:
+    description:
+      - The host that owns each LNet NID, a mapping such as C(192.0.2.12@tcp) to C(oss2), from each node's
+        C(lctl list_nids), as the role C(lustre.iokit.lnet) reads them. It attributes a slow NID to its node in the weak components
+        diagnosed across the layers (key C(components) of C(analysis.json) and C(verdict.json)).
+      - Without it a NID's node is reported as not known, never as the console that ran the LNet test.
+    type: dict
+  ost_luns:
+    description:
+      - The LUNs each OST (or MDT) is mounted from, a mapping of each target name to a list of C([host, device])
+        pairs, such as C(testfs-OST0003) to C([[oss2, /dev/sdc]]), from the target's mount device on its server. It lets the
+        diagnosis tell a slow device (sgpdd) from a slow OST (obdfilter).
+      - Without it an OST's LUNs are reported as not known (or not surveyed, where sgpdd measured none on its
+        server), and no LUN is blamed for it. See the collection's C(docs/diagnosis.md).
+    type: dict
 seealso:
   - module: lustre.iokit.stored_result
 '''

@@ -11,10 +11,12 @@ the analysis and the criteria; ``write_report`` writes into the run directory:
 
 - ``report.json``: the samples, one JSON object per line;
 - ``results.csv``: the same samples, one row each, sweep point in columns;
-- ``analysis.json``: peaks, outliers, saturation, layer efficiency, repeats,
-  comparison, problems;
+- ``analysis.json``: peaks, outliers, findings, the weak components diagnosed
+  across the layers (``components``, diagnosis.py), saturation, layer
+  efficiency, repeats, comparison, problems;
 - ``summary.md`` and ``report.html``: rendered from the role's Jinja templates;
-- ``verdict.json`` and ``junit.xml`` when criteria were given;
+- ``verdict.json`` (with the same ``components``) and ``junit.xml`` when
+  criteria were given;
 - ``baseline.yml`` on request.
 
 Controller-side code, no Ansible imports.
@@ -32,7 +34,7 @@ import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.plugin_utils import results_store
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, charts, compare, criteria, findings
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, charts, compare, criteria, diagnosis, findings
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import stats as stats_section
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import EXTRACTORS, POINT_KEYS, Sample, envelope_samples
 
@@ -125,11 +127,13 @@ def missing_results(run: RunData, expected: dict[str, list[str]] | None) -> list
 
 
 def build_report(run: RunData, options: dict | None = None, acceptance_criteria: dict | None = None,
-                 baseline: dict | None = None, expected: dict | None = None, generated: str | None = None) -> dict:
+                 baseline: dict | None = None, expected: dict | None = None, generated: str | None = None,
+                 nid_owners: dict | None = None, ost_luns: dict | None = None) -> dict:
     """Everything the templates show, computed once.
 
     ``baseline`` is a baseline mapping (compare.make_baseline) or None;
-    ``acceptance_criteria`` are the criteria to check (criteria.effective_criteria), None for no verdict.
+    ``acceptance_criteria`` are the criteria to check (criteria.effective_criteria), None for no verdict;
+    ``nid_owners`` and ``ost_luns`` link the layers of the diagnosis (diagnosis.diagnose_components).
     """
     opts = dict(DEFAULT_OPTIONS, **{k: v for k, v in (options or {}).items() if v is not None})
     table = analysis.PointTable(run.samples)
@@ -138,6 +142,7 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
     peaks = analysis.peaks(table)
     outliers, judged = analysis.judge_points(table, **outlier_options)
     weak = findings.findings(outliers, judged)
+    components = diagnosis.diagnose_components(table, outliers, judged, nid_owners=nid_owners, ost_luns=ost_luns)
     saturation = analysis.saturation(table, opts['saturation_share'])
     sweeps = _sweeps(run)
     efficiency = analysis.layer_efficiency(table, tuple(opts['efficiency_expected']))
@@ -170,6 +175,7 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
         'metric_summary': _metric_summary(peaks),
         'outliers': outliers,
         'findings': weak,
+        'components': components,
         'component_levels': _component_levels(run),
         'saturation': saturation,
         'sweeps': sweeps,
@@ -381,8 +387,8 @@ def write_report(run: RunData, model: dict, templates_dir: str, out_dir: str | N
     _atomic_write(path('samples'), lambda handle: _write_samples_json_lines(handle, run.samples))
     _atomic_write(path('csv'), lambda handle: _write_csv(handle, run.samples))
     analysis_keys = ('run_id', 'generated', 'options', 'hosts', 'surveys', 'sample_count', 'envelopes', 'unreadable',
-                     'missing', 'unsupported', 'peaks', 'findings', 'outliers', 'saturation', 'efficiency', 'repeats', 'comparison',
-                     'baseline_run_id')
+                     'missing', 'unsupported', 'peaks', 'findings', 'components', 'outliers', 'saturation', 'efficiency',
+                     'repeats', 'comparison', 'baseline_run_id')
     # json.dumps without indent, not json.dump: only that form runs the C encoder, several times faster.
     kept = {key: model[key] for key in analysis_keys}
     # The statistics tables (per sweep point, per phase) without their charts' drawing geometry.
@@ -396,7 +402,7 @@ def write_report(run: RunData, model: dict, templates_dir: str, out_dir: str | N
         text = env.get_template(template).render(report=model)
         _atomic_write(path(kind), lambda handle, text=text: handle.write(text))
     if model['verdict'] is not None:
-        text = json.dumps(model['verdict'], allow_nan=False)
+        text = json.dumps(dict(model['verdict'], components=model['components']), allow_nan=False)
         _atomic_write(path('verdict'), lambda handle: handle.write(text))
         xml = criteria.junit_xml(model['verdict'])
         _atomic_write(path('junit'), lambda handle: handle.write(xml))
@@ -435,11 +441,12 @@ def load_baseline(path: str) -> dict:
 def generate(results_dir: str, run_id: str, templates_dir: str, options: dict | None = None,
              acceptance_criteria: dict | None = None, baseline_file: str | None = None, compare_run_id: str | None = None,
              expected: dict | None = None, make_baseline: bool = False, baseline_path: str | None = None,
-             default_criteria: bool = False) -> dict:
+             default_criteria: bool = False, nid_owners: dict | None = None, ost_luns: dict | None = None) -> dict:
     """Load, analyse, write: the whole report of one run.  Returns paths, verdict and counts, and timings in s.
 
     ``default_criteria`` adds the built-in criteria (criteria.DEFAULT_CRITERIA) to ``acceptance_criteria``, and
-    gives a verdict without them.
+    gives a verdict without them.  ``nid_owners`` (NID -> host) and ``ost_luns`` (OST -> [(host, device)]) are
+    passed to the diagnosis of the weak components (docs/diagnosis.md).
     """
     timings = {}
     started = time.monotonic()
@@ -455,7 +462,8 @@ def generate(results_dir: str, run_id: str, templates_dir: str, options: dict | 
             raise compare.BaselineError('run %s has no samples to compare with' % compare_run_id)
         baseline = compare.make_baseline(other.samples, compare_run_id)
     mark = time.monotonic()
-    model = build_report(run, options, acceptance_criteria, baseline, expected)
+    model = build_report(run, options, acceptance_criteria, baseline, expected, nid_owners=nid_owners,
+                         ost_luns=ost_luns)
     timings['analyse_s'] = time.monotonic() - mark
     mark = time.monotonic()
     files = write_report(run, model, templates_dir, make_baseline=make_baseline, baseline_path=baseline_path)

@@ -13,6 +13,7 @@ import os
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.catalog import PARSERS
+from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import lnet_nodes
 
 RUN_ID = '20261122T101500Z-3f2a'
 FIXTURE = os.path.join(os.path.dirname(__file__), '..', 'module_utils', 'parsers', 'fixtures', 'obdfilter_survey',
@@ -95,6 +96,8 @@ def test_a_run_that_was_never_stored_is_refused(tmp_path, action_fails):
     ({'options': {'efficiency_expected': [0.8]}}, ['options.efficiency_expected', 'two numbers expected']),
     ({'expected': {'obdfilter': 'oss1'}}, ["expected.obdfilter must be a list of host names, got 'oss1'"]),
     ({'compare_run_id': '20261101T000000Z-0000'}, ['run 20261101T000000Z-0000 has no samples to compare with']),
+    ({'nid_owners': {'192.0.2.12@tcp': ['oss2']}}, ['nid_owners must map each NID to the host that owns it']),
+    ({'ost_luns': {'testfs-OST0000': 'oss1:/dev/sdb'}}, ['ost_luns.testfs-OST0000: each LUN must be a [host, device]']),
 ])
 def test_bad_settings_are_refused_by_name_before_anything_is_written(store, args, words, action_fails):
     message = action_fails('iokit_report', dict({'results_dir': str(store), 'run_id': RUN_ID}, **args))
@@ -108,3 +111,17 @@ def test_bad_criteria_are_refused_with_the_criterions_name(store, action_fails):
                                             'criteria': {'floors': [{'metric': 'obdfilter_write_mib_s'}]}})
     assert 'floors' in message
     assert not (store / RUN_ID / 'report.html').exists()
+
+
+def test_the_nid_owners_name_a_slow_nids_node_in_the_diagnosed_components(tmp_path, run_action, make_envelope):
+    servers = {'192.0.2.11@tcp': 1.0, '192.0.2.12@tcp': 0.3, '192.0.2.13@tcp': 1.0}
+    records = lnet_nodes(servers, {'192.0.2.21@tcp': 1.0, '192.0.2.22@tcp': 1.0, '192.0.2.23@tcp': 1.0})
+    run_action('store_result', {'envelope': make_envelope(host='client1', survey='lnet', records=records),
+                                'results_dir': str(tmp_path), 'fetch_raw_output': False},
+               task_vars={'inventory_hostname': 'client1'})
+    owners = {'192.0.2.11@tcp': 'oss1', '192.0.2.12@tcp': 'oss2', '192.0.2.13@tcp': 'oss3'}
+    result = report(run_action, tmp_path, nid_owners=owners, ost_luns={'testfs-OST0000': [['oss1', '/dev/sdb']]})
+    components = json.loads((tmp_path / RUN_ID / 'analysis.json').read_text())['components']
+    assert [(item['kind'], item['name'], item['node']) for item in components] == [('NID', '192.0.2.12@tcp', 'oss2')]
+    # The per-row findings stay as they were (the console's subject) until the report switches over.
+    assert result['findings'] and all('client1/192.0.2.12@tcp' in line for line in result['findings'])

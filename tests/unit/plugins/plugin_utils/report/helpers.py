@@ -91,3 +91,74 @@ def fleet():
     envelopes.append(envelope('mds1', 'mds', parsed('mds_survey', 'readme_older_spacing')))
     envelopes.append(envelope('client1', 'ost', [parsed('ost_survey', 'manual_current')], parameters={'fsname': 'testfs'}))
     return envelopes
+
+
+# A small fleet as the native engines store it: every OST, LUN, MDT, NID and client has its own figures, so that
+# every layer can be made slow on its own.  Rates are MiB/s (ops/s for mds); a factor below 1 makes one slow.
+
+def per_ost_obdfilter(host, rates, aggregate=1.0):
+    """obdfilter on one OSS: the host's aggregate and each OST's (``{ost: factor}``) at three thread counts.
+
+    ``aggregate`` scales the host's own figure: below 1, the OSTs together are slower than each alone.
+    """
+    records = []
+    for thr in (1, 2, 4):
+        level = thr / 4.0
+        per_ost = {ost: {test: {'mib_s': 500.0 * factor * level, 'status': 'ok'} for test in ('write', 'read')}
+                   for ost, factor in rates.items()}
+        total = sum(500.0 * factor * level for factor in rates.values()) * aggregate
+        records.append({'ost': len(rates), 'size_kib': 65536 * len(rates), 'rsz_kib': 1024, 'obj': len(rates),
+                        'thr': thr * len(rates), 'case': 'disk', 'host': host, 'skipped': False, 'error': None,
+                        'obj_per_ost': 1, 'thr_per_ost': thr, 'targets': list(rates),
+                        'tests': {test: {'mib_s': total, 'status': 'ok'} for test in ('write', 'read')},
+                        'per_ost': per_ost})
+    return records
+
+
+def per_lun_sgpdd(host, rates):
+    """sgpdd on one OSS with several LUNs (``{device: factor}``): the aggregate and each LUN's, at two points."""
+    records = []
+    for thr in (1, 2):
+        devices = [{'device': device, 'failed': 0, 'min_mib_s': 600.0 * factor * thr / 2,
+                    'max_mib_s': 600.0 * factor * thr / 2} for device, factor in rates.items()]
+        total = sum(device['min_mib_s'] for device in devices)
+        records.append({'dev': len(rates), 'size_kib': 65536, 'rsz_kib': 1024, 'crg': len(rates),
+                        'thr': thr * len(rates), 'crg_per_dev': 1, 'thr_per_dev': thr, 'host': host,
+                        'devices': list(rates), 'enomem': False,
+                        'tests': {test: {'mib_s': total, 'status': 'ok', 'devices': devices}
+                                  for test in ('write', 'read')}})
+    return records
+
+
+def ost_survey(rates, fsname='testfs'):
+    """ost-survey from one client: one row per OST index (``{index: factor}``)."""
+    return [{'fsname': fsname, 'osts': [{'ost': index, 'write_mib_s': 300.0 * factor, 'read_mib_s': 350.0 * factor,
+                                         'active': True} for index, factor in rates.items()]}]
+
+
+def lnet_nodes(servers, clients):
+    """lst_survey's records (split all): each node's own bandwidth, servers and clients ``{nid: factor}``."""
+    records = []
+    for mode in ('read_1m', 'write_1m'):
+        nodes = [{'nid': nid, 'role': role, 'read_mib_s': 1000.0 * factor, 'write_mib_s': 1000.0 * factor}
+                 for role, group in (('server', servers), ('client', clients)) for nid, factor in group.items()]
+        records.append({'mode': mode, 'split': 'all', 'servers': list(servers), 'clients': list(clients),
+                        'read_mib_s': 1000.0, 'write_mib_s': 1000.0, 'complete': True, 'error': None,
+                        'server_errors': 0, 'client_errors': 0, 'nodes': nodes})
+    return records
+
+
+def ior_clients(clients):
+    """One IOR launch over the clients (``{host: factor}``) with each client's own rate (per_client)."""
+    return [{'access': 'file-per-process', 'nodes': len(clients), 'tasks_per_node': 1, 'transfer_kib': 1024,
+             'ior_write_mib_s': 800.0 * sum(clients.values()), 'ior_read_mib_s': 900.0 * sum(clients.values()),
+             'per_client': [{'host': host, 'ior_write_mib_s': 800.0 * factor, 'ior_read_mib_s': 900.0 * factor}
+                            for host, factor in clients.items()]}]
+
+
+def per_mdt_mds(host, rates):
+    """mds-survey on one MDS with several MDTs (``{mdt: factor}``), two thread counts."""
+    return [{'mdt': len(rates), 'file': 1000, 'dir': 1, 'thr': thr, 'host': host,
+             'tests': {'create': {'ops_s': sum(rates.values()) * 5000.0 * thr, 'status': 'ok'}},
+             'per_mdt': [{'target': mdt, 'tests': {'create': {'ops_s': 5000.0 * factor * thr, 'status': 'ok'}}}
+                         for mdt, factor in rates.items()]} for thr in (1, 2)]
