@@ -16,6 +16,9 @@ description:
   - Reads C(lctl dl), C(lctl get_param -n version) and C(lsmod) and returns what the surveys need to know about
     the node - its Lustre version, its OSTs and MDTs with their status, the echo clients that exist (ours, from
     the node state, and I/O-kit leftovers) and whether the echo module is loaded, and by whom.
+  - Says which block device each OST and MDT is mounted from - its C(lustre) mount in C(/proc/mounts) (the one
+    whose C(svname=) option names it), else C(lctl get_param osd-*.*.mntdev) - so that a report can link a target
+    with the LUN that sgpdd surveyed beneath it.
   - Never changes anything, in check mode or not.
 author:
   - lustre.iokit contributors (@lustre)
@@ -77,11 +80,15 @@ osts:
     - Object storage targets served by this node (C(obdfilter) devices), each with C(name), C(fsname),
       C(target_index) (the OST index), C(device_index) (its number in C(lctl dl), which can change),
       C(status) (V(UP), V(AT), V(ST), V(IN)), C(uuid) and C(refcount).
+    - C(mount_device) is the block device the target is mounted from (V(/dev/sdc), V(/dev/mapper/ost3)), from
+      the target's C(lustre) mount in C(/proc/mounts) (its C(svname=) option), else from its C(osd-*.mntdev)
+      parameter; null when neither names a device under C(/dev) (a ZFS dataset, or a target not mounted here).
+      C(mount_point) is where it is mounted, null when not known from C(/proc/mounts).
   returned: always
   type: list
   elements: dict
   sample: [{name: testfs-OST0000, fsname: testfs, target_index: 0, device_index: 14, status: UP,
-            uuid: testfs-OST0000_UUID, refcount: 5}]
+            uuid: testfs-OST0000_UUID, refcount: 5, mount_device: /dev/sdc, mount_point: /lustre/testfs/ost0}]
 mdts:
   description: Metadata targets served by this node (C(mdt) devices), with the same keys as RV(osts).
   returned: always
@@ -125,12 +132,59 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils.parsers.proc_mounts import parse_proc_mounts
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, NodeStateError
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 
 TARGET_TYPES = {'obdfilter': 'osts', 'mdt': 'mdts'}
 ECHO_MODULES = (lctl_utils.ECHO_MODULE,)
 _TARGET_NAME_RE = re.compile(r'^(?P<fsname>.+)-(?:OST|MDT)(?P<index>[0-9a-fA-F]{4,})$')
+PROC_MOUNTS = '/proc/mounts'
+# osd-ldiskfs.testfs-OST0000.mntdev=/dev/sdc (osd-zfs gives a dataset, pool/ost0, which is not a block device)
+_MNTDEV_RE = re.compile(r'^osd-[^.]+\.(?P<target>.+)\.mntdev=(?P<device>.*)$')
+
+
+def _block_device(device):
+    return device if device and device.startswith('/dev/') else None
+
+
+def server_mounts(text):
+    """``{target: (device, mount_point)}`` of the Lustre server mounts in a mount table (``svname=`` names the target)."""
+    mounts = {}
+    for mount in parse_proc_mounts(text):
+        if mount['type'] != 'lustre':
+            continue
+        for option in mount['options']:
+            if option.startswith('svname='):
+                mounts[option[len('svname='):]] = (mount['device'], mount['mount_point'])
+    return mounts
+
+
+def parse_mntdev(text):
+    """``{target: device}`` from C(lctl get_param osd-*.*.mntdev)."""
+    devices = {}
+    for line in text.splitlines():
+        match = _MNTDEV_RE.match(line.strip())
+        if match:
+            devices[match.group('target')] = match.group('device').strip()
+    return devices
+
+
+def add_mount_devices(targets, mounts, mntdevs):
+    """Give each target its ``mount_device`` (a block device or None) and ``mount_point``: /proc/mounts first."""
+    for target in targets:
+        device, mount_point = mounts.get(target['name'], (None, None))
+        target['mount_device'] = _block_device(device) or _block_device(mntdevs.get(target['name']))
+        target['mount_point'] = mount_point
+    return targets
+
+
+def read_mount_table(path=PROC_MOUNTS):
+    try:
+        with open(path, 'rb') as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return b''
 
 
 def describe_target(device):
@@ -215,6 +269,10 @@ def main():
         kind = TARGET_TYPES.get(device['type'])
         if kind:
             result[kind].append(describe_target(device))
+    if result['osts'] or result['mdts']:
+        mntdev = lctl.run(['get_param', 'osd-*.*.mntdev'], check=False)
+        add_mount_devices(result['osts'] + result['mdts'], server_mounts(read_mount_table()),
+                          parse_mntdev(mntdev.stdout) if mntdev.rc == 0 else {})
     result['echo_clients'] = describe_echo_devices(devices, recorded)
     result['leftovers'] = [echo for echo in result['echo_clients'] if echo['leftover']]
     module.exit_json(**result)

@@ -17,13 +17,16 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-COLLECTIONS = os.path.join(ROOT, '.venv', 'collections')
+# IOKIT_COLLECTIONS_PATH (a collections path, ':'-separated) runs another copy of the collection, such as a git
+# worktree's whose .venv is a link to the main checkout's (whose .venv/collections holds the main checkout's).
+COLLECTIONS = os.environ.get('IOKIT_COLLECTIONS_PATH') or os.path.join(ROOT, '.venv', 'collections')
 # The ansible-core matrix (tests/tools/core_matrix.py) runs these tests with an older line's ansible-playbook
 # and the oldest node Python that line supports; by default the checkout's own.
 ANSIBLE_BIN = os.environ.get('IOKIT_ANSIBLE_BIN') or os.path.join(ROOT, '.venv', 'bin')
 NODE_PYTHON = os.environ.get('IOKIT_NODE_PYTHON') or sys.executable
-if COLLECTIONS not in sys.path:
-    sys.path.insert(0, COLLECTIONS)
+for _path in reversed(COLLECTIONS.split(os.pathsep)):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 # The tests here wait the way the unit tests do, with the same helper: ``from conftest import wait_for``.
 from ansible_collections.lustre.iokit.tests.unit.waiting import wait_for  # noqa: E402 pylint: disable=wrong-import-position,unused-import

@@ -47,6 +47,24 @@ def _target_entry(kind, fsname, index, size_mib, mib_s):
     }
 
 
+def _target_device(entry, item):
+    """A target's block device (``device``: what its mount and ``osd-*.mntdev`` name) and that device's own rate
+    (``device_mib_s``), which the target inherits: it is booked at the lower of its own and its device's rate."""
+    device = item.get("device")
+    device_mib_s = item.get("device_mib_s")
+    if device in (None, ""):
+        if device_mib_s not in (None, ""):
+            raise SimError("%s: device_mib_s needs a device" % entry["name"])
+        return
+    if not isinstance(device, str) or not device.startswith("/"):
+        raise SimError("%s: device must be an absolute path, got %r" % (entry["name"], device))
+    entry["device"] = device
+    if device_mib_s not in (None, ""):
+        rate = float(_positive_number(entry["name"], "device_mib_s", device_mib_s))
+        entry["device_mib_s"] = rate
+        entry["mib_s"] = rate if entry["mib_s"] is None else min(entry["mib_s"], rate)
+
+
 def _target_list(kind, fsname, spec, size_mib, mib_s, overrides):
     """Normalise ``N`` or a list of per-target dicts into full target entries."""
     if spec is None:
@@ -64,6 +82,7 @@ def _target_list(kind, fsname, spec, size_mib, mib_s, overrides):
                               item.get("mib_s", mib_s))
         if item.get("curve") is not None:
             entry["curve"] = _target_curve(kind, entry["name"], item["curve"])
+        _target_device(entry, item)
         entries.append(entry)
     for key, value in (overrides or {}).items():
         match = [e for e in entries if e["name"] == key or e["name"].endswith("-" + key)]

@@ -160,7 +160,8 @@ def build_params(node):
         name = target["name"]
         osd = "osd-ldiskfs.%s" % name
         add(osd + ".brw_stats", brw_reader(node, name), brw_writer(node, name))
-        add(osd + ".mntdev", lambda t=target: "%s\n" % t["path"])
+        # The block device the target is mounted from when the configuration names one (device), else its directory.
+        add(osd + ".mntdev", lambda t=target: "%s\n" % (t.get("device") or t["path"]))
         add(osd + ".fstype", lambda: "ldiskfs\n")
         add(osd + ".blocksize", lambda: "4096\n")
         add(osd + ".force_sync", None, force_sync)

@@ -125,6 +125,7 @@ class Node:
                     "mib_s": entry.get("mib_s"),
                     "curve": entry.get("curve"),
                     "path": os.path.join(self.root, "targets", entry["name"]),
+                    "device": entry.get("device"),
                 })
         return result
 

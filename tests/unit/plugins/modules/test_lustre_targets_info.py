@@ -10,11 +10,14 @@ import os
 import subprocess
 
 import pytest
+import yaml
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
-from ansible_collections.lustre.iokit.plugins.modules.lustre_targets_info import describe_target
+from ansible_collections.lustre.iokit.plugins.modules.lustre_targets_info import (
+    add_mount_devices, describe_target, parse_mntdev, server_mounts)
+from ansible_collections.lustre.iokit.tests.unit.conftest import LUSTRE_SIM
 
 
 @pytest.fixture
@@ -84,3 +87,54 @@ def test_without_lctl_everything_is_empty(run_module, tmp_path):
     result = run_module(str(tmp_path / 'work'), path=bare)
     assert result['lctl_found'] is False and result['lustre_version'] is None
     assert result['osts'] == [] and result['echo_clients'] == [] and result['changed'] is False
+
+
+PROC_MOUNTS = (
+    '/dev/sda1 / ext4 rw,relatime 0 0\n'
+    '/dev/sdc /lustre/demo/ost0 lustre ro,svname=demo-OST0000,mgsnode=10.0.0.1@tcp,osd=osd-ldiskfs 0 0\n'
+    'ostpool/ost1 /lustre/demo/ost1 lustre ro,svname=demo-OST0001,osd=osd-zfs 0 0\n'
+    '10.0.0.1@tcp:/demo /mnt/demo lustre rw,flock 0 0\n'
+    '/dev/mapper/mdt0 /lustre/demo\\040mdt0 lustre ro,svname=demo-MDT0000 0 0\n')
+
+
+def test_server_mounts_are_found_by_svname():
+    assert server_mounts(PROC_MOUNTS) == {
+        'demo-OST0000': ('/dev/sdc', '/lustre/demo/ost0'), 'demo-OST0001': ('ostpool/ost1', '/lustre/demo/ost1'),
+        'demo-MDT0000': ('/dev/mapper/mdt0', '/lustre/demo mdt0')}
+    assert parse_mntdev('osd-ldiskfs.demo-OST0002.mntdev=/dev/sdd\nosd-zfs.demo-OST0001.mntdev=ostpool/ost1\n'
+                        'junk\n') == {'demo-OST0002': '/dev/sdd', 'demo-OST0001': 'ostpool/ost1'}
+
+
+def test_mount_devices_come_from_the_mount_table_then_mntdev_and_only_name_block_devices():
+    targets = [{'name': 'demo-OST000%d' % index} for index in range(4)]
+    add_mount_devices(targets, server_mounts(PROC_MOUNTS),
+                      {'demo-OST0000': '/dev/other', 'demo-OST0002': '/dev/sdd', 'demo-OST0003': '/srv/ost3'})
+    assert [(t['mount_device'], t['mount_point']) for t in targets] == [
+        ('/dev/sdc', '/lustre/demo/ost0'),  # the mount table wins
+        (None, '/lustre/demo/ost1'),        # a ZFS dataset is not a LUN
+        ('/dev/sdd', None),                 # mntdev when the target is not in the mount table
+        (None, None)]                       # a directory is not a device either
+
+
+def test_mount_devices_of_a_simulated_node_come_from_mntdev(run_as_ansible, tmp_path, monkeypatch):
+    if LUSTRE_SIM is None:
+        pytest.skip('lustre-sim (simulator/) is not installed')
+    root = str(tmp_path / 'node')
+    config = tmp_path / 'node.yml'
+    # OST0001 sits on a (named, not real) LUN at 5 MiB/s and inherits its rate; OST0000 names no device.
+    config.write_text('fsname: demo\nmdts: [{index: 0, device: /dev/loop41}]\nosts:\n  - {index: 0}\n'
+                      '  - {index: 1, device: /dev/loop42, device_mib_s: 5}\n', encoding='utf-8')
+    subprocess.run([LUSTRE_SIM, 'init', '--root', root, '--config', str(config), '--ost-size-mib', '32',
+                    '--no-mount', '--force'], stdout=subprocess.DEVNULL, check=True)
+    try:
+        monkeypatch.setenv('PATH', os.path.join(root, 'bin') + os.pathsep + os.environ['PATH'])
+        monkeypatch.setenv('LUSTRE_SIM_ROOT', root)
+        result = run_as_ansible('lustre_targets_info', {'workdir': str(tmp_path / 'work')})
+        assert [(t['name'], t['mount_device'], t['mount_point']) for t in result['osts'] + result['mdts']] == [
+            ('demo-OST0000', None, None), ('demo-OST0001', '/dev/loop42', None), ('demo-MDT0000', '/dev/loop41', None)]
+        with open(os.path.join(root, 'config.yaml'), encoding='utf-8') as handle:
+            osts = yaml.safe_load(handle)['osts']
+        assert [(o.get('device'), o.get('device_mib_s'), o['mib_s']) for o in osts] == [
+            (None, None, None), ('/dev/loop42', 5.0, 5.0)]
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', root], stdout=subprocess.DEVNULL, check=False)
