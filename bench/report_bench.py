@@ -8,7 +8,9 @@ Each size is a run of N OSS with 8 OSTs and 8 LUNs each, the full default
 sweep of obdfilter (obj 1-16, thr 1-64, write/rewrite/read) and sgpdd (crg
 1-16, thr 1-16, write/read) as the native engines store them (one record per
 point with the host's aggregate and every OST's / LUN's own figures), two MDS
-with an mds-survey sweep and one client's ost-survey over every OST.  A few
+with an mds-survey sweep, one client's ost-survey over every OST and an LNet self-test of every OSS's NID
+against 16 clients (each NID's own figures, one NIC slow).  The diagnosis is given which LUN backs each OST
+(ost_luns) and which host owns each NID (nid_owners).  A few
 OSTs are made slow so that findings exist; the verdict uses the default
 criteria, so every OST and LUN is judged among its peers.  Every size runs in its own
 process, so that its peak memory (max RSS) is its own.
@@ -34,7 +36,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-COLLECTIONS = os.path.join(ROOT, '.venv', 'collections')
+# IOKIT_COLLECTIONS_PATH (':'-separated) benches another copy of the collection, as in tests/playbooks/conftest.py.
+COLLECTIONS = os.environ.get('IOKIT_COLLECTIONS_PATH') or os.path.join(ROOT, '.venv', 'collections')
 TEMPLATES = os.path.join(ROOT, 'roles', 'report', 'templates')
 RUN_ID = '20261122T101500Z-bench'
 OSTS_PER_OSS = 8
@@ -42,8 +45,9 @@ OSTS_PER_OSS = 8
 
 def _import_collection():
     # The checkout is linked as .venv/collections/ansible_collections/lustre/iokit by `make setup`.
-    if COLLECTIONS not in sys.path:
-        sys.path.insert(0, COLLECTIONS)
+    for path in reversed(COLLECTIONS.split(os.pathsep)):
+        if path not in sys.path:
+            sys.path.insert(0, path)
     from ansible_collections.lustre.iokit.plugins.module_utils import results
     from ansible_collections.lustre.iokit.plugins.plugin_utils import results_store
     from ansible_collections.lustre.iokit.plugins.plugin_utils.report import run
@@ -74,6 +78,36 @@ def ost_luns(oss_count: int) -> dict:
     """Each OST of the synthetic run on its own LUN (what the diagnosis reads the LUN layer of an OST from)."""
     return {'testfs-OST%04x' % (index * OSTS_PER_OSS + ost): [['oss%04d' % (index + 1), '/dev/sd%s' % chr(ord('b') + ost)]]
             for index in range(oss_count) for ost in range(OSTS_PER_OSS)}
+
+
+CLIENTS = 16
+
+
+def _nid(number: int) -> str:
+    return '10.%d.%d.%d@o2ib' % (number >> 16 & 255, number >> 8 & 255, number & 255)
+
+
+def nid_owners(oss_count: int) -> dict:
+    """Each OSS's and client's NID with its host, as the report role gathers them from the lnet role."""
+    owners = {_nid(index + 1): 'oss%04d' % (index + 1) for index in range(oss_count)}
+    owners.update({_nid(100000 + index): 'client%02d' % (index + 1) for index in range(CLIENTS)})
+    return owners
+
+
+def _lnet_records(oss_count: int, rng: random.Random) -> list:
+    """LNet self-test of every OSS against the clients: each NID's own figures (lst stat per NID), one NIC slow."""
+    slow = _nid(rng.randrange(oss_count) + 1)
+    records = []
+    for mode in ('read', 'write'):
+        nodes = [{'nid': _nid(index + 1), 'role': 'server',
+                  'read_mib_s': round(rng.uniform(1100, 1150) * (0.1 if _nid(index + 1) == slow else 1), 2),
+                  'write_mib_s': round(rng.uniform(1100, 1150) * (0.1 if _nid(index + 1) == slow else 1), 2)}
+                 for index in range(oss_count)]
+        nodes += [{'nid': _nid(100000 + index), 'role': 'client', 'read_mib_s': round(rng.uniform(2000, 2100), 2),
+                   'write_mib_s': round(rng.uniform(2000, 2100), 2)} for index in range(CLIENTS)]
+        records.append({'mode': mode, 'split': 'all', 'complete': True, 'read_mib_s': 1000.0, 'write_mib_s': 1000.0,
+                        'nodes': nodes})
+    return records
 
 
 def make_run(results_dir: str, oss_count: int, seed: int = 1) -> int:
@@ -135,7 +169,8 @@ def make_run(results_dir: str, oss_count: int, seed: int = 1) -> int:
              'read_time_s': 1.0, 'write_time_s': 1.3, 'active': True} for number in range(len(all_osts))]
     results_store.write_envelope(results_dir, _envelope(results, 'client01', 'ost', {'fsname': 'testfs'},
                                                         [{'active_osts': len(osts), 'osts': osts}]))
-    return records_total + 1
+    results_store.write_envelope(results_dir, _envelope(results, 'client01', 'lnet', {}, _lnet_records(oss_count, rng)))
+    return records_total + 3
 
 
 def child(oss_count: int, keep: str | None) -> dict:
@@ -153,7 +188,8 @@ def child(oss_count: int, keep: str | None) -> dict:
                     'sgpdd': ['oss%04d' % (index + 1) for index in range(oss_count)]}
         summary = run.generate(workdir, RUN_ID, TEMPLATES, acceptance_criteria={
             'floors': [{'metric': 'obdfilter_write_mib_s', 'min': 1200}]},
-            default_criteria=True, expected=expected, make_baseline=True, ost_luns=ost_luns(oss_count))
+            default_criteria=True, expected=expected, make_baseline=True, ost_luns=ost_luns(oss_count),
+            nid_owners=nid_owners(oss_count))
         cpu_s = time.process_time() - cpu_started
         run_dir = os.path.join(workdir, RUN_ID)
         sizes = {kind: os.path.getsize(path) for kind, path in summary['files'].items()}
