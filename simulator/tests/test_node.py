@@ -36,6 +36,18 @@ def test_overrides_and_unknown_keys():
         normalise_config({"ost_mib_s_override": {"OST0009": 1}})
 
 
+def test_a_target_on_a_device_inherits_its_rate():
+    config = normalise_config({"ost_mib_s": 100, "osts": [
+        {"index": 0, "device": "/dev/loop7"},
+        {"index": 1, "device": "/dev/loop8", "device_mib_s": 20},
+        {"index": 2, "device": "/dev/loop9", "device_mib_s": 200, "mib_s": 50}]})
+    assert [(o.get("device"), o.get("device_mib_s"), o["mib_s"]) for o in config["osts"]] == [
+        ("/dev/loop7", None, 100), ("/dev/loop8", 20, 20), ("/dev/loop9", 200, 50)]
+    for bad in ({"device": "loop7"}, {"device_mib_s": 20}, {"device": "/dev/loop7", "device_mib_s": 0}):
+        with pytest.raises(SimError):
+            normalise_config({"osts": [dict(bad, index=0)]})
+
+
 def _bump(root, times):
     node = Node(root)
     for _ in range(times):
