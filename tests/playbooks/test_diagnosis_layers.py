@@ -28,21 +28,19 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 import yaml
 
 from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, ROOT, WAIT_POLL_S, SimulatedNode, simulated_local_host
 from test_acceptance import ONLY_OBDFILTER
+from test_findings_components import loop_luns
 from test_survey_playbooks import INVENTORY, SURVEY_VARS, pytestmark as survey_mark
 
 pytestmark = [survey_mark, pytest.mark.skipif(os.geteuid() != 0 or not shutil.which('losetup')
                                               or not shutil.which('sgp_dd'),
                                               reason='needs root, losetup and sgp_dd (sg3-utils)')]
 
-SLOW_DEVICE = os.path.join(ROOT, 'tests', 'integration', 'targets', 'setup_slow_device', 'files', 'slow_device.py')
-SLOW_LUN_MIB_S = 2
 OSTS = 5
 # 4 MiB per OST at 0.5 MiB/s: 8 s, so that the simulated lctl's start-up stays a small part of each OST's time.
 OST_MIB_S = 0.5
@@ -87,41 +85,24 @@ class Run(SimulatedNode):
 def servers(tmp_path_factory):
     """One OSS (localhost): five OSTs, each mounted from its own loop device, sgpdd then obdfilter."""
     made = Run(str(tmp_path_factory.mktemp('layers-servers')))
-    loops, images, group = [], [], None
-    wrapper = os.path.join(made.base, 'slow-python')
     try:
-        for number in range(OSTS):
-            image = os.path.join(made.base, 'lun%d.img' % number)
-            images.append(image)
-            subprocess.run(['truncate', '--size', '16M', image], check=True)
-            loops.append(subprocess.run(['losetup', '--find', '--show', '--direct-io=on', image], check=True,
-                                        stdout=subprocess.PIPE, universal_newlines=True).stdout.strip())
-        made.loops = loops
-        osts = [{'index': index, 'device': loop} for index, loop in enumerate(loops)]
-        osts[LUN_UNDER_OST]['device_mib_s'] = SLOW_MIB_S
-        osts[SLOW_OST]['mib_s'] = SLOW_MIB_S
-        config = os.path.join(made.base, 'node.yml')
-        with open(config, 'w', encoding='utf-8') as handle:
-            yaml.safe_dump({'fsname': 'testfs', 'mdts': 1, 'ost_size_mib': 32, 'ost_mib_s': OST_MIB_S,
-                            'osts': osts}, handle)
-        made.sim('init', '--root', made.root, '--config', config, '--no-mount', '--force')
         # Every module of the play runs in the group, which limits only the LUN under OST0004.
-        group = subprocess.run([sys.executable, SLOW_DEVICE, 'throttle', str(SLOW_LUN_MIB_S), wrapper,
-                                sys.executable, loops[LUN_UNDER_OST]], check=True, stdout=subprocess.PIPE,
-                               universal_newlines=True).stdout.strip()
-        yield made.acceptance('pbtest-layers-servers', INVENTORY.format(python=wrapper), dict(
-            ONLY_OBDFILTER, acceptance_run_sgpdd=True, sgpdd_devices=loops, sgpdd_destroy_data=True,
-            sgpdd_size_mib=8, sgpdd_crghi=1, sgpdd_thrhi=2, sgpdd_poll_interval_s=WAIT_POLL_S,
-            iokit_workdir=made.workdir))
+        with loop_luns(made.base, OSTS, LUN_UNDER_OST) as loops:
+            made.loops = loops
+            osts = [{'index': index, 'device': loop} for index, loop in enumerate(loops)]
+            osts[LUN_UNDER_OST]['device_mib_s'] = SLOW_MIB_S
+            osts[SLOW_OST]['mib_s'] = SLOW_MIB_S
+            config = os.path.join(made.base, 'node.yml')
+            with open(config, 'w', encoding='utf-8') as handle:
+                yaml.safe_dump({'fsname': 'testfs', 'mdts': 1, 'ost_size_mib': 32, 'ost_mib_s': OST_MIB_S,
+                                'osts': osts}, handle)
+            made.sim('init', '--root', made.root, '--config', config, '--no-mount', '--force')
+            yield made.acceptance('pbtest-layers-servers', INVENTORY.format(
+                python=os.path.join(made.base, 'slow-python')), dict(
+                    ONLY_OBDFILTER, acceptance_run_sgpdd=True, sgpdd_devices=loops, sgpdd_destroy_data=True,
+                    sgpdd_size_mib=8, sgpdd_crghi=1, sgpdd_thrhi=2, sgpdd_poll_interval_s=WAIT_POLL_S,
+                    iokit_workdir=made.workdir))
     finally:
-        if group:
-            # before losetup -d: a later loop device with the same numbers must not inherit the limit
-            subprocess.run([sys.executable, SLOW_DEVICE, 'release', group], check=False)
-        for loop in loops:
-            subprocess.run(['losetup', '--detach', loop], check=False)
-        for path in images + [wrapper]:
-            if os.path.exists(path):
-                os.unlink(path)
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
 
 

@@ -16,6 +16,7 @@ The limits are far below what a busy machine gives, so the weak component is slo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -83,27 +84,24 @@ def _assert_failed_naming(made, survey, component):
     return verdict
 
 
-@pytest.fixture(scope='module')
-def slow_lun(tmp_path_factory):
-    made = AcceptanceCluster(str(tmp_path_factory.mktemp('slow-lun')))
+@contextlib.contextmanager
+def loop_luns(base, count, slow, mib_s=SLOW_LUN_MIB_S):
+    """``count`` loop devices on sparse 16 MiB files under ``base`` (direct I/O), and ``base/slow-python``: a wrapper
+    of this Python that joins a block-I/O cgroup limiting the one at index ``slow`` to ``mib_s`` MiB/s each way (give
+    it as ansible_python_interpreter).  Yields the devices; releases the cgroup, detaches them and removes the files
+    whatever happens."""
     loops, images, group = [], [], None
-    wrapper = os.path.join(made.base, 'slow-python')
-    made.sim('init', '--root', made.root, '--osts', '1', '--mdts', '1', '--client-mount', made.mount, '--force')
+    wrapper = os.path.join(base, 'slow-python')
     try:
-        for number in range(3):
-            image = os.path.join(made.base, 'lun%d.img' % number)
+        for number in range(count):
+            image = os.path.join(base, 'lun%d.img' % number)
             images.append(image)
             subprocess.run(['truncate', '--size', '16M', image], check=True)
             loops.append(subprocess.run(['losetup', '--find', '--show', '--direct-io=on', image], check=True,
                                         stdout=subprocess.PIPE, universal_newlines=True).stdout.strip())
-        made.loops = loops
-        # Every module of the play runs in the group, which limits only the last loop device.
-        group = subprocess.run([sys.executable, SLOW_DEVICE, 'throttle', str(SLOW_LUN_MIB_S), wrapper,
-                                sys.executable, loops[-1]], check=True, stdout=subprocess.PIPE,
-                               universal_newlines=True).stdout.strip()
-        yield _acceptance(made, 'pbtest-slow-lun', wrapper, dict(
-            ONLY, acceptance_run_sgpdd=True, sgpdd_devices=loops, sgpdd_destroy_data=True, sgpdd_size_mib=8,
-            sgpdd_crghi=1, sgpdd_thrhi=2, sgpdd_poll_interval_s=WAIT_POLL_S))
+        group = subprocess.run([sys.executable, SLOW_DEVICE, 'throttle', str(mib_s), wrapper, sys.executable,
+                                loops[slow]], check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+        yield loops
     finally:
         if group:
             # before losetup -d: a later loop device with the same numbers must not inherit the limit
@@ -113,6 +111,20 @@ def slow_lun(tmp_path_factory):
         for path in images + [wrapper]:
             if os.path.exists(path):
                 os.unlink(path)
+
+
+@pytest.fixture(scope='module')
+def slow_lun(tmp_path_factory):
+    made = AcceptanceCluster(str(tmp_path_factory.mktemp('slow-lun')))
+    made.sim('init', '--root', made.root, '--osts', '1', '--mdts', '1', '--client-mount', made.mount, '--force')
+    try:
+        # Every module of the play runs in the group, which limits only the last loop device.
+        with loop_luns(made.base, 3, -1) as loops:
+            made.loops = loops
+            yield _acceptance(made, 'pbtest-slow-lun', os.path.join(made.base, 'slow-python'), dict(
+                ONLY, acceptance_run_sgpdd=True, sgpdd_devices=loops, sgpdd_destroy_data=True, sgpdd_size_mib=8,
+                sgpdd_crghi=1, sgpdd_thrhi=2, sgpdd_poll_interval_s=WAIT_POLL_S))
+    finally:
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
 
 
