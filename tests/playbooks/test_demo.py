@@ -6,8 +6,9 @@
 
 1. interrupted with Ctrl-C (SIGINT to make's process group) while the sgpdd survey runs on the fleet: make runs
    the demo's teardown, and nothing of the fleet stays (no node, mount, loop device, cgroup, process, directory);
-2. then the whole demo: it succeeds, prints the failed verdict, findings that name the three faults planted in
-   inventories/demo (slow OST, slow LUN, slow NIC) and nothing else, and the path of report.html; nothing stays.
+2. then the whole demo: it succeeds, prints the failed verdict, exactly three findings, one per fault planted in
+   inventories/demo (slow OST, slow LUN, slow NIC), each naming its component, the node that owns it and the
+   layer's diagnosis, and the path of report.html; nothing stays.
 
 The planted faults are read from the inventory. The demo's directory and results go to a directory of the test
 (DEMO_ARGS), so a user's `make demo` is not disturbed.
@@ -146,23 +147,22 @@ class Demo:
 
 
 def _planted(run_dir):
-    """The planted faults from inventories/demo: component name -> fault, and the hosts carrying a slow OST."""
+    """The planted faults from inventories/demo: (component name, the host that owns it) -> fault."""
     with open(os.path.join(INVENTORY, 'hosts.yml'), encoding='utf-8') as handle:
         fleet = yaml.safe_load(handle)['all']['children']['fleet']['children']
     with open(os.path.join(INVENTORY, 'group_vars', 'all.yml'), encoding='utf-8') as handle:
         fsname = yaml.safe_load(handle)['demo_fsname']
-    planted, ost_hosts = {}, set()
+    planted = {}
     for host, hostvars in fleet['oss']['hosts'].items():
         for label in (hostvars or {}).get('demo_slow_osts') or {}:
-            planted['%s-%s' % (fsname, label)] = 'slow OST'
-            ost_hosts.add(host)
+            planted[('%s-%s' % (fsname, label), host)] = 'slow OST'
         if 'demo_slow_lun_mib_s' in (hostvars or {}):
             with open(os.path.join(run_dir, host, 'sgpdd.json'), encoding='utf-8') as handle:
                 devices = json.load(handle)['parameters']['devices']
-            planted[os.path.basename(devices[0])] = 'slow LUN'
+            planted[(os.path.basename(devices[0]), host)] = 'slow LUN'
         if 'demo_slow_nic_mib_s' in (hostvars or {}):
-            planted[hostvars['demo_nid']] = 'slow NIC'
-    return planted, ost_hosts
+            planted[(hostvars['demo_nid'], host)] = 'slow NIC'
+    return planted
 
 
 @pytest.fixture(scope='module')
@@ -227,26 +227,33 @@ def test_the_demo_succeeds_and_says_that_the_verdict_failed(demo):
     assert demo.report and demo.report.startswith(demo.results + '/'), last
 
 
-def test_the_findings_name_the_planted_faults_and_nothing_else(demo):
-    planted, ost_hosts = _planted(demo.run_dir)
+def test_the_findings_are_the_planted_faults_one_each_with_its_node_and_diagnosis(demo):
+    planted = _planted(demo.run_dir)
     assert sorted(planted.values()) == ['slow LUN', 'slow NIC', 'slow OST'], planted
     with open(os.path.join(demo.run_dir, 'analysis.json'), encoding='utf-8') as handle:
-        findings = json.load(handle)['findings']
-    # A component of the fleet, or the aggregate of the OSS with the slow OST (obdfilter ends with its slowest OST).
-    others = [finding['subject'] for finding in findings
-              if finding['target'] not in planted and not (finding['target'] is None and finding['host'] in ost_hosts)]
-    assert others == [], findings
-    assert set(finding['target'] for finding in findings) >= set(planted), findings
+        components = json.load(handle)['components']
+    # Exactly one finding per planted fault, naming its component and the node that owns it; nothing else (the
+    # OSS aggregates and the ost-survey rows of the slow OST are evidence beneath its finding).
+    assert sorted((item['name'], item['node']) for item in components) == sorted(planted), components
+    by_fault = {planted[(item['name'], item['node'])]: item for item in components}
+    # Each with the layer where it first appears, read across the layers (the OSTs are mounted from their LUNs).
+    assert (by_fault['slow LUN']['kind'], by_fault['slow LUN']['rule']) == ('LUN', 'lun'), by_fault['slow LUN']
+    assert (by_fault['slow OST']['kind'], by_fault['slow OST']['rule']) == ('OST', 'target-backend'), \
+        by_fault['slow OST']
+    assert by_fault['slow NIC']['kind'] == 'NID' and by_fault['slow NIC']['rule'] == 'nid', by_fault['slow NIC']
     last = demo.stdout[demo.stdout.rindex('TASK [Show the findings and the report]'):]
-    assert all(component in last for component in planted), last
+    assert all(item['text'] in last for item in components), last
+    found = last.split('Found: ', 1)[1].split(';', 1)[0]
+    assert all(fault in found for fault in planted.values()), last
     assert '; anything else: nothing' in last, last
-    # The verdict fails on them alone.
+    # The verdict fails on them alone, and JUnit's failures carry each component's diagnosis.
     with open(os.path.join(demo.run_dir, 'verdict.json'), encoding='utf-8') as handle:
         verdict = json.load(handle)
     failed = [case for case in verdict['cases'] if case['status'] == 'failed']
     assert verdict['verdict'] == 'failed' and failed, verdict['counts']
-    assert all(any(component in case['subject'] for component in planted)
-               or case['subject'] in ost_hosts for case in failed), failed
+    planted_hosts = set(host for unused_name, host in planted)
+    assert all(any(name in case['subject'] for name, unused_host in planted)
+               or case['subject'] in planted_hosts for case in failed), failed
 
 
 def test_every_stage_ran_and_the_report_is_written(demo):
