@@ -32,6 +32,10 @@ say is taken from two optional mappings: ``nid_owners`` (NID -> host, the
 the block devices each OST or MDT is mounted from).  Without them the layer
 they would link is reported as not known, never guessed.
 
+``finding_rows`` prepares what the findings tables of summary.md and report.html
+print, and ``case_diagnoses`` what a failed JUnit case about a low subject adds
+to its message.
+
 Controller-side code, no Ansible imports.
 """
 

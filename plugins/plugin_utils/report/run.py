@@ -14,8 +14,10 @@ the analysis and the criteria; ``write_report`` writes into the run directory:
 - ``analysis.json``: peaks, outliers, findings, the weak components diagnosed
   across the layers (``components``, diagnosis.py), saturation, layer
   efficiency, repeats, comparison, problems;
-- ``summary.md`` and ``report.html``: rendered from the role's Jinja templates;
-- ``verdict.json`` (with the same ``components``) and ``junit.xml`` when
+- ``summary.md`` and ``report.html``: rendered from the role's Jinja templates,
+  opening with one row per weak component (``finding_rows``, diagnosis.py);
+- ``verdict.json`` (with the same ``components``, and each failed case's
+  ``diagnosis``) and ``junit.xml`` (its failures' messages ending with it) when
   criteria were given;
 - ``baseline.yml`` on request.
 
