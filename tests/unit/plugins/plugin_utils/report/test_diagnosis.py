@@ -596,8 +596,8 @@ def test_summary_and_html_open_with_one_row_per_component_and_keep_the_rows_furt
     assert findings_html.index('192.0.2.11@tcp') < findings_html.index('testfs-OST0003')
     detail_html = _section(html, '<h2 id="findings-detail">', '<h2 ')
     assert detail_html.count('<tr class="low">') == 6
-    assert result['findings'] == [row['text'] for row in json.load(open(result['files']['analysis'],
-                                                                         encoding='utf-8'))['components']]
+    with open(result['files']['analysis'], encoding='utf-8') as handle:
+        assert result['findings'] == [row['text'] for row in json.load(handle)['components']]
 
 
 def test_a_hostile_component_name_stays_text_in_both_tables(tmp_path):
