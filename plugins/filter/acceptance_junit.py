@@ -15,6 +15,9 @@ description:
     (C(testsuites) / C(testsuite) per kind of criterion / C(testcase) per check, with C(failure) or C(skipped)).
   - Each failure's message names the metric, the subject, the value, the limit and the run ids; the run ids are
     also testsuite properties.
+  - A failed case that carries the C(diagnosis) of its weak component (the cases of C(verdict.json) written by
+    M(lustre.iokit.iokit_report)) has it appended to its failure message; the test case names are the same with or
+    without it.
 options:
   _input:
     description: A verdict from P(lustre.iokit.acceptance_verdict#filter).

@@ -154,12 +154,30 @@ counts:
   type: dict
 findings:
   description:
-    - One sentence per weak component (a component low among its peers at one sweep point or more), weakest first.
+    - One line per weak component, weakest first, as the findings table of C(report.html) lists them (key
+      C(components) of C(analysis.json)); each names the component, the node that owns it, the diagnosis across the
+      layers and what it points at, where it was low with its share of the peer median, and the host aggregates it
+      explains (C(oss2 is low because testfs-OST0003 is)).
+    - One line per component, not one per survey and metric any more; those are in RV(metric_findings).
+  returned: success
+  type: list
+  elements: str
+  sample:
+    - >-
+      testfs-OST0003 (oss2): slow at the OST object layer (obdfilter), its LUNs are fine -> backend file system or
+      OST configuration; low in obdfilter write 40 %, ost write 40 %; oss2 is low because testfs-OST0003 is
+      (obdfilter write 70 %)
+metric_findings:
+  description:
+    - One sentence per component, survey and metric that was low among its peers at one sweep point or more (its
+      weakest point, value against the peer median), weakest first; the key C(findings) of C(analysis.json).
   returned: success
   type: list
   elements: str
 failures:
-  description: The failure message of every failed case (metric, subject, value, limit, run ids).
+  description:
+    - The failure message of every failed case (metric, subject, value, limit, run ids).
+    - In C(junit.xml) each failure's message also gives the diagnosis of the weak component the case is about.
   returned: success
   type: list
   elements: str

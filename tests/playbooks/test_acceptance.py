@@ -303,7 +303,10 @@ def test_the_report_and_summary_open_with_the_slow_ost(slow_ost):
     first = summary[summary.index('\n## '):]
     assert first.startswith('\n## Findings')
     findings = first.split('\n## ', 2)[1]
-    rows = [line for line in findings.splitlines() if line.startswith('| obdfilter |')]
+    # One row per weak component, its evidence (a row per survey and metric) beneath it.
+    components = [line for line in findings.splitlines() if re.match(r'\| [0-9]+ \| ', line)]
+    assert len(components) == 1 and components[0].startswith('| 1 | OST **%s** | localhost |' % SLOW_OST), findings
+    rows = [line for line in findings.splitlines() if line.startswith('| | ↳ obdfilter ')]
     assert rows and all('localhost/' + SLOW_OST in row for row in rows), findings
     summary_obdfilter = open(slow_ost.run_file(slow_ost.run_id, 'summary-obdfilter.md'), encoding='utf-8').read()
     slow_rows = [line for line in summary_obdfilter.split('## Slow OSTs', 1)[1].splitlines() if '**slow**' in line]

@@ -79,7 +79,11 @@ def _assert_failed_naming(made, survey, component):
     summary = _read(made, 'summary.md')
     first = summary[summary.index('\n## '):]
     assert first.startswith('\n## Findings')
-    rows = [line for line in first.split('\n## ', 2)[1].splitlines() if line.startswith('| %s |' % survey)]
+    # One row per weak component, its evidence (a row per survey and metric) beneath it.
+    findings = first.split('\n## ', 2)[1]
+    components = [line for line in findings.splitlines() if line.startswith('| 1 | ')]
+    assert len(components) == 1 and '**%s**' % component in components[0], findings
+    rows = [line for line in findings.splitlines() if line.startswith('| | ↳ %s ' % survey)]
     assert rows and all('localhost/' + component in row for row in rows), first
     return verdict
 

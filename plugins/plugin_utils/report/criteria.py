@@ -338,8 +338,32 @@ def evaluate(samples: t.Any, criteria: t.Any, baseline: dict | None = None, miss
             'counts': counts, 'cases': cases, 'failures': [case['message'] for case in cases if case['status'] == 'failed']}
 
 
+def add_diagnoses(verdict: dict, diagnoses: t.Mapping[tuple, str]) -> dict:
+    """Give each failed case the diagnosis of the weak component it is about, as its ``diagnosis``.
+
+    ``diagnoses`` maps ``(metric, subject)`` to a text (diagnosis.case_diagnoses).
+    The case's name and message are unchanged; junit_xml adds the diagnosis to
+    the failure message.  Returns the verdict, changed in place.
+    """
+    for case in verdict['cases']:
+        text = diagnoses.get((case['metric'], case['subject'])) if case['status'] == FAILED else None
+        if text:
+            case['diagnosis'] = text
+    return verdict
+
+
+def failure_message(case: dict) -> str:
+    """A failed case's message, followed by the diagnosis of its component when it has one."""
+    return '%s - %s' % (case['message'], case['diagnosis']) if case.get('diagnosis') else case['message']
+
+
 def junit_xml(verdict: dict, suite_name: str = 'lustre.iokit acceptance') -> str:
-    """The verdict as JUnit XML (testsuites/testsuite/testcase/failure|skipped), one testsuite per kind of check."""
+    """The verdict as JUnit XML (testsuites/testsuite/testcase/failure|skipped), one testsuite per kind of check.
+
+    One test case per case of the verdict, named as the case (criterion and
+    subject, class by kind and metric); a failure's message ends with the
+    component's diagnosis when add_diagnoses gave it one.
+    """
     no_verdict = verdict['verdict'] == NO_VERDICT
     root = ET.Element('testsuites', name=suite_name, tests=str(verdict['counts']['tests'] + no_verdict),
                       failures=str(verdict['counts']['failed']), skipped=str(verdict['counts']['skipped']),
@@ -367,8 +391,9 @@ def junit_xml(verdict: dict, suite_name: str = 'lustre.iokit acceptance') -> str
             element = ET.SubElement(suite, 'testcase', classname='lustre.iokit.%s.%s' % (kind, case['metric']),
                                     name='%s [%s]' % (case['criterion'], case['subject']))
             if case['status'] == 'failed':
-                failure = ET.SubElement(element, 'failure', message=case['message'], type=kind)
-                failure.text = case['message']
+                message = failure_message(case)
+                failure = ET.SubElement(element, 'failure', message=message, type=kind)
+                failure.text = message
             elif case['status'] == 'skipped':
                 ET.SubElement(element, 'skipped', message=case['message'])
             else:

@@ -32,6 +32,10 @@ say is taken from two optional mappings: ``nid_owners`` (NID -> host, the
 the block devices each OST or MDT is mounted from).  Without them the layer
 they would link is reported as not known, never guessed.
 
+``finding_rows`` prepares what the findings tables of summary.md and report.html
+print, and ``case_diagnoses`` what a failed JUnit case about a low subject adds
+to its message.
+
 Controller-side code, no Ansible imports.
 """
 
@@ -608,3 +612,82 @@ def component_text(finding: dict) -> str:
                  if (row['kind'], row['component'], row['because']) == (part['kind'], part['name'], part['because'])]
         text += '; %s is low because %s is (%s)' % (part['name'], part['because'], ', '.join(shown))
     return text
+
+
+# --------------------------------------------------------------------------
+# What the report files print
+
+
+def _point_key(point: t.Mapping) -> tuple:
+    # The order of a sweep (thr 4 before thr 16); a value that is not a number sorts after the numbers, as text.
+    return tuple((name, (0, value, '') if isinstance(value, (int, float)) and not isinstance(value, bool)
+                  else (1, 0, str(value))) for name, value in sorted(dict(point).items()))
+
+
+def because_text(component: str, because: t.Optional[str]) -> str:
+    """``oss2 is low because testfs-OST0003 is``; empty for a component's own rows."""
+    return '%s is low because %s is' % (component, because) if because else ''
+
+
+def finding_rows(components: t.Sequence[dict]) -> list[dict]:
+    """The rows of the findings tables of summary.md and report.html, from ``diagnose_components``.
+
+    One row per weak component, in the order given (weakest first): ``rank``,
+    ``kind``, ``name``, ``node`` (the text shown when it is not known),
+    ``layer``, ``diagnosis``, ``points_at``, ``look_at``, ``share_pct`` and
+    ``text``; and beneath it ``evidence``, one entry per survey, metric and
+    subject that was low, in the order of the layers: ``measured`` (``obdfilter
+    write``), ``survey``, ``metric``, ``subject``, ``unit``, ``because``
+    (``oss2 is low because testfs-OST0003 is``, empty for its own rows), the
+    weakest point (``value``, ``median``, ``share_pct``, ``point_label``,
+    ``peers``), ``low_points`` of ``points`` judged, and ``low_at``: every low
+    point in sweep order with its share of the peer median (``point_label``,
+    ``share_pct``), also as one text, ``low_at_text``.
+    """
+    rows = []
+    for rank, finding in enumerate(components, 1):
+        points: dict = {}
+        for row in finding['evidence']:
+            points.setdefault((row['survey'], row['metric'], row['subject']), []).append(row)
+        evidence = []
+        for metric in finding['metrics']:
+            low = sorted(points.get((metric['survey'], metric['metric'], metric['subject']), ()),
+                         key=lambda row: _point_key(row['point']))
+            low_at = [{'point_label': row['point_label'], 'share_pct': row['share_pct']} for row in low]
+            low_at_text = ', '.join('%s %s' % (row['point_label'], _pct(row['share'])) for row in low)
+            evidence.append({'measured': _metric_label(metric), 'survey': metric['survey'],
+                             'metric': metric['metric'], 'subject': metric['subject'], 'unit': metric['unit'],
+                             'because': because_text(metric['component'], metric['because']),
+                             'value': metric['value'], 'median': metric['median'], 'share_pct': metric['share_pct'],
+                             'point_label': metric['point_label'], 'peers': metric['peers'],
+                             'low_points': metric['low_points'], 'points': metric['points'], 'low_at': low_at,
+                             'low_at_text': low_at_text})
+        rows.append({'rank': rank, 'kind': finding['kind'], 'name': finding['name'],
+                     'node': finding['node'] or _node_text(finding['kind'], None), 'layer': finding['layer'],
+                     'diagnosis': finding['diagnosis'], 'points_at': finding['points_at'],
+                     'look_at': finding['look_at'], 'share_pct': finding['share_pct'], 'text': finding['text'],
+                     'evidence': evidence})
+    return rows
+
+
+def diagnosis_text(finding: dict) -> str:
+    """``testfs-OST0003 (oss2): slow at ... -> backend ... (first weak at: the OST object layer (obdfilter))``"""
+    return '%s (%s): %s -> %s (first weak at: %s)' % (
+        finding['name'], finding['node'] or _node_text(finding['kind'], None), finding['diagnosis'],
+        finding['points_at'], finding['layer'])
+
+
+def case_diagnoses(components: t.Iterable[dict]) -> dict[tuple, str]:
+    """``{(metric, subject): text}``: for each low subject and metric, the diagnosis of the finding it is evidence of.
+
+    What a verdict's failing case about that subject and metric adds to its
+    message (criteria.add_diagnoses); a row folded into another component's
+    finding says why first (``oss2 is low because testfs-OST0003 is; ...``).
+    """
+    texts = {}
+    for finding in components:
+        text = 'diagnosis: ' + diagnosis_text(finding)
+        for row in finding['metrics']:
+            because = because_text(row['component'], row['because'])
+            texts.setdefault((row['metric'], row['subject']), '%s; %s' % (because, text) if because else text)
+    return texts

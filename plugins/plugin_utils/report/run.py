@@ -14,8 +14,10 @@ the analysis and the criteria; ``write_report`` writes into the run directory:
 - ``analysis.json``: peaks, outliers, findings, the weak components diagnosed
   across the layers (``components``, diagnosis.py), saturation, layer
   efficiency, repeats, comparison, problems;
-- ``summary.md`` and ``report.html``: rendered from the role's Jinja templates;
-- ``verdict.json`` (with the same ``components``) and ``junit.xml`` when
+- ``summary.md`` and ``report.html``: rendered from the role's Jinja templates,
+  opening with one row per weak component (``finding_rows``, diagnosis.py);
+- ``verdict.json`` (with the same ``components``, and each failed case's
+  ``diagnosis``) and ``junit.xml`` (its failures' messages ending with it) when
   criteria were given;
 - ``baseline.yml`` on request.
 
@@ -155,6 +157,7 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
                                     outlier_options=outlier_options, comparison=comparison,
                                     tolerance_pct=opts['tolerance_pct'], present=present_results(run, expected),
                                     judged_points=(outliers, judged))
+        criteria.add_diagnoses(verdict, diagnosis.case_diagnoses(components))
     surveys = sorted({item['survey'] for item in run.envelopes})
     return {
         'run_id': run.run_id,
@@ -176,6 +179,7 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
         'outliers': outliers,
         'findings': weak,
         'components': components,
+        'finding_rows': diagnosis.finding_rows(components),
         'component_levels': _component_levels(run),
         'saturation': saturation,
         'sweeps': sweeps,
@@ -476,7 +480,8 @@ def generate(results_dir: str, run_id: str, templates_dir: str, options: dict | 
         'envelopes': len(run.envelopes), 'unreadable': run.unreadable, 'missing': model['missing'],
         'partial': [{'host': item['host'], 'survey': item['survey'], 'status': item['status']} for item in model['partial']],
         'outliers': len(model['outliers']),
-        'findings': [findings.finding_text(item) for item in model['findings']],
+        'findings': [item['text'] for item in model['components']],
+        'metric_findings': [findings.finding_text(item) for item in model['findings']],
         'regressions': len(model['regressions']),
         'verdict': verdict['verdict'] if verdict else None,
         'counts': verdict['counts'] if verdict else None,

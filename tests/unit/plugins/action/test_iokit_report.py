@@ -123,5 +123,7 @@ def test_the_nid_owners_name_a_slow_nids_node_in_the_diagnosed_components(tmp_pa
     result = report(run_action, tmp_path, nid_owners=owners, ost_luns={'testfs-OST0000': [['oss1', '/dev/sdb']]})
     components = json.loads((tmp_path / RUN_ID / 'analysis.json').read_text())['components']
     assert [(item['kind'], item['name'], item['node']) for item in components] == [('NID', '192.0.2.12@tcp', 'oss2')]
-    # The per-row findings stay as they were (the console's subject) until the report switches over.
-    assert result['findings'] and all('client1/192.0.2.12@tcp' in line for line in result['findings'])
+    # One line per weak component, naming the node that owns the NID; the per-row sentences keep the console's subject.
+    assert result['findings'] == [components[0]['text']]
+    assert result['findings'][0].startswith('192.0.2.12@tcp (oss2): slow in the LNet self-test -> the NIC or link of oss2')
+    assert result['metric_findings'] and all('client1/192.0.2.12@tcp' in line for line in result['metric_findings'])

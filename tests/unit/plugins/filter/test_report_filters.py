@@ -94,6 +94,12 @@ def test_verdict_and_junit_filters(samples):
     assert verdict['verdict'] == 'failed' and 'oss3' in verdict['failures'][0]
     root = ET.fromstring(_filter('acceptance_junit')(verdict, name='site acceptance'))
     assert root.get('name') == 'site acceptance' and root.get('failures') == '1'
+    # A verdict read back from verdict.json: a failed case's diagnosis ends its failure message, the names stay.
+    failed = next(case for case in verdict['cases'] if case['status'] == 'failed')
+    diagnosed = criteria.add_diagnoses(verdict, {(failed['metric'], failed['subject']): 'diagnosis: slow'})
+    again = ET.fromstring(_filter('acceptance_junit')(diagnosed, name='site acceptance'))
+    assert [case.attrib for case in again.iter('testcase')] == [case.attrib for case in root.iter('testcase')]
+    assert [failure.get('message') for failure in again.iter('failure')] == [failed['message'] + ' - diagnosis: slow']
 
 
 @pytest.mark.parametrize('name', NAMES[:-2])

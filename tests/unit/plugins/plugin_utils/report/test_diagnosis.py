@@ -11,10 +11,11 @@ import itertools
 import json
 import os
 import re
+import xml.etree.ElementTree as ET
 
 import pytest
 
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, diagnosis, run
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, criteria, diagnosis, run
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import as_samples
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import write_envelope
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import (
@@ -437,3 +438,176 @@ def test_the_report_model_without_mappings_still_diagnoses(tmp_path):
     assert (finding['name'], finding['node']) == ('192.0.2.12@tcp', None)
     owned = run.build_report(run.load_run(store, RUN_ID), nid_owners=NID_OWNERS)
     assert only(owned['components'])['node'] == 'oss2'
+
+
+# --------------------------------------------------------------------------
+# What the report prints: the rows of the findings tables, the JUnit messages
+
+
+def test_the_finding_rows_list_each_component_once_weakest_first_with_its_evidence_beneath():
+    samples = fleet(slow={('obdfilter', 'testfs-OST0003'): 0.4, ('ost', 3): 0.4, ('lnet', '192.0.2.13@tcp'): 0.3})
+    found = diagnose(samples, ost_luns=OST_LUNS, nid_owners=NID_OWNERS)
+    rows = diagnosis.finding_rows(found)
+    assert [(row['rank'], row['kind'], row['name'], row['node']) for row in rows] == [
+        (1, 'NID', '192.0.2.13@tcp', 'oss3'), (2, 'OST', 'testfs-OST0003', 'oss2')]
+    ost = rows[1]
+    assert (ost['layer'], ost['points_at']) == ('the OST object layer (obdfilter)',
+                                                'backend file system or OST configuration')
+    assert ost['diagnosis'] == found[1]['diagnosis'] and ost['text'] == found[1]['text']
+    assert ost['share_pct'] == pytest.approx(40.0) and 'brw_stats' in ost['look_at']
+    # Its own rows in the order of the layers (obdfilter before ost-survey, write before read), then its OSS's.
+    assert [(item['measured'], item['subject'], item['because']) for item in ost['evidence']] == [
+        ('obdfilter write', 'oss2/testfs-OST0003', ''), ('obdfilter read', 'oss2/testfs-OST0003', ''),
+        ('ost write', 'client1/testfs-OST0003', ''), ('ost read', 'client1/testfs-OST0003', ''),
+        ('obdfilter write', 'oss2', 'oss2 is low because testfs-OST0003 is'),
+        ('obdfilter read', 'oss2', 'oss2 is low because testfs-OST0003 is')]
+
+
+def test_each_evidence_row_lists_every_low_point_in_sweep_order_with_its_share():
+    samples = fleet(slow={('obdfilter', 'testfs-OST0003'): 0.4, ('ost', 3): 0.4})
+    outliers, judged = analysis.judge_points(samples)
+    found = diagnosis.diagnose_components(samples, outliers, judged, ost_luns=OST_LUNS, nid_owners=NID_OWNERS)
+    rows = diagnosis.finding_rows(found)
+    low = [row for row in outliers if row['direction'] == 'low']
+    shown = [(item['survey'], item['metric'], item['subject'], point['point_label'])
+             for row in rows for item in row['evidence'] for point in item['low_at']]
+    # Every low point once, and nothing else.
+    assert sorted(shown) == sorted((row['survey'], row['metric'], row['subject'], row['point_label']) for row in low)
+    item = rows[0]['evidence'][0]
+    labels = [point['point_label'] for point in item['low_at']]
+    threads = [int(label.rsplit(' ', 1)[1]) for label in labels]
+    assert len(threads) > 1 and threads == sorted(threads), labels
+    assert all(point['share_pct'] == pytest.approx(40.0) for point in item['low_at'])
+    assert item['low_at_text'] == ', '.join('%s 40 %%' % label for label in labels)
+    assert item['low_points'] == len(labels) and item['points'] >= item['low_points']
+    assert item['share_pct'] == pytest.approx(40.0) and item['value'] == pytest.approx(0.4 * item['median'])
+
+
+def test_a_finding_row_says_when_the_node_is_not_known():
+    samples = fleet(surveys=('lnet',), slow={('lnet', '192.0.2.12@tcp'): 0.3})
+    row = only(diagnosis.finding_rows(diagnose(samples)))
+    assert (row['kind'], row['name'], row['node']) == ('NID', '192.0.2.12@tcp', 'its node (not in nid_owners)')
+    assert [item['subject'] for item in row['evidence']] == ['client1/192.0.2.12@tcp'] * 2
+
+
+def test_no_finding_gives_no_rows_and_no_case_diagnosis():
+    found = diagnose(fleet())
+    assert found == [] and diagnosis.finding_rows(found) == [] and diagnosis.case_diagnoses(found) == {}
+
+
+def test_each_low_subject_and_metric_maps_to_the_diagnosis_of_its_finding():
+    samples = fleet(slow={('obdfilter', 'testfs-OST0003'): 0.4, ('ost', 3): 0.4})
+    finding = only(diagnose(samples, ost_luns=OST_LUNS, nid_owners=NID_OWNERS))
+    texts = diagnosis.case_diagnoses([finding])
+    assert set(texts) == {(row['metric'], row['subject']) for row in finding['metrics']}
+    own = texts[('obdfilter_write_mib_s', 'oss2/testfs-OST0003')]
+    assert own == ('diagnosis: testfs-OST0003 (oss2): slow at the OST object layer (obdfilter), its LUNs are fine '
+                   '-> backend file system or OST configuration (first weak at: the OST object layer (obdfilter))')
+    assert texts[('ost_read_mib_s', 'client1/testfs-OST0003')] == own
+    assert texts[('obdfilter_write_mib_s', 'oss2')] == 'oss2 is low because testfs-OST0003 is; ' + own
+
+
+def _junit_cases(xml):
+    root = ET.fromstring(xml)
+    return {(case.get('classname'), case.get('name')): case for case in root.iter('testcase')}
+
+
+def test_junit_keeps_one_case_per_component_and_metric_with_its_name_and_adds_the_diagnosis(tmp_path):
+    envelopes = [envelope(host, 'obdfilter', per_ost_obdfilter(host, {ost: 0.4 if ost.endswith('3') else 1.0
+                                                                      for ost in osts}))
+                 for host, osts in OSS.items()]
+    envelopes.append(envelope(CONSOLE, 'ost', ost_survey({index: 0.4 if index == 3 else 1.0 for index in range(6)})))
+    store = _store(tmp_path, envelopes)
+    loaded = run.load_run(store, RUN_ID)
+    model = run.build_report(loaded, acceptance_criteria=criteria.effective_criteria(None, True),
+                             ost_luns=OST_LUNS, nid_owners=NID_OWNERS)
+    plain = criteria.evaluate(loaded.samples, criteria.effective_criteria(None, True), run_id=RUN_ID)
+    with_diagnosis, without = _junit_cases(criteria.junit_xml(model['verdict'])), _junit_cases(criteria.junit_xml(plain))
+    # The same test cases, by the names pipelines gate on, failing the same way.
+    assert set(with_diagnosis) == set(without)
+    failing = {key for key, case in without.items() if case.find('failure') is not None}
+    assert failing == {key for key, case in with_diagnosis.items() if case.find('failure') is not None}
+    assert {name for _classname, name in failing} == {
+        'no low outlier among peers [oss2/testfs-OST0003]', 'no low outlier among peers [client1/testfs-OST0003]',
+        'no low outlier among peers [oss2]'}
+    assert len(failing) == 6  # obdfilter write and read, ost write and read, the OSS's write and read
+    finding = only(model['components'])
+    for key in failing:
+        before, after = without[key].find('failure').get('message'), with_diagnosis[key].find('failure').get('message')
+        assert after.startswith(before + ' - ') and 'diagnosis: testfs-OST0003 (oss2): ' + finding['diagnosis'] in after
+        assert with_diagnosis[key].find('failure').text == after
+        assert ('oss2 is low because testfs-OST0003 is' in after) == key[1].endswith('[oss2]')
+    # Passing cases say what they said.
+    for key in set(without) - failing:
+        assert ET.tostring(with_diagnosis[key]) == ET.tostring(without[key])
+    # verdict.json keeps every case's message, and gives the failed ones their diagnosis.
+    assert [case['message'] for case in model['verdict']['cases']] == [case['message'] for case in plain['cases']]
+    assert all(('diagnosis' in case) == (case['status'] == 'failed') for case in model['verdict']['cases'])
+
+
+def test_a_failed_case_about_no_weak_component_keeps_its_message():
+    verdict = {'verdict': 'failed', 'run_id': RUN_ID, 'baseline_run_id': None,
+               'counts': {'tests': 1, 'passed': 0, 'failed': 1, 'skipped': 0},
+               'cases': [{'kind': 'floors', 'criterion': 'floor', 'subject': 'oss1', 'metric': 'obdfilter_write_mib_s',
+                          'value': 1.0, 'limit': 2.0, 'unit': 'MiB/s', 'status': 'failed', 'message': 'below'}]}
+    criteria.add_diagnoses(verdict, {('obdfilter_write_mib_s', 'oss2'): 'diagnosis: elsewhere'})
+    assert 'diagnosis' not in verdict['cases'][0]
+    failure = ET.fromstring(criteria.junit_xml(verdict)).find('.//failure')
+    assert failure.get('message') == 'below' and failure.text == 'below'
+
+
+def _section(text, start, end):
+    first = text.index(start)
+    return text[first:text.index(end, first + len(start))]
+
+
+def test_summary_and_html_open_with_one_row_per_component_and_keep_the_rows_further_down(tmp_path):
+    envelopes = [envelope(host, 'obdfilter', per_ost_obdfilter(host, {ost: 0.4 if ost.endswith('3') else 1.0
+                                                                      for ost in osts}))
+                 for host, osts in OSS.items()]
+    envelopes.append(envelope(CONSOLE, 'lnet', lnet_nodes(
+        {nid: 0.3 if nid.endswith('11@tcp') else 1.0 for nid in SERVER_NIDS}, {nid: 1.0 for nid in CLIENT_NIDS})))
+    store = _store(tmp_path, envelopes)
+    result = run.generate(store, RUN_ID, REPORT_TEMPLATES, ost_luns=OST_LUNS, nid_owners=NID_OWNERS)
+    with open(result['files']['markdown'], encoding='utf-8') as handle:
+        summary = handle.read()
+    table = _section(summary, '\n## Findings', '\n## ')
+    components = [line for line in table.splitlines() if re.match(r'^\| [0-9]+ \|', line)]
+    assert len(components) == 2, table
+    assert components[0].startswith('| 1 | NID **192.0.2.11@tcp** | oss1 | network (LNet self-test) | slow in the '
+                                    'LNet self-test | **the NIC or link of oss1** | 30 % |')
+    assert components[1].startswith('| 2 | OST **testfs-OST0003** | oss2 | the OST object layer (obdfilter) |')
+    evidence = table.split(components[1], 1)[1].splitlines()
+    assert [line.split(' | ')[1] for line in evidence if line.startswith('| | ')] == [
+        '↳ obdfilter write on oss2/testfs-OST0003', '↳ obdfilter read on oss2/testfs-OST0003',
+        '↳ oss2 is low because testfs-OST0003 is: obdfilter write on oss2',
+        '↳ oss2 is low because testfs-OST0003 is: obdfilter read on oss2']
+    assert 'client1/192.0.2.11@tcp' in table.split(components[1], 1)[0]
+    # The rows per component and metric are the detail, further down, as they were.
+    detail = _section(summary, '\n## Low values per component and metric', '\n## ')
+    assert len([line for line in detail.splitlines() if line.startswith(('| obdfilter |', '| lnet |'))]) == 6
+    assert summary.index('\n## Findings') < summary.index('\n## Verdict') < summary.index('\n## Low values')
+    with open(result['files']['html'], encoding='utf-8') as handle:
+        html = handle.read()
+    findings_html = _section(html, '<h2 id="findings">', '<h2 ')
+    assert findings_html.count('<tr class="low component">') == 2
+    assert findings_html.count('<tbody class="finding"') == 2
+    assert 'oss2 is low because testfs-OST0003 is' in findings_html and 'the NIC or link of oss1' in findings_html
+    assert findings_html.index('192.0.2.11@tcp') < findings_html.index('testfs-OST0003')
+    detail_html = _section(html, '<h2 id="findings-detail">', '<h2 ')
+    assert detail_html.count('<tr class="low">') == 6
+    with open(result['files']['analysis'], encoding='utf-8') as handle:
+        assert result['findings'] == [row['text'] for row in json.load(handle)['components']]
+
+
+def test_a_hostile_component_name_stays_text_in_both_tables(tmp_path):
+    # Host names are safe file names; target names come from the nodes' own output.
+    hostile = '<b>OST|x'
+    osts = dict(OSS, oss3=('testfs-OST0004', hostile))
+    store = _store(tmp_path, [envelope(host, 'obdfilter', per_ost_obdfilter(
+        host, {ost: 0.4 if ost == hostile else 1.0 for ost in names})) for host, names in osts.items()])
+    result = run.generate(store, RUN_ID, REPORT_TEMPLATES)
+    summary = open(result['files']['markdown'], encoding='utf-8').read()
+    html = open(result['files']['html'], encoding='utf-8').read()
+    assert '<b>OST' not in summary and '| OST **&lt;b&gt;OST\\|x** | oss3 |' in summary
+    assert '<b>OST' not in html and '<td>OST <b>&lt;b&gt;OST|x</b></td>' in html
