@@ -122,8 +122,21 @@ def test_remaining_without_and_with_deadline():
 def test_process_recording_runner_records_children_while_they_run(tmp_path):
     state = NodeState(str(tmp_path))
     runner = ProcessRecordingRunner(state, 'run-1')
-    script = 'import json, os; print(json.dumps([os.getpid(), json.load(open(%r))["processes"]]))' % state.path
-    # the state file exists once something is recorded, which the runner does before the child reads it
+    # The runner records the child once it has started (it needs the pid), so the child may look before the record
+    # is written: it reads the state until it finds itself there (a deadline, not a bet on which process is first).
+    script = '\n'.join([
+        'import json, os, time',
+        'deadline = time.monotonic() + 60',
+        'while True:',
+        '    try:',
+        '        processes = json.load(open(%r))["processes"]' % state.path,
+        '    except (OSError, ValueError, KeyError):',
+        '        processes = []',
+        '    if any(entry.get("pid") == os.getpid() for entry in processes) or time.monotonic() > deadline:',
+        '        break',
+        '    time.sleep(0.02)',
+        'print(json.dumps([os.getpid(), processes]))',
+    ])
     result = runner.run([sys.executable, '-c', script])
     pid, processes = json.loads(result.stdout)
     assert [(entry['pid'], entry['run_id'], entry['command'][0]) for entry in processes] == [
