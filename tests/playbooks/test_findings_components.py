@@ -38,6 +38,8 @@ pytestmark = [survey_mark, pytest.mark.skipif(os.geteuid() != 0 or not shutil.wh
 SLOW_DEVICE = os.path.join(ROOT, 'tests', 'integration', 'targets', 'setup_slow_device', 'files', 'slow_device.py')
 ONLY = dict(ONLY_OBDFILTER, acceptance_run_obdfilter=False)
 SLOW_LUN_MIB_S = 2
+# Every other loop-device LUN of a test (loop_luns): equal by construction, three times the slow one.
+FINE_LUN_MIB_S = 6
 SLOW_MDT = 'testfs-MDT0002'
 
 
@@ -91,9 +93,9 @@ def _assert_failed_naming(made, survey, component):
 @contextlib.contextmanager
 def loop_luns(base, count, slow, mib_s=SLOW_LUN_MIB_S):
     """``count`` loop devices on sparse 16 MiB files under ``base`` (direct I/O), and ``base/slow-python``: a wrapper
-    of this Python that joins a block-I/O cgroup limiting the one at index ``slow`` to ``mib_s`` MiB/s each way (give
-    it as ansible_python_interpreter).  Yields the devices; releases the cgroup, detaches them and removes the files
-    whatever happens."""
+    of this Python that joins a block-I/O cgroup limiting the one at index ``slow`` to ``mib_s`` MiB/s each way and
+    the others to FINE_LUN_MIB_S (give it as ansible_python_interpreter).  Yields the devices; releases the cgroup,
+    detaches them and removes the files whatever happens."""
     loops, images, group = [], [], None
     wrapper = os.path.join(base, 'slow-python')
     try:
@@ -103,8 +105,13 @@ def loop_luns(base, count, slow, mib_s=SLOW_LUN_MIB_S):
             subprocess.run(['truncate', '--size', '16M', image], check=True)
             loops.append(subprocess.run(['losetup', '--find', '--show', '--direct-io=on', image], check=True,
                                         stdout=subprocess.PIPE, universal_newlines=True).stdout.strip())
+        # The others are limited too, to FINE_LUN_MIB_S: unlimited, they measure what the machine gives, and on a
+        # loaded machine one of them can fall below its peers; limited far below what any machine gives, they
+        # measure the same.
+        fine = ['%s=%s' % (loop, FINE_LUN_MIB_S) for loop in loops if loop != loops[slow]]
         group = subprocess.run([sys.executable, SLOW_DEVICE, 'throttle', str(mib_s), wrapper, sys.executable,
-                                loops[slow]], check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+                                loops[slow]] + fine, check=True, stdout=subprocess.PIPE,
+                               universal_newlines=True).stdout.strip()
         yield loops
     finally:
         if group:

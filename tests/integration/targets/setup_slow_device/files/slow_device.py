@@ -9,10 +9,10 @@ device to a fixed rate.  The cgroup v1 ``blkio`` controller is used where it is 
 cgroup v2 ``io`` controller; without either the test fails here, naming what is missing.
 
 Usage:
-  slow_device.py throttle MIB_S WRAPPER PYTHON DEVICE...
-      Create a group limiting each DEVICE to MIB_S MiB/s each way, write WRAPPER: an executable that
-      joins the group and then runs PYTHON with its arguments (give it as ansible_python_interpreter).
-      Prints the group's directory.
+  slow_device.py throttle MIB_S WRAPPER PYTHON DEVICE[=MIB_S]...
+      Create a group limiting each DEVICE to MIB_S MiB/s each way (a DEVICE=MIB_S its own rate), write
+      WRAPPER: an executable that joins the group and then runs PYTHON with its arguments (give it as
+      ansible_python_interpreter). Prints the group's directory.
   slow_device.py release GROUP [TIMEOUT_S]
       Move what is still in GROUP to its parent and remove GROUP (its limits go with it), waiting up to
       TIMEOUT_S (default 30) for processes that are exiting.  Run it before detaching the device: a
@@ -62,17 +62,24 @@ def _device_numbers(device):
     return '%d:%d' % (os.major(mode.st_rdev), os.minor(mode.st_rdev))
 
 
-def throttle(mib_s, wrapper, python, *devices):
-    numbers = [_device_numbers(device) for device in devices]
+def _rate(mib_s):
     rate = int(float(mib_s) * 1048576)
     if rate <= 0:
         raise SlowDeviceError('MIB_S must be positive, not %s' % mib_s)
-    name = group_name(numbers[0], wrapper)
+    return rate
+
+
+def throttle(mib_s, wrapper, python, *devices):
+    # A device path has no '=': what follows one is that device's own rate.
+    limits = [(path, _rate(own or mib_s)) for path, _sep, own in (device.partition('=') for device in devices)]
+    devices = [path for path, _rate_bps in limits]
+    numbers = [(_device_numbers(path), rate) for path, rate in limits]
+    name = group_name(numbers[0][0], wrapper)
     if os.path.exists(os.path.join(V1_ROOT, 'blkio.throttle.write_bps_device')):
         group = os.path.join(V1_ROOT, name)
         if not os.path.isdir(group):
             os.mkdir(group)
-        for number in numbers:
+        for number, rate in numbers:
             _write(os.path.join(group, 'blkio.throttle.read_bps_device'), '%s %d' % (number, rate))
             _write(os.path.join(group, 'blkio.throttle.write_bps_device'), '%s %d' % (number, rate))
     else:
@@ -89,7 +96,7 @@ def throttle(mib_s, wrapper, python, *devices):
         group = os.path.join(root, name)
         if not os.path.isdir(group):
             os.mkdir(group)
-        for number in numbers:
+        for number, rate in numbers:
             _write(os.path.join(group, 'io.max'), '%s rbps=%d wbps=%d' % (number, rate, rate))
     _write(wrapper, '#!/bin/sh\n# joins %s (%s limited to %s MiB/s), then runs %s\n'
                     'echo $$ > %s/cgroup.procs || exit 1\nexec %s "$@"\n'
