@@ -152,6 +152,10 @@ def test_the_report_files_and_junit_are_written(cluster):
 def test_a_failed_stage_is_recorded_and_the_other_stages_results_remain(cluster):
     output = cluster.failing.stdout
     assert cluster.failing.returncode != 0, output[-8000:]
+    # When the mds result is missing, what the mds stage printed says why (the end of the output is the report).
+    start = output.find('PLAY [Survey the MDTs with mds-survey]')
+    assert os.path.exists(envelope_path(cluster.results, FAIL_RUN, 'localhost', 'mds')), \
+        output[start:start + 12000] if start >= 0 else output[-12000:]
     mds = cluster.envelope('mds', FAIL_RUN)
     assert mds['status'] == 'failed' and mds['records'] == []
     for survey in ('obdfilter', 'ost', 'mdtest'):
