@@ -610,7 +610,7 @@ def component_text(finding: dict) -> str:
     for part in finding['folded']:
         shown = ['%s %s' % (_metric_label(row), _pct(row['share'])) for row in finding['metrics']
                  if (row['kind'], row['component'], row['because']) == (part['kind'], part['name'], part['because'])]
-        text += '; %s is low because %s is (%s)' % (part['name'], part['because'], ', '.join(shown))
+        text += '; %s (%s)' % (because_text(part['name'], part['because']), ', '.join(shown))
     return text
 
 
