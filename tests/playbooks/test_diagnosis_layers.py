@@ -77,8 +77,23 @@ class Run(SimulatedNode):
 
     def component(self, kind, name):
         found = [c for c in self.analysis['components'] if (c['kind'], c['name']) == (kind, name)]
-        assert len(found) == 1, json.dumps(self.analysis['components'], indent=1)[:6000]
+        assert len(found) == 1, self.explained(json.dumps(self.analysis['components'], indent=1)[:3000])
         return found[0]
+
+    def explained(self, what):
+        """``what`` with the run's stages, each survey's stored status and errors, and the lines of its output that
+        name sgpdd or the target devices: a LUN or a link missing under load says there which layer lost it."""
+        stored = {}
+        for host in sorted(os.listdir(os.path.join(self.results, self.run_id))):
+            host_dir = os.path.join(self.results, self.run_id, host)
+            for name in sorted(os.listdir(host_dir)) if os.path.isdir(host_dir) else ():
+                if name.endswith('.json'):
+                    with open(os.path.join(host_dir, name), encoding='utf-8') as handle:
+                        envelope = json.load(handle)
+                    stored['%s/%s' % (host, name)] = (envelope.get('status'), envelope.get('errors'))
+        lines = [line for line in self.result.stdout.splitlines()
+                 if 'sgpdd' in line or 'target_devices' in line or 'mount device' in line.lower()]
+        return '%s\nstored: %s\noutput:\n%s' % (what, json.dumps(stored)[:3000], '\n'.join(lines[-60:]))
 
 
 @pytest.fixture(scope='module')
@@ -154,7 +169,7 @@ def test_a_slow_lun_under_its_ost_is_one_finding_of_the_lun(servers):
 
 def test_an_ost_slow_above_a_fine_lun_points_at_its_backend(servers):
     finding = servers.component('OST', 'testfs-OST%04x' % SLOW_OST)
-    assert (finding['node'], finding['rule']) == ('localhost', 'target-backend'), finding
+    assert (finding['node'], finding['rule']) == ('localhost', 'target-backend'), servers.explained(finding)
     assert 'obdfilter' in finding['layer'] and 'its LUNs are fine' in finding['diagnosis'], finding
     assert finding['layers']['LUN'] == 'fine', finding['layers']
     # the two faults and nothing else
