@@ -212,8 +212,9 @@ class ClientTreeSurvey(NativeSurvey):
     ``resume_key`` (``record_point`` names their planned points): its sweep does not measure them again, and lists in
     ``withdrawn`` those its sweep, as it ends, no longer has (the module side takes them back out of the
     envelope, EnvelopeBuilder.withdraw_record).
-    ``runner`` runs the measurements (under the deadline); ``control_runner`` the checks, the layout commands and
-    the cleanup (no deadline).
+    ``context`` (an EngineContext, contract.py) brings the run id, the node state and the runners: ``runner`` runs
+    the measurements (under the deadline); ``control_runner`` the checks, the layout commands and the cleanup (no
+    deadline).
     """
 
     SURVEY = None
@@ -225,14 +226,15 @@ class ClientTreeSurvey(NativeSurvey):
     # The key of a planned point that weighs it for the ETA (e.g. its bytes); None: every point weighs the same
     PROGRESS_WEIGHT = None
 
-    def __init__(self, runner, control_runner, node_state, run_id, mount_point, hosts, options=None,
+    def __init__(self, context, mount_point, hosts, options=None,
                  parent=None, workdir='/tmp/lustre-iokit', mpirun='mpirun', srun='srun', lfs='lfs',
                  allow_run_as_root=False, launcher_extra_args=(), shell=DEFAULT_SHELL,
                  mountinfo_path='/proc/self/mountinfo', salloc='salloc', sbatch='sbatch', scancel='scancel'):
-        self.runner = runner
-        self.control_runner = control_runner
-        self.node_state = node_state
-        self.run_id = run_id
+        self.context = context
+        self.runner = context.runner
+        self.control_runner = context.control_runner
+        self.node_state = context.node_state
+        self.run_id = context.run_id
         self.mount_point = mount_point.rstrip('/') or '/'
         self.hosts = list(hosts)
         self.opts = merge_defaults(self.DEFAULTS, options)
@@ -248,8 +250,8 @@ class ClientTreeSurvey(NativeSurvey):
         self.launcher_extra_args = list(launcher_extra_args or ())
         self.shell = list(shell)
         self.mountinfo_path = mountinfo_path
-        self.tree = os.path.join(self.parent, self.TREE_PREFIX + run_id)
-        self.run_dir = os.path.join(workdir, run_id)
+        self.tree = os.path.join(self.parent, self.TREE_PREFIX + self.run_id)
+        self.run_dir = os.path.join(workdir, self.run_id)
         self.fsname = None
         self.fstype = None
         self.errors = []
@@ -651,7 +653,7 @@ def run_module(module, problems, survey_class, program_option, parameter_names, 
     name = survey_class.SURVEY
     # checks, layouts and the tree's removal run on the control runner: the removal still runs after a timeout
     start = survey_module.start_survey(module, name, parameter_names, runner_class, recording_runner_class)
-    survey = survey_class(start.runner, start.control_runner, start.node_state, start.run_id, params['mount_point'],
+    survey = survey_class(start.context, params['mount_point'],
                           params['hosts'], engine_options(params, engine_option_names), program,
                           parent=params['directory'], workdir=params['workdir'],
                           mpirun=launcher if params['launcher'] == 'mpirun' else params['mpirun'],

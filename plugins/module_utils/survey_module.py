@@ -20,6 +20,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, record_entries
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     NodeState,
@@ -93,6 +94,8 @@ class SurveyStart:
 
     ``runner`` measures, under the deadline from the ``timeout`` option. ``control_runner`` makes and undoes
     things with no deadline, so that teardown still runs after a timeout; ``lctl`` drives lctl through it.
+    ``context`` is what the module hands its engine (contract.EngineContext): the runners, the node state, the run
+    id and the host, with the engine's default clocks.
     """
 
     def __init__(self, module, run_id, host, builder, node_state, runner, control_runner, survey=None,
@@ -113,6 +116,7 @@ class SurveyStart:
         self.runner = runner
         self.control_runner = control_runner
         self.lctl = lctl_utils.Lctl(control_runner) if control_runner is not None else None
+        self.context = EngineContext(runner, control_runner, node_state, run_id, host)
 
     def start_run(self, planned=None, planned_duration_s=None, record_point=None, parts=False):
         """Start the run on this node: take the survey's node lock, record the module for the cleanup, resume the

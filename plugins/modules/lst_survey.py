@@ -325,11 +325,11 @@ class LstSpec(survey_module.ServerSurveySpec):
             if problem:
                 module.fail_json(msg=problem)
         survey = lnet.LstSurvey(
-            start.runner, start.control_runner, start.node_state, start.run_id, params['servers'], params['clients'],
+            start.context, params['servers'], params['clients'],
             modes=params['modes'], sizes=params['sizes'], concurrency=params['concurrency'],
             stat_count=params['stat_count'], stat_delay_s=params['stat_delay_s'], stat_group=params['stat_group'],
             split=params['split'], distribute=params['distribute'], per_node_stats=params['per_node_stats'],
-            session_timeout=params['session_timeout'], force_session=params['force_session'], host=start.host)
+            session_timeout=params['session_timeout'], force_session=params['force_session'])
         start.builder.set_environment(lustre_version=version, kernel=os.uname()[2], session=survey.session)
         return survey
 

@@ -343,9 +343,9 @@ class MdsSpec(survey_module.ServerSurveySpec):
         builder.set_environment(lustre_version=lctl.version(), kernel=os.uname()[2],
                                 targets=[target.as_dict() for target in targets])
         survey = mds.MdsSurvey(
-            start.runner, lctl, start.node_state, start.run_id, targets, thrlo=params['thrlo'], thrhi=params['thrhi'],
-            file_count=params['file_count'], dir_count=params['dir_count'], stripe_count=params['stripe_count'],
-            tests=params['tests'], start_number=params['start_number'], layer=params['layer'], host=start.host)
+            start.context, targets, thrlo=params['thrlo'], thrhi=params['thrhi'], file_count=params['file_count'],
+            dir_count=params['dir_count'], stripe_count=params['stripe_count'], tests=params['tests'],
+            start_number=params['start_number'], layer=params['layer'])
         survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'],
                                                    params['sweep_patience'])
         return survey

@@ -403,7 +403,7 @@ def network_survey(start, sweep_options, devices):
             'must be cleaned"); this node has the osc devices %s' % ', '.join(mounted))
     host, nid = obdfilter_network.network_peer(server, params['nettype'])
     server_runner = obdfilter_network.RemoteRunner(start.control_runner, params['server_shell'], host)
-    survey = obdfilter_network.NetworkSurvey(start.runner, server, nid, params['size_mib'],
+    survey = obdfilter_network.NetworkSurvey(start.context, server, nid, params['size_mib'],
                                              server_runner=server_runner, **sweep_options)
     start.builder.set_environment(server=survey.server, server_nid=survey.nid)
     return survey, list(params['targets'])
@@ -417,7 +417,7 @@ def netdisk_survey(start, sweep_options, unused_devices):
     except lctl_utils.LctlError as exc:
         start.module.fail_json(msg='cannot list the Lustre devices with their NIDs (lctl dl -t): %s' % exc)
     peers = obdfilter_network.netdisk_targets(with_nids, params['targets'], params['nettype'])
-    survey = obdfilter_network.NetdiskSurvey(start.runner, peers, params['size_mib'], **sweep_options)
+    survey = obdfilter_network.NetdiskSurvey(start.context, peers, params['size_mib'], **sweep_options)
     start.builder.set_environment(netdisk_nids=dict(peers))
     return survey, survey.targets
 
@@ -429,7 +429,7 @@ def disk_survey(start, sweep_options, devices):
                                        local_names=('localhost', start.host, socket.gethostname()))
     # The run's tag in the echo client names (the installed script names them itself).
     name_tag = run_tag(start.run_id) if params['engine'] == 'native' else None
-    survey = obdfilter.ObdfilterSurvey(start.runner, targets, params['size_mib'], case=params['case'],
+    survey = obdfilter.ObdfilterSurvey(start.context, targets, params['size_mib'], case=params['case'],
                                        name_tag=name_tag, **sweep_options)
     return survey, targets
 
@@ -476,8 +476,7 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
         sweep_options = dict(
             rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
             thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'],
-            page_kib=page_kib(), control_runner=start.control_runner, node_state=start.node_state,
-            run_id=start.run_id, host=start.host)
+            page_kib=page_kib())
         survey, self.targets = CASE_BUILDERS[params['case']](start, sweep_options, devices)
         builder.set_environment(targets=self.targets)
         survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'],

@@ -249,8 +249,8 @@ class OstSpec(survey_module.ServerSurveySpec):
         # Checks, the cache change and its undoing run on the control runner: the restore still runs after a
         # timeout.
         survey = self.engine = ost.OstSurvey(
-            start.control_runner, start.node_state, start.run_id, params['mount_point'], size_mib=params['size_mib'],
-            min_free_factor=params['min_free_factor'], workdir=params['workdir'], host=start.host)
+            start.context, params['mount_point'], size_mib=params['size_mib'],
+            min_free_factor=params['min_free_factor'], workdir=params['workdir'])
         survey.inspect()
         return survey
 

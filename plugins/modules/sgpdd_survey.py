@@ -361,10 +361,10 @@ class SgpddSpec(survey_module.ServerSurveySpec):
         self.environment = sgpdd.collect_environment(runner, targets)
         start.builder.set_environment(self.environment)
         survey = sgpdd.SgpddSurvey(
-            runner, targets, params['size_mib'], actions=params['actions'], rszlo=params['rszlo'],
+            start.context, targets, params['size_mib'], actions=params['actions'], rszlo=params['rszlo'],
             rszhi=params['rszhi'], crglo=params['crglo'], crghi=params['crghi'], thrlo=params['thrlo'],
             thrhi=params['thrhi'], boundary=params['boundary'], max_threads_per_region=params['max_threads_per_region'],
-            mem_total_kib=self.environment['mem_total_kib'], host=start.host)
+            mem_total_kib=self.environment['mem_total_kib'])
         survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'],
                                                    params['sweep_patience'])
         return survey

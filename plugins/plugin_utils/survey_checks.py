@@ -38,6 +38,7 @@ from ansible.module_utils.common.validation import (
 
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 
 # survey: its role's variable prefix, its module, and where the role's call differs from the rule (the catalogue's
@@ -353,10 +354,11 @@ def _engine_problems(survey, params):
         return list(module.option_problems(params, euid=-1))
     problems = list(module.option_problems(params))
     if survey == 'obdfilter':
+        # No node here: the survey is built to read its settings' problems, never to run.
         problems.extend(obdfilter.ObdfilterSurvey(
-            None, [], params['size_mib'], rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'],
-            nobjhi=params['nobjhi'], thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'],
-            case=params['case']).problems())
+            EngineContext(None), [], params['size_mib'], rszlo=params['rszlo'], rszhi=params['rszhi'],
+            nobjlo=params['nobjlo'], nobjhi=params['nobjhi'], thrlo=params['thrlo'], thrhi=params['thrhi'],
+            tests=params['tests'], case=params['case']).problems())
     return problems
 
 

@@ -2,7 +2,8 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The contract a native survey engine fills in, so that one driver (``survey_module.run_native``) runs any of them.
+"""The contract a native survey engine fills in, so that one driver (``survey_module.run_native``) runs any of them,
+and the context (``EngineContext``) every engine is built with.
 
 Target-side code: pure standard library, no Ansible imports, Python 3.6+.
 """
@@ -12,6 +13,34 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import abc
+import time
+
+
+class EngineContext:
+    """What every native engine needs from the module that drives it, in one object, so that each engine's
+    constructor takes it first and keeps its own arguments for the survey's own settings.
+
+    - ``runner``: runs what the survey measures, under the deadline of the module's ``timeout``;
+    - ``control_runner``: runs what makes and undoes things, with no deadline, so that teardown still runs after
+      a timeout (None in tests that never make anything);
+    - ``node_state``: the NodeState that records what is made before it is made, for the cleanup (None: nothing
+      is recorded);
+    - ``run_id``: the run's id, in the names of what the survey makes (None outside a run);
+    - ``host``: this node's short name, in the records (None: not named);
+    - ``clock``: monotonic seconds, for the durations and rates;
+    - ``wall_clock``: epoch seconds, stamped on the records so that statistics sampled on the node can be cut per
+      test.
+    """
+
+    def __init__(self, runner, control_runner=None, node_state=None, run_id=None, host=None, clock=time.monotonic,
+                 wall_clock=time.time):
+        self.runner = runner
+        self.control_runner = control_runner
+        self.node_state = node_state
+        self.run_id = run_id
+        self.host = host
+        self.clock = clock
+        self.wall_clock = wall_clock
 
 
 class NativeSurvey(abc.ABC):

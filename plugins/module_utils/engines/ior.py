@@ -200,10 +200,9 @@ class IorSurvey(client_launch.ClientTreeSurvey):
     PROGRESS_KEYS = ('access', 'nodes', 'tasks_per_node', 'transfer_kib')
     PROGRESS_WEIGHT = 'bytes_per_phase'
 
-    def __init__(self, runner, control_runner, node_state, run_id, mount_point, hosts, options=None, ior='ior',
+    def __init__(self, context, mount_point, hosts, options=None, ior='ior',
                  **kwargs):
-        client_launch.ClientTreeSurvey.__init__(self, runner, control_runner, node_state, run_id, mount_point,
-                                                hosts, options, **kwargs)
+        client_launch.ClientTreeSurvey.__init__(self, context, mount_point, hosts, options, **kwargs)
         self.ior = ior
 
     def point_key(self, point):

@@ -324,22 +324,24 @@ CSV_HEADER = 'Servers,Clients,Mode,Read_BW,Read_Rate,Write_BW,Write_Rate,Server_
 class LstSurvey(NativeSurvey):
     """Plans, runs and always ends one LNet self-test session on the console node.
 
-    ``runner`` runs the measuring commands under the survey's deadline;
+    From ``context`` (an EngineContext, contract.py): ``runner`` runs the
+    measuring commands under the survey's deadline;
     ``control_runner`` (no deadline) ends the session after a timeout;
-    ``node_state`` is where the session is written down before it is opened;
+    ``node_state`` is where the session is written down before it is opened.
     ``raw``: an object with ``summary(text)`` (the CSV) and ``detail(text)``
     (every lst command and its output), or None.
     """
 
-    def __init__(self, runner, control_runner, node_state, run_id, servers, clients, modes=DEFAULT_MODES,
+    def __init__(self, context, servers, clients, modes=DEFAULT_MODES,
                  sizes=DEFAULT_SIZES, concurrency=DEFAULT_CONCURRENCY, stat_count=DEFAULT_STAT_COUNT,
                  stat_delay_s=DEFAULT_STAT_DELAY_S, stat_group='servers', split=('all',), distribute=None,
                  per_node_stats=True, session_timeout=DEFAULT_SESSION_TIMEOUT_S, force_session=False, key=None,
-                 lst='lst', raw=None, host=None):
-        self.runner = runner
-        self.control_runner = control_runner
-        self.node_state = node_state
-        self.run_id = run_id
+                 lst='lst', raw=None):
+        self.context = context
+        self.runner = context.runner
+        self.control_runner = context.control_runner
+        self.node_state = context.node_state
+        self.run_id = context.run_id
         self.servers = list(servers)
         self.clients = list(clients)
         self.modes = list(modes)
@@ -357,7 +359,7 @@ class LstSurvey(NativeSurvey):
         self.session = SESSION_PREFIX + str(self.key)
         self.lst = lst
         self.raw = raw
-        self.host = host
+        self.host = context.host
         self.errors = []
         self.notes = []
         self.aborted = None

@@ -306,21 +306,23 @@ def test_summary(test, stats):
 class MdsSurvey(NativeSurvey):
     """Plans, runs and cleans up one mds survey on this node.
 
-    ``lctl``: an ``lctl.Lctl`` on the survey's runner; ``node_state``: the
-    ``NodeState`` where everything created is written down first; ``raw``:
-    an object with ``summary(text)`` and ``detail(text)`` (or None);
-    ``wall_clock``: epoch seconds, stamped on each test as
-    ``start_time``/``end_time`` so that statistics sampled on the node can
-    be cut per test.
+    From ``context`` (an EngineContext, contract.py): the runner measures,
+    the echo clients are made through an ``lctl.Lctl`` on the control runner
+    (``self.lctl``), ``node_state`` is where everything created is written
+    down first, and the wall clock stamps each test's
+    ``start_time``/``end_time`` so that statistics sampled on the node can be
+    cut per test.  ``raw``: an object with ``summary(text)`` and
+    ``detail(text)`` (or None).
     """
 
-    def __init__(self, runner, lctl, node_state, run_id, targets, thrlo=4, thrhi=32, file_count=100000,
-                 dir_count=None, stripe_count=0, tests=TESTS, start_number=DEFAULT_START_NUMBER, layer='mdd',
-                 raw=None, host=None, wall_clock=time.time):
-        self.runner = runner
-        self.lctl = lctl
-        self.node_state = node_state
-        self.run_id = run_id
+    def __init__(self, context, targets, thrlo=4, thrhi=32, file_count=100000, dir_count=None, stripe_count=0,
+                 tests=TESTS, start_number=DEFAULT_START_NUMBER, layer='mdd', raw=None):
+        self.context = context
+        self.runner = context.runner
+        # The echo clients are attached and detached with no deadline, as the module's own lctl commands are.
+        self.lctl = Lctl(context.control_runner)
+        self.node_state = context.node_state
+        self.run_id = context.run_id
         self.targets = list(targets)
         self.thrlo, self.thrhi = thrlo, thrhi
         self.file_count = file_count
@@ -331,8 +333,8 @@ class MdsSurvey(NativeSurvey):
         self.start_number = start_number
         self.layer = layer
         self.raw = raw
-        self.host = host
-        self.wall_clock = wall_clock
+        self.host = context.host
+        self.wall_clock = context.wall_clock
         # Full unless the caller sets an adaptive one: the thread sweep may then stop once the MDTs saturate.
         self.inner_sweeps = adaptive.InnerSweeps()
         # Thread counts an earlier attempt of the run measured, to their records: not measured again.

@@ -275,10 +275,9 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
     TREE_PREFIX = TREE_PREFIX
     DEFAULTS = DEFAULTS
 
-    def __init__(self, runner, control_runner, node_state, run_id, mount_point, hosts, options=None,
+    def __init__(self, context, mount_point, hosts, options=None,
                  mdtest='mdtest', **kwargs):
-        client_launch.ClientTreeSurvey.__init__(self, runner, control_runner, node_state, run_id, mount_point,
-                                                hosts, options, **kwargs)
+        client_launch.ClientTreeSurvey.__init__(self, context, mount_point, hosts, options, **kwargs)
         self.mdtest = mdtest
         self.best = None
         # one inner sweep per step: tasks per node on one node, then nodes at the best tasks per node

@@ -266,21 +266,23 @@ def _point_key(entry, test=None):
 class ObdfilterSurvey(NativeSurvey):
     """Plans and runs one case=disk obdfilter survey on this node.
 
-    ``runner`` runs the measurements (its deadline and stop request end the
-    survey); ``control_runner`` runs the short lctl commands that create and
-    undo things, so that teardown still runs after the deadline.
+    From ``context`` (an EngineContext, contract.py): ``runner`` runs the
+    measurements (its deadline and stop request end the survey);
+    ``control_runner`` (else the runner) runs the short lctl commands that
+    create and undo things, so that teardown still runs after the deadline;
     ``node_state`` (a NodeState) receives every echo client and object range
     before it is made.  ``obdecho`` must be loaded already (the driver does it).  ``raw`` receives the summary and
     detail text (``summary(text)``/``detail(text)``).
     """
 
-    def __init__(self, runner, targets, size_mib, rszlo=1024, rszhi=1024, nobjlo=1, nobjhi=16, thrlo=1, thrhi=16,
-                 tests=DEFAULT_TESTS, verify=False, page_kib=DEFAULT_PAGE_KIB, control_runner=None,
-                 node_state=None, run_id=None, raw=None, clock=time.monotonic, host=None, case=CASE_DISK,
-                 wall_clock=time.time, name_tag=None):
-        self.runner = runner
+    def __init__(self, context, targets, size_mib, rszlo=1024, rszhi=1024, nobjlo=1, nobjhi=16, thrlo=1, thrhi=16,
+                 tests=DEFAULT_TESTS, verify=False, page_kib=DEFAULT_PAGE_KIB, raw=None, case=CASE_DISK,
+                 name_tag=None):
+        self.context = context
+        self.runner = context.runner
         self.case = case
-        self.control_runner = control_runner or runner
+        # Without a control runner (tests, the controller's option checks) the survey's runner makes things too.
+        self.control_runner = context.control_runner or context.runner
         self.lctl = lctl_utils.Lctl(self.control_runner)
         self.targets = list(targets)
         self.size_mib = size_mib
@@ -290,13 +292,13 @@ class ObdfilterSurvey(NativeSurvey):
         self.tests = list(tests)
         self.verify = verify
         self.page_kib = page_kib
-        self.node_state = node_state
-        self.run_id = run_id
+        self.node_state = context.node_state
+        self.run_id = context.run_id
         self.raw = raw
-        self.clock = clock
+        self.clock = context.clock
         # Epoch seconds on each test (start_time/end_time), to cut the node's statistics per test.
-        self.wall_clock = wall_clock
-        self.host = host
+        self.wall_clock = context.wall_clock
+        self.host = context.host
         # The run's tag in the echo client names (case=disk): one run's devices are never another's.
         self.name_tag = name_tag
         self.batch = BATCH_DISK

@@ -113,9 +113,9 @@ class NetworkSurvey(ObdfilterSurvey):
     unload, as for case=disk; only the server's is loaded here.
     """
 
-    def __init__(self, runner, server, nid, size_mib, server_runner=None, **options):
+    def __init__(self, context, server, nid, size_mib, server_runner=None, **options):
         options['case'] = CASE_NETWORK
-        ObdfilterSurvey.__init__(self, runner, [server], size_mib, **options)
+        ObdfilterSurvey.__init__(self, context, [server], size_mib, **options)
         self.server = server
         self.nid = nid
         self.batch = BATCH_NETWORK
@@ -326,9 +326,9 @@ class NetdiskSurvey(ObdfilterSurvey):
     are created on the real OSTs, in the echo sequence.  Everything made is undone at the end.
     """
 
-    def __init__(self, runner, peers, size_mib, **options):
+    def __init__(self, context, peers, size_mib, **options):
         options['case'] = CASE_NETDISK
-        ObdfilterSurvey.__init__(self, runner, [ost for ost, unused in peers], size_mib, **options)
+        ObdfilterSurvey.__init__(self, context, [ost for ost, unused in peers], size_mib, **options)
         self.peers = list(peers)
         self.batch = BATCH_NETWORK
         self.uuids = {}

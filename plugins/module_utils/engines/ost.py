@@ -207,31 +207,34 @@ def report_text(record, program='ost-survey', date_text=None):
 class OstSurvey(NativeSurvey):
     """Checks, plans, runs and cleans up one ost survey from this client.
 
-    ``runner``: the survey's Runner; ``node_state``: where every change is
-    written down first; ``clock``: the timing source (monotonic);
-    ``wall_clock``: epoch seconds, stamped on each OST's row as
+    From ``context`` (an EngineContext, contract.py): ``runner``, the
+    survey's Runner; ``node_state``, where every change is written down
+    first; ``clock``, the timing source (monotonic); ``wall_clock``, epoch
+    seconds, stamped on each OST's row as
     ``<operation>_start_time``/``<operation>_end_time`` (beside
     ``<operation>_time_s``) so that statistics sampled on the nodes can be
     cut per OST and operation.
     """
 
-    def __init__(self, runner, node_state, run_id, mount_point, size_mib=DEFAULT_SIZE_MIB,
-                 min_free_factor=DEFAULT_MIN_FREE_FACTOR, workdir='/tmp/lustre-iokit', page_size=None,
-                 host=None, lctl='lctl', lfs='lfs', clock=time.monotonic, mountinfo_path='/proc/self/mountinfo',
-                 wall_clock=time.time):
-        self.runner = runner
-        self.node_state = node_state
-        self.run_id = run_id
+    def __init__(self, context, mount_point, size_mib=DEFAULT_SIZE_MIB, min_free_factor=DEFAULT_MIN_FREE_FACTOR,
+                 workdir='/tmp/lustre-iokit', page_size=None, lctl='lctl', lfs='lfs',
+                 mountinfo_path='/proc/self/mountinfo'):
+        self.context = context
+        # The checks and the plan run on the control runner, under no deadline; the module hands the survey the
+        # measuring runner (``context.runner``) once they are done, right before setup.
+        self.runner = context.control_runner or context.runner
+        self.node_state = context.node_state
+        self.run_id = context.run_id
         self.mount_point = mount_point.rstrip('/') or '/'
         self.size_mib = size_mib
         self.min_free_factor = min_free_factor
         self.workdir = workdir
         self.page_size = page_size or os.sysconf('SC_PAGE_SIZE')
-        self.host = host
+        self.host = context.host
         self.lctl = lctl
         self.lfs = lfs
-        self.clock = clock
-        self.wall_clock = wall_clock
+        self.clock = context.clock
+        self.wall_clock = context.wall_clock
         self.mountinfo_path = mountinfo_path
         self.fsname = None
         self.instance_id = None
@@ -248,7 +251,7 @@ class OstSurvey(NativeSurvey):
         self.on_ost_done = None
         # OST index -> its row as an earlier attempt of the run id finished it (written and read): not measured again.
         self.done_points = {}
-        self.directory = os.path.join(self.mount_point, 'ost_survey_%s' % run_id)
+        self.directory = os.path.join(self.mount_point, 'ost_survey_%s' % self.run_id)
         self._saved_cache = None
         self._files = []
         self._directory_made = False

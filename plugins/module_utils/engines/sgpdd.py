@@ -223,18 +223,19 @@ def prefix_line(ndevs, size_kib, rsz_kib, crg, thr):
 class SgpddSurvey(NativeSurvey):
     """Plans and runs one sgpdd survey on this node.
 
-    ``targets``: resolved Targets; ``raw``: an object with ``summary(text)``
-    and ``detail(text)`` (or None) that receives the I/O kit's summary lines
-    and every instance's stderr; ``clock``: wall-clock source for the
-    aggregate (monotonic); ``wall_clock``: epoch seconds, stamped on each
-    test as ``start_time``/``end_time`` so that statistics sampled on the
-    node can be cut per test.
+    ``context``: the engines' EngineContext (contract.py), of which the
+    survey uses the runner, the host and both clocks (the monotonic one
+    times the aggregate, the wall clock stamps each test's
+    ``start_time``/``end_time``); ``targets``: resolved Targets; ``raw``: an
+    object with ``summary(text)`` and ``detail(text)`` (or None) that
+    receives the I/O kit's summary lines and every instance's stderr.
     """
 
-    def __init__(self, runner, targets, size_mib, actions=ACTIONS, rszlo=1024, rszhi=1024, crglo=1, crghi=256,
+    def __init__(self, context, targets, size_mib, actions=ACTIONS, rszlo=1024, rszhi=1024, crglo=1, crghi=256,
                  thrlo=1, thrhi=4096, boundary=DEFAULT_BOUNDARY_BLOCKS, max_threads_per_region=SG_MAX_QUEUE,
-                 mem_total_kib=None, raw=None, clock=time.monotonic, host=None, wall_clock=time.time):
-        self.runner = runner
+                 mem_total_kib=None, raw=None):
+        self.context = context
+        self.runner = context.runner
         self.targets = list(targets)
         self.size_mib = size_mib
         self.actions = list(actions)
@@ -245,9 +246,9 @@ class SgpddSurvey(NativeSurvey):
         self.max_threads_per_region = max_threads_per_region
         self.mem_total_kib = mem_total_kib
         self.raw = raw
-        self.clock = clock
-        self.wall_clock = wall_clock
-        self.host = host
+        self.clock = context.clock
+        self.wall_clock = context.wall_clock
+        self.host = context.host
         # Full unless the caller sets an adaptive one: the thread sweep of each (rsz, crg) may then stop once
         # the devices saturate.
         self.inner_sweeps = adaptive.InnerSweeps()

@@ -14,6 +14,7 @@ import os
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch, launch_commands
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.tests.unit.fakes import FakeNode
 
@@ -170,7 +171,8 @@ def _survey(tmp_path, runner, control, **options):
                         stripe_count=None), **options)
     mount = tmp_path / 'mnt'
     mount.mkdir()
-    survey = Survey(runner, control, NodeState(str(tmp_path / 'work')), 'r1', str(mount), ['c1', 'c2'], options,
+    context = EngineContext(runner, control, NodeState(str(tmp_path / 'work')), 'r1')
+    survey = Survey(context, str(mount), ['c1', 'c2'], options,
                     workdir=str(tmp_path / 'work'), shell=('/bin/sh', '-c'), srun='/s/srun', salloc='/s/salloc',
                     sbatch='/s/sbatch', scancel='/s/scancel')
     survey.setup()

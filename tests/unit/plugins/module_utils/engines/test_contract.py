@@ -3,13 +3,16 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Every survey engine through the checks of engines/contract.py, on the fake runners of its own tests: the server
-engines through all of them, the client engines through what they share."""
+engines through all of them, the client engines through what they share. Each is built through the one
+EngineContext of ``one_context``."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext, NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.modules import lst_survey, mds_survey, obdfilter_survey, sgpdd_survey
 from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, run_whole
@@ -24,31 +27,44 @@ from ansible_collections.lustre.iokit.tests.unit.plugins.module_utils.engines im
 )
 
 
+RUN_ID = 'run-1'
+HOST = 'node1'
+
+
+def one_context(runner, unused_control_runner, node_state, unused_run_id, unused_host, clock=time.monotonic,
+                wall_clock=time.time):
+    """The context every engine here is built with, whatever its own tests would give: the fake node's runner as
+    both runners, the run id and host above; the node state and the clocks are the fake node's (its helper's)."""
+    return EngineContext(runner, runner, node_state, RUN_ID, HOST, clock=clock, wall_clock=wall_clock)
+
+
 def sgpdd_engine(unused_tmp_path):
     clock = FakeClock(0.0)
     runner = sgpdd_tests.FakeRunner(clock)
-    return sgpdd_tests.survey(runner, [sgpdd_tests.block_target('sdb')], clock, thrhi=2, crghi=1), runner
+    return sgpdd_tests.survey(runner, [sgpdd_tests.block_target('sdb')], clock, make_context=one_context, thrhi=2,
+                              crghi=1), runner
 
 
 def obdfilter_engine(tmp_path):
     lustre = obdfilter_tests.FakeLustre()
-    return obdfilter_tests.make_survey(lustre, tmp_path, thrhi=2, nobjhi=1, tests=['write', 'read'])[0], lustre
+    return obdfilter_tests.make_survey(lustre, tmp_path, make_context=one_context, thrhi=2, nobjhi=1,
+                                       tests=['write', 'read'])[0], lustre
 
 
 def mds_engine(tmp_path):
     runner = mds_tests.FakeRunner()
-    return mds_tests.make_survey(tmp_path, runner, thrlo=1, thrhi=2, file_count=40)[0], runner
+    return mds_tests.make_survey(tmp_path, runner, make_context=one_context, thrlo=1, thrhi=2, file_count=40)[0], runner
 
 
 def ost_engine(tmp_path):
-    survey, runner, unused_state = ost_tests.make_survey(tmp_path)
+    survey, runner, unused_state = ost_tests.make_survey(tmp_path, make_context=one_context)
     survey.inspect()
     return survey, runner
 
 
 def lnet_engine(tmp_path):
     console = lnet_tests.FakeConsole()
-    return lnet_tests.make_survey(tmp_path, console)[0], console
+    return lnet_tests.make_survey(tmp_path, console, make_context=one_context)[0], console
 
 
 def one_per_point(survey, plan):
@@ -101,6 +117,17 @@ def test_every_engine_declares_what_the_driver_reads(engine):
     assert survey.done_points == {}
     assert hasattr(survey, 'inner_sweeps')
     assert isinstance(survey.envelope_fields(), dict)
+
+
+def test_every_engine_takes_what_every_engine_needs_from_its_context(engine):
+    survey, runner = engine[0], engine[1]
+    context = survey.context
+    assert isinstance(context, EngineContext)
+    assert (context.runner, context.control_runner, context.run_id, context.host) == (runner, runner, RUN_ID, HOST)
+    # what an engine keeps of it under the same names is the context's
+    for name in ('runner', 'control_runner', 'node_state', 'run_id', 'host', 'clock', 'wall_clock'):
+        if hasattr(survey, name):
+            assert getattr(survey, name) is getattr(context, name), name
 
 
 def test_every_plan_is_a_dict(engine):
@@ -158,8 +185,9 @@ def test_the_client_engines_keep_resumed_points_under_the_same_name_and_type(nam
     client_tests, key = CLIENT_RESUME_KEYS[name]
     mount = tmp_path / 'mnt'
     mount.mkdir()
-    survey = client_tests.survey_for(str(mount), tmp_path)[0]
+    survey = client_tests.survey_for(str(mount), tmp_path, make_context=one_context)[0]
     assert isinstance(survey, NativeSurvey)
+    assert survey.context.run_id == RUN_ID
     assert survey.done_points == {}
     record = {'step': 'tasks', 'access': 'fpp', 'nodes': 1, 'tasks_per_node': 2, 'transfer_kib': 256,
               'tasks': 2, 'write_mib_s': 10.0, 'summary': {}}

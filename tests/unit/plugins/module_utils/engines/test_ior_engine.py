@@ -17,6 +17,7 @@ import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ior
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
@@ -40,13 +41,13 @@ def mount(sim, tmp_path):
     return str(tmp_path / 'mnt')
 
 
-def survey_for(mount, tmp_path, hosts=('c1', 'c2'), **options):
+def survey_for(mount, tmp_path, hosts=('c1', 'c2'), make_context=EngineContext, **options):
     options.setdefault('block_size_mib', 1)
     options.setdefault('transfer_sizes_kib', [256])
     options.setdefault('memory_factor', 0)
     node_state = NodeState(str(tmp_path / 'work'))
     runner = Runner()
-    survey = ior.IorSurvey(runner, runner, node_state, RUN, mount, list(hosts), options,
+    survey = ior.IorSurvey(make_context(runner, runner, node_state, RUN, None), mount, list(hosts), options,
                            workdir=str(tmp_path / 'work'), allow_run_as_root=True,
                            launcher_extra_args=(), shell=SHELL)
     return survey, node_state

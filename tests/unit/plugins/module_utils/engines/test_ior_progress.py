@@ -15,6 +15,7 @@ import os
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ior
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
 from ansible_collections.lustre.iokit.tests.unit.fakes import FakeClock, FakeNode, client_survey_progress
@@ -31,7 +32,7 @@ def test_each_poll_sees_the_points_done_of_the_planned_total_the_current_point_t
     clock = FakeClock()
     runner = FakeNode()
     # 1 GiB per task: the one-node points move 1 GiB each way, the two-node points 2 GiB
-    survey = ior.IorSurvey(runner, runner, NodeState(work), RUN, str(mount), ['c1', 'c2'],
+    survey = ior.IorSurvey(EngineContext(runner, runner, NodeState(work), RUN), str(mount), ['c1', 'c2'],
                            {'access': ['fpp', 'ssf'], 'nodes': [1, 2], 'block_size_mib': 1024,
                             'transfer_sizes_kib': [256], 'memory_factor': 0}, workdir=work)
     log, builder = client_survey_progress(survey, clock)
@@ -77,7 +78,7 @@ def test_a_failed_point_is_an_error_naming_it_and_not_counted_and_the_others_are
     mount.mkdir()
     work = str(tmp_path / 'work')
     runner = FakeNode()
-    survey = ior.IorSurvey(runner, runner, NodeState(work), RUN, str(mount), ['c1', 'c2'],
+    survey = ior.IorSurvey(EngineContext(runner, runner, NodeState(work), RUN), str(mount), ['c1', 'c2'],
                            {'access': ['fpp'], 'nodes': [1, 2], 'block_size_mib': 1, 'transfer_sizes_kib': [256],
                             'memory_factor': 0}, workdir=work)
     log, builder = client_survey_progress(survey, FakeClock())

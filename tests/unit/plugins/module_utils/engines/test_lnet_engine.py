@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import lnet
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.lst_survey import parse_lst_survey
@@ -108,12 +109,12 @@ class FakeConsole(FakeNode):
         return CommandResult(argv, 0, out, err, 0.01)
 
 
-def make_survey(tmp_path, console, servers=(S1, S2), clients=(C1,), **options):
+def make_survey(tmp_path, console, servers=(S1, S2), clients=(C1,), make_context=EngineContext, **options):
     state = NodeState(str(tmp_path))
-    settings = dict(modes=['read', 'ping'], sizes=['4k'], stat_count=2, stat_delay_s=1, key=KEY, raw=RawSink(),
-                    host='mgs1')
+    settings = dict(modes=['read', 'ping'], sizes=['4k'], stat_count=2, stat_delay_s=1, key=KEY, raw=RawSink())
     settings.update(options)
-    return lnet.LstSurvey(console, console, state, 'run-1', list(servers), list(clients), **settings), state
+    context = make_context(console, console, state, 'run-1', 'mgs1')
+    return lnet.LstSurvey(context, list(servers), list(clients), **settings), state
 
 
 def commands(console):

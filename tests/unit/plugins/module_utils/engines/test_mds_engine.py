@@ -12,6 +12,7 @@ import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.lctl import Lctl
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
@@ -93,15 +94,15 @@ class FakeRunner(FakeNode):
         return CommandResult(argv, 0, '', '', 0.01)
 
 
-def make_survey(tmp_path, runner, targets=None, **options):
+def make_survey(tmp_path, runner, targets=None, make_context=EngineContext, **options):
     lctl = Lctl(runner)
     devices = lctl.devices()
     chosen = mds.resolve_targets(devices, targets)
     state = NodeState(str(tmp_path))
     defaults = dict(thrlo=1, thrhi=4, file_count=400, dir_count=1)
     defaults.update(options)
-    defaults.setdefault('wall_clock', runner.wall)
-    return mds.MdsSurvey(runner, lctl, state, 'run-1', chosen, raw=RawSink(), host='mds1', **defaults), state
+    context = make_context(runner, runner, state, 'run-1', 'mds1', wall_clock=defaults.pop('wall_clock', runner.wall))
+    return mds.MdsSurvey(context, chosen, raw=RawSink(), **defaults), state
 
 
 # -- targets and options ------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import pytest
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch, progress, results
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mdtest
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import progress_path, read_progress
@@ -141,12 +142,12 @@ def mount(tmp_path):
     return str(path)
 
 
-def survey_for(mount, tmp_path, runner=None, hosts=('c1', 'c2', 'c3'), **options):
+def survey_for(mount, tmp_path, runner=None, hosts=('c1', 'c2', 'c3'), make_context=EngineContext, **options):
     runner = runner or FakeRunner(mount)
     options.setdefault('items', 10)
     options.setdefault('tasks_per_node', [1, 2, 4])
     node_state = NodeState(str(tmp_path / 'work'))
-    survey = mdtest.MdtestSurvey(runner, runner, node_state, RUN, mount, list(hosts), options,
+    survey = mdtest.MdtestSurvey(make_context(runner, runner, node_state, RUN, None), mount, list(hosts), options,
                                  workdir=str(tmp_path / 'work'), allow_run_as_root=True, shell=SHELL)
     return survey, runner, node_state
 
@@ -345,7 +346,8 @@ def test_a_tree_without_our_marker_is_refused_and_kept(mount, tmp_path):
 
 def test_a_parent_outside_the_mount_is_refused(mount, tmp_path):
     runner = FakeRunner(mount)
-    survey = mdtest.MdtestSurvey(runner, runner, NodeState(str(tmp_path / 'work')), RUN, mount, ['c1'], {},
+    context = EngineContext(runner, runner, NodeState(str(tmp_path / 'work')), RUN)
+    survey = mdtest.MdtestSurvey(context, mount, ['c1'], {},
                                  parent='../elsewhere', workdir=str(tmp_path / 'work'))
     with pytest.raises(EngineError, match='directory: .* is not below mount_point'):
         survey.inspect()
@@ -424,7 +426,7 @@ def test_a_sweep_through_the_simulated_srun_with_environment_modules(sim, tmp_pa
     mount = str(tmp_path / 'sim-mnt')
     runner = Runner()
     node_state = NodeState(str(tmp_path / 'work'))
-    survey = mdtest.MdtestSurvey(runner, runner, node_state, RUN, mount, ['c1', 'c2'],
+    survey = mdtest.MdtestSurvey(EngineContext(runner, runner, node_state, RUN), mount, ['c1', 'c2'],
                                  {'items': 10, 'repetitions': 1, 'tasks_per_node': [1, 2], 'launcher': 'srun',
                                   'partition': 'batch', 'account': 'proj1', 'mdt_count': 2,
                                   'environment_modules': ['gcc', 'openmpi', 'mdtest'],

@@ -17,6 +17,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import plan_estimate
 from ansible_collections.lustre.iokit.plugins.module_utils import progress
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_iokit
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_network
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
@@ -194,15 +195,24 @@ class FakeLustre(FakeNode):
 WALL_ORIGIN = 1800000000.0
 
 
+def context_of(runner, state, host, options):
+    """The engine's context on the fake node ``runner``, taking from ``options`` what the context carries (and
+    ``make_context``, what builds it: EngineContext unless a test gives its own)."""
+    make_context = options.pop('make_context', EngineContext)
+    # The wall clock moves with the fake monotonic one, from another origin, as the real ones do.
+    wall_clock = options.pop('wall_clock', lambda: WALL_ORIGIN + runner.clock.now)
+    return make_context(runner, options.pop('control_runner', None), state, 'run-1', host, clock=runner.clock,
+                        wall_clock=wall_clock)
+
+
 def make_survey(lustre, tmp_path, targets=OSTS, **options):
     state = NodeState(str(tmp_path / 'work'))
     lustre.node_state = state
     options.setdefault('size_mib', 16)
     raw = RawSink()
     # The wall clock moves with the fake monotonic one, from another origin, as the real ones do.
-    options.setdefault('wall_clock', lambda: WALL_ORIGIN + lustre.clock.now)
-    survey = obdfilter.ObdfilterSurvey(lustre, list(targets), node_state=state, run_id='run-1', raw=raw,
-                                       clock=lustre.clock, host='oss1', **options)
+    context = context_of(lustre, state, 'oss1', options)
+    survey = obdfilter.ObdfilterSurvey(context, list(targets), raw=raw, **options)
     return survey, state, raw
 
 
@@ -833,8 +843,8 @@ def make_network_survey(nodes, tmp_path, **options):
     options.setdefault('size_mib', 16)
     raw = RawSink()
     server_runner = obdfilter_network.RemoteRunner(nodes, SSH, SERVER)
-    survey = obdfilter_network.NetworkSurvey(nodes, SERVER, SERVER + '@tcp', node_state=state, run_id='run-1', raw=raw,
-                                             clock=nodes.clock, host='client1', server_runner=server_runner, **options)
+    survey = obdfilter_network.NetworkSurvey(context_of(nodes, state, 'client1', options), SERVER, SERVER + '@tcp',
+                                             raw=raw, server_runner=server_runner, **options)
     return survey, state, raw
 
 
@@ -1042,8 +1052,7 @@ def make_netdisk_survey(lustre, tmp_path, peers, **options):
     lustre.node_state = state
     options.setdefault('size_mib', 16)
     raw = RawSink()
-    survey = obdfilter_network.NetdiskSurvey(lustre, peers, node_state=state, run_id='run-1', raw=raw, clock=lustre.clock,
-                                             host='client1', **options)
+    survey = obdfilter_network.NetdiskSurvey(context_of(lustre, state, 'client1', options), peers, raw=raw, **options)
     return survey, state, raw
 
 

@@ -14,6 +14,7 @@ import os
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ost_survey import parse_ost_survey
@@ -91,7 +92,7 @@ class FakeRunner(FakeNode):
 WALL_ORIGIN = 1800000000.0
 
 
-def make_survey(tmp_path, **options):
+def make_survey(tmp_path, make_context=EngineContext, **options):
     mount = tmp_path / 'mnt'
     mount.mkdir()
     clock = FakeClock(1000.0)
@@ -102,10 +103,11 @@ def make_survey(tmp_path, **options):
     mountinfo = tmp_path / 'mountinfo'
     mountinfo.write_text('42 27 0:39 / %s rw,relatime - lustre 10.0.0.1@tcp:/testfs rw\n' % mount)
     # The wall clock moves with the fake monotonic one, from a different origin, as the real ones do.
-    defaults = dict(size_mib=30, workdir=str(tmp_path / 'work'), page_size=4096, host='client1', clock=clock,
-                    mountinfo_path=str(mountinfo), wall_clock=lambda: WALL_ORIGIN + clock.now)
+    defaults = dict(size_mib=30, workdir=str(tmp_path / 'work'), page_size=4096, mountinfo_path=str(mountinfo))
     defaults.update(options)
-    survey = ost.OstSurvey(runner, state, 'run-1', str(mount), **defaults)
+    context = make_context(runner, runner, state, 'run-1', 'client1', clock=clock,
+                           wall_clock=lambda: WALL_ORIGIN + clock.now)
+    survey = ost.OstSurvey(context, str(mount), **defaults)
     return survey, runner, state
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.sgpdd_survey import parse_sgpdd_survey
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
@@ -66,11 +67,12 @@ def sg_target(name, sg, block_size=512, mib=64):
 WALL_ORIGIN = 1800000000.0
 
 
-def survey(runner, targets, clock, **kwargs):
+def survey(runner, targets, clock, make_context=EngineContext, **kwargs):
     kwargs.setdefault('size_mib', 4)
     # The wall clock moves with the fake monotonic one, from another origin, as the real ones do.
-    kwargs.setdefault('wall_clock', lambda: WALL_ORIGIN + clock.now)
-    return sgpdd.SgpddSurvey(runner, targets, clock=clock, host='oss1', raw=kwargs.pop('raw', None), **kwargs)
+    wall_clock = kwargs.pop('wall_clock', lambda: WALL_ORIGIN + clock.now)
+    context = make_context(runner, None, None, None, 'oss1', clock=clock, wall_clock=wall_clock)
+    return sgpdd.SgpddSurvey(context, targets, raw=kwargs.pop('raw', None), **kwargs)
 
 
 def test_sweep_order_and_skips_follow_the_iokit_loops():
