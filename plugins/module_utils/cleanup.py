@@ -291,7 +291,25 @@ class Cleanup(EchoClientCleanup):
             for unused_entry, summary, unused_group in stopping:
                 self.removed['processes'].append(summary)
             return
-        for entry, unused_summary, unused_group in self._stop(stopping):
+        # The survey modules first, and alone until they have ended: signalled together with their commands, a
+        # module whose sgp_dd or lctl died before its own handler ran (under load, or in another thread) took
+        # that end for the point's end and logged the cut point as finished, to be kept and skipped by a rerun.
+        # Stopped first, a module ends its commands itself as a stop; what is still running is stopped next.
+        modules = [item for item in stopping if item[0].get('module')]
+        stopped = self._stop(modules) if modules else []
+        rest = []
+        for item in stopping:
+            if item in modules:
+                continue
+            if process_match.still_running(item[0], item[2]):
+                rest.append(item)
+            else:
+                item[1]['signal'] = None  # its module ended it; the cleanup sent nothing
+                self.removed['processes'].append(item[1])
+                stopped.append(item)
+        if rest:
+            stopped.extend(self._stop(rest))
+        for entry, unused_summary, unused_group in stopped:
             self.node_state.forget('processes', entry['pid'])
 
     def wait_for_finished_async_watchdogs(self):

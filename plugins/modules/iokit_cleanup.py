@@ -258,7 +258,8 @@ removed:
       elements: dict
     processes:
       description:
-        - Helper processes stopped, each with C(pid), C(command), C(run_id) and C(signal) (the last one sent);
+        - Helper processes stopped, each with C(pid), C(command), C(run_id) and C(signal) (the last one sent;
+          null for one that ended with its survey module, which the cleanup stops first and alone);
           C(orphaned_group) is true when only the workers of a killed leader were left. Processes found by a
           recorded command line have C(survey) and C(matched) (the entry's id) instead of C(run_id).
       type: list

@@ -149,8 +149,6 @@ def run(cmd: list[str], cwd: str = ROOT, env: dict[str, str] | None = None, quie
     merged['PATH'] = VENV_BIN + os.pathsep + merged.get('PATH', '')
     merged.setdefault('NO_COLOR', '1')
     merged.update(env or {})
-    if getattr(CURRENT_STAGE, 'name', None) in YIELDING_STAGES:
-        cmd = ['nice', '-n', str(YIELDING_NICENESS)] + cmd
     if failures_of:
         return _run_noting_failures(cmd, cwd, merged, failures_of)
     rc, output = run_counted(cmd, cwd, merged, capture=quiet)
@@ -197,10 +195,8 @@ def stage_sanity() -> int:
 
 
 def stage_units() -> int:
-    # A copy of its own: units runs beside sanity, and ansible-test keeps its output and its delegation virtual
-    # environment inside the copy it runs on.
     return run([tool('ansible-test'), 'units', '--venv', '--python', CONTROLLER_PYTHON, '--color', 'no'],
-               cwd=staged_copy('ansible-test-units'))
+               cwd=staged_copy('ansible-test'))
 
 
 def changed_files() -> list[str]:
@@ -231,7 +227,7 @@ def stage_units_quick() -> int:
     pytest plugins (the collection loader, a fork per test) and in two runs: the tests of modules and module_utils
     apart from the controller's, whose imports of ansible's controller code change how a module reports warnings."""
     import ansible_test  # pylint: disable=import-outside-toplevel
-    staged = staged_copy('ansible-test-units')
+    staged = staged_copy('ansible-test')
     parent = collections_root(staged)
     plugins = os.path.join(os.path.dirname(ansible_test.__file__), '_util', 'target', 'pytest', 'plugins')
     env = {'PYTHONPATH': parent + os.pathsep + plugins, 'ANSIBLE_COLLECTIONS_PATH': parent,
@@ -623,24 +619,17 @@ STAGES = {
 # sanity-changed and units-quick are the quicker halves of sanity and units that `make check` runs.
 OPT_IN_STAGES = ('guest', 'sanity-changed', 'units-quick')
 # The lanes run side by side; the stages of a lane one after another, in this order.  The stages that mostly wait
-# (throttled simulated devices, containers) lead lanes of their own, so that their waits overlap the CPU-bound
-# stages.  Stages that share something stay in one lane: sanity and core-matrix make ansible-test's sanity virtual
-# environments under ~/.ansible/test, and sanity, target-pythons and sanity-changed run on one staged copy.  fleet
-# and faults have their own container names and ports, and fleet_images.py locks while it builds their image.
+# (throttled simulated devices, containers) each lead a lane of their own, beside the two lanes of CPU-bound checks.
+# Stages that share something stay in one lane: sanity, units and core-matrix make ansible-test's virtual
+# environments under ~/.ansible/test, and sanity, units, target-pythons and sanity-changed run on one staged copy.
 LANES = (
     ('playbooks',),
-    ('integration', 'report-html', 'faults'),
-    ('fleet', 'guest'),
-    ('units', 'units-quick', 'simulator', 'awx'),
-    ('sanity', 'target-pythons', 'core-matrix', 'sanity-changed'),
-    ('lint', 'changelog', 'docs', 'docsite', 'release', 'build'),
+    ('integration', 'report-html'),
+    ('fleet', 'faults', 'guest'),  # one container image (fleet_images.py locks while it builds)
+    ('sanity', 'units', 'target-pythons', 'core-matrix', 'sanity-changed'),
+    ('lint', 'units-quick', 'simulator', 'awx', 'changelog', 'docs', 'docsite', 'release', 'build'),
 )
 assert sorted(s for lane in LANES for s in lane) == sorted(STAGES), 'every stage is in exactly one lane'
-# Checks that only compute and have no deadline anywhere: they run at a lower priority, so that a test waiting on
-# a throttled device gets a core as soon as its wait ends and these take the time nobody else uses.  Stages whose
-# tests wait with deadlines (units, simulator, core-matrix's playbooks) keep the normal priority.
-YIELDING_STAGES = frozenset(('lint', 'sanity', 'sanity-changed', 'changelog', 'docs', 'docsite', 'release', 'build'))
-YIELDING_NICENESS = 10
 # How many tests wait together inside the playbook and integration stages (pytest-xdist workers, ansible-test groups).
 WORKERS = 4
 

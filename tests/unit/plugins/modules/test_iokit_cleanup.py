@@ -156,6 +156,49 @@ def test_our_running_helper_is_stopped_by_pid_and_start_time(sim, state):
     assert not cleanup(state)['changed']
 
 
+# A survey module as the cleanup meets it: on SIGTERM it says whether its command was still alive, then stops it
+# itself and exits, as a module's teardown does.
+MODULE_THAT_STOPS_ITS_COMMAND = """
+import os, signal, subprocess, sys, time
+child = subprocess.Popen(['sleep', '60'], start_new_session=True)
+def stop(signum, frame):
+    alive = child.poll() is None
+    with open(sys.argv[1], 'w') as handle:
+        handle.write('alive' if alive else 'dead')
+    if alive:
+        os.killpg(child.pid, signal.SIGTERM)
+    child.wait()
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+print(child.pid, flush=True)
+while True:
+    time.sleep(60)
+"""
+
+
+def test_a_survey_module_is_stopped_before_the_commands_it_runs(sim, state, tmp_path):
+    # Signalled together, a command could die before its module's handler ran, and the module would log the cut
+    # point as a finished one.  The module goes first and alone; its command is then already gone.
+    seen = tmp_path / 'seen'
+    module = subprocess.Popen([sys.executable, '-c', MODULE_THAT_STOPS_ITS_COMMAND, str(seen)],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    child_pid = int(module.stdout.readline())
+    try:
+        state.record('processes', RUN, pid=module.pid, command='sgpdd_survey', survey='sgpdd', module=True)
+        state.record('processes', RUN, pid=child_pid, command=['sleep', '60'], group=True)
+        report = cleanup(state, kill_grace_s=30.0)
+        module.wait(timeout=10)
+        assert seen.read_text() == 'alive'
+        assert module.returncode == 0
+        signals = dict((item['pid'], item['signal']) for item in report['removed']['processes'])
+        assert signals == {module.pid: 'SIGTERM', child_pid: None}
+        assert state.entries('processes') == []
+    finally:
+        if module.poll() is None:
+            module.kill()
+            module.wait()
+
+
 def test_helper_ignoring_sigterm_gets_sigkill(sim, state):
     helper = subprocess.Popen([sys.executable, '-c',
                                'import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); '
