@@ -295,20 +295,18 @@ class Cleanup(EchoClientCleanup):
         # module whose sgp_dd or lctl died before its own handler ran (under load, or in another thread) took
         # that end for the point's end and logged the cut point as finished, to be kept and skipped by a rerun.
         # Stopped first, a module ends its commands itself as a stop; what is still running is stopped next.
-        modules = [item for item in stopping if item[0].get('module')]
-        stopped = self._stop(modules) if modules else []
-        rest = []
+        stopped = self._stop([item for item in stopping if item[0].get('module')])
+        still_running = []
         for item in stopping:
-            if item in modules:
+            if item[0].get('module'):
                 continue
             if process_match.still_running(item[0], item[2]):
-                rest.append(item)
+                still_running.append(item)
             else:
                 item[1]['signal'] = None  # its module ended it; the cleanup sent nothing
                 self.removed['processes'].append(item[1])
                 stopped.append(item)
-        if rest:
-            stopped.extend(self._stop(rest))
+        stopped.extend(self._stop(still_running))
         for entry, unused_summary, unused_group in stopped:
             self.node_state.forget('processes', entry['pid'])
 

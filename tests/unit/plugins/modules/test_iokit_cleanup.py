@@ -20,6 +20,7 @@ import sys
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import process_match
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, record_entries
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup_echo_clients import object_ranges
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, process_start_time
@@ -159,7 +160,7 @@ def test_our_running_helper_is_stopped_by_pid_and_start_time(sim, state):
 # A survey module as the cleanup meets it: on SIGTERM it says whether its command was still alive, then stops it
 # itself and exits, as a module's teardown does.
 MODULE_THAT_STOPS_ITS_COMMAND = """
-import os, signal, subprocess, sys, time
+import os, signal, subprocess, sys
 child = subprocess.Popen(['sleep', '60'], start_new_session=True)
 def stop(signum, frame):
     alive = child.poll() is None
@@ -172,7 +173,7 @@ def stop(signum, frame):
 signal.signal(signal.SIGTERM, stop)
 print(child.pid, flush=True)
 while True:
-    time.sleep(60)
+    signal.pause()  # until the cleanup's SIGTERM
 """
 
 
@@ -197,6 +198,7 @@ def test_a_survey_module_is_stopped_before_the_commands_it_runs(sim, state, tmp_
         if module.poll() is None:
             module.kill()
             module.wait()
+        process_match.signal_process(child_pid, signal.SIGKILL, True)
 
 
 def test_helper_ignoring_sigterm_gets_sigkill(sim, state):
