@@ -121,3 +121,33 @@ def test_a_survey_missing_from_a_literal_list_is_named_with_the_file():
     message = _disagreement('roles/cleanup/defaults/main.yml', 'cleanup_surveys', ['sgpdd', 'foo'], ('sgpdd', 'ost'))
     assert message == ("roles/cleanup/defaults/main.yml (cleanup_surveys) disagrees with the survey catalogue: "
                        "missing ['ost'], not a survey ['foo']")
+
+
+def _acceptance_plays():
+    return _yaml('playbooks/acceptance.yml')
+
+
+def test_acceptance_checks_runs_and_reports_every_measuring_survey():
+    """acceptance.yml stays literal (an imported playbook cannot be looped): each survey needs its preflight import,
+    its stage and its result hosts there, and this names the one that lacks them."""
+    relative = 'playbooks/acceptance.yml'
+    plays = _acceptance_plays()
+    checked = [play['vars']['acceptance_survey'] for play in plays
+               if str(play.get('ansible.builtin.import_playbook', '')).strip() == 'acceptance/preflight.yml']
+    assert sorted(checked) == sorted(MEASURING), _disagreement(relative, 'the acceptance/preflight.yml imports',
+                                                               checked, MEASURING)
+    staged = [play['vars']['acceptance_stage'] for play in plays
+              if 'survey-' in str(play.get('ansible.builtin.import_playbook', ''))]
+    assert sorted(staged) == sorted(MEASURING), _disagreement(relative, 'the survey-<name>.yml stages', staged, MEASURING)
+    for name in staged:
+        play = [entry for entry in plays if entry.get('vars', {}).get('acceptance_stage') == name
+                and 'survey-' in str(entry.get('ansible.builtin.import_playbook', ''))][0]
+        assert "'survey-%s.yml'" % name in play['ansible.builtin.import_playbook'], (
+            '%s: the stage %s imports another survey\'s playbook' % (relative, name))
+        assert 'acceptance_run_%s' % name in play['ansible.builtin.import_playbook'], (
+            '%s: the stage %s is not switched by acceptance_run_%s' % (relative, name, name))
+    result_hosts = [play['vars']['acceptance_result_hosts'] for play in plays
+                    if 'acceptance_result_hosts' in play.get('vars', {})]
+    assert result_hosts, '%s has no acceptance_result_hosts' % relative
+    assert sorted(result_hosts[0]) == sorted(MEASURING), _disagreement(relative, 'acceptance_result_hosts',
+                                                                       result_hosts[0], MEASURING)
