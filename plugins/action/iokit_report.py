@@ -40,6 +40,7 @@ ARGUMENT_SPEC = {
     'options': {'type': 'dict', 'default': {}},
     'nid_owners': {'type': 'dict'},
     'ost_luns': {'type': 'dict'},
+    'target_device_hosts': {'type': 'list', 'elements': 'str', 'default': []},
 }
 
 OPTION_TYPES = {'outlier_threshold': float, 'outlier_min_peers': int, 'outlier_min_deviation_pct': float,
@@ -68,6 +69,32 @@ def _options(raw):
     return options
 
 
+def _nid_owners(hostvars, hosts, given):
+    """Each NID with the host whose ``lnet_host_nid`` it is (the lnet role's ``lctl list_nids`` of this run), then
+    the ``nid_owners`` given, which win."""
+    owners = {}
+    for host in hosts:
+        nid = hostvars[host].get('lnet_host_nid') if host in hostvars else None
+        if nid:
+            owners[str(nid)] = host
+    owners.update(given or {})
+    return owners
+
+
+def _target_luns(hostvars, hosts, given):
+    """Each target with the ``[host, device]`` pairs it is mounted from, as each of ``hosts`` registered them in
+    ``report_target_devices`` (the report role's target_devices entry point), then the ``ost_luns`` given, which
+    win per target."""
+    luns = {}
+    for host in hosts:
+        read = (hostvars[host].get('report_target_devices') if host in hostvars else None) or {}
+        for target in list(read.get('osts') or []) + list(read.get('mdts') or []):
+            if target.get('mount_device'):
+                luns.setdefault(target['name'], []).append([host, target['mount_device']])
+    luns.update(given or {})
+    return luns
+
+
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
@@ -90,13 +117,17 @@ class ActionModule(ActionBase):
                 raise AnsibleActionFail('expected.%s must be a list of host names, got %r' % (survey, hosts))
             expected[survey] = hosts
         templates_dir = params['templates_dir'] or DEFAULT_TEMPLATES
+        hostvars = (task_vars or {}).get('hostvars') or {}
+        all_hosts = ((task_vars or {}).get('groups') or {}).get('all') or []
+        nid_owners = _nid_owners(hostvars, all_hosts, params['nid_owners'])
+        ost_luns = _target_luns(hostvars, params['target_device_hosts'], params['ost_luns'])
         try:
             summary = generate(params['results_dir'], run_id, templates_dir, options=_options(params['options'] or {}),
                                acceptance_criteria=params['criteria'], baseline_file=params['baseline'],
                                compare_run_id=params['compare_run_id'], expected=expected,
                                make_baseline=params['make_baseline'], baseline_path=params['baseline_path'],
-                               default_criteria=params['default_criteria'], nid_owners=params['nid_owners'],
-                               ost_luns=params['ost_luns'])
+                               default_criteria=params['default_criteria'], nid_owners=nid_owners or None,
+                               ost_luns=ost_luns or None)
         except (CriteriaError, BaselineError, ValueError) as exc:
             raise AnsibleActionFail(str(exc))
         except OSError as exc:

@@ -90,19 +90,31 @@ options:
     default: {}
   nid_owners:
     description:
-      - The host that owns each LNet NID, a mapping such as C(192.0.2.12@tcp) to C(oss2), from each node's
-        C(lctl list_nids), as the role C(lustre.iokit.lnet) reads them. It attributes a slow NID to its node in the weak components
-        diagnosed across the layers (key C(components) of C(analysis.json) and C(verdict.json)).
-      - Without it a NID's node is reported as not known, never as the console that ran the LNet test.
+      - The host that owns each LNet NID, a mapping such as C(192.0.2.12@tcp) to C(oss2). It attributes a slow NID to
+        its node in the weak components diagnosed across the layers (key C(components) of C(analysis.json) and
+        C(verdict.json)).
+      - The module reads every inventory host's C(lnet_host_nid) itself (the role C(lustre.iokit.lnet) sets it from
+        the node's C(lctl list_nids)); a NID given here wins over what it read.
+      - A NID whose owner is known from neither is reported as not known, never as the console that ran the LNet test.
     type: dict
   ost_luns:
     description:
       - The LUNs each OST (or MDT) is mounted from, a mapping of each target name to a list of C([host, device])
         pairs, such as C(testfs-OST0003) to C([[oss2, /dev/sdc]]), from the target's mount device on its server. It lets the
         diagnosis tell a slow device (sgpdd) from a slow OST (obdfilter).
-      - Without it an OST's LUNs are reported as not known (or not surveyed, where sgpdd measured none on its
+      - Added to what the module reads from the hosts of O(target_device_hosts); a target given here wins.
+      - Without either an OST's LUNs are reported as not known (or not surveyed, where sgpdd measured none on its
         server), and no LUN is blamed for it. See the collection's C(docs/diagnosis.md).
     type: dict
+  target_device_hosts:
+    description:
+      - The servers whose C(report_target_devices) fact (registered by the role C(lustre.iokit.report)'s
+        C(target_devices) entry point from their mounted targets) gives each target's mount device, read into
+        O(ost_luns).
+      - A host without that fact adds nothing.
+    type: list
+    elements: str
+    default: []
 seealso:
   - module: lustre.iokit.stored_result
 '''

@@ -127,3 +127,40 @@ def test_the_nid_owners_name_a_slow_nids_node_in_the_diagnosed_components(tmp_pa
     assert result['findings'] == [components[0]['text']]
     assert result['findings'][0].startswith('192.0.2.12@tcp (oss2): slow in the LNet self-test -> the NIC or link of oss2')
     assert result['metric_findings'] and all('client1/192.0.2.12@tcp' in line for line in result['metric_findings'])
+
+
+def test_the_nids_and_luns_registered_on_the_hosts_are_read_and_the_given_ones_win(tmp_path, run_action, make_envelope):
+    servers = {'192.0.2.11@tcp': 1.0, '192.0.2.12@tcp': 0.3, '192.0.2.13@tcp': 1.0}
+    records = lnet_nodes(servers, {'192.0.2.21@tcp': 1.0, '192.0.2.22@tcp': 1.0, '192.0.2.23@tcp': 1.0})
+    run_action('store_result', {'envelope': make_envelope(host='client1', survey='lnet', records=records),
+                                'results_dir': str(tmp_path), 'fetch_raw_output': False},
+               task_vars={'inventory_hostname': 'client1'})
+    # What the lnet role (lnet_host_nid) and the report role's target_devices entry point leave on each host.
+    hostvars = {'oss1': {'lnet_host_nid': '192.0.2.11@tcp',
+                         'report_target_devices': {'osts': [{'name': 'testfs-OST0000', 'mount_device': '/dev/sdb'}]}},
+                'oss2': {'lnet_host_nid': '192.0.2.12@tcp'},
+                'client1': {}}
+    task_vars = {'hostvars': hostvars, 'groups': {'all': sorted(hostvars)}, 'inventory_hostname': 'client1'}
+    run_action('iokit_report', {'results_dir': str(tmp_path), 'run_id': RUN_ID, 'target_device_hosts': ['oss1']},
+               task_vars=task_vars)
+    components = json.loads((tmp_path / RUN_ID / 'analysis.json').read_text())['components']
+    assert [(item['kind'], item['name'], item['node']) for item in components] == [('NID', '192.0.2.12@tcp', 'oss2')]
+    # A NID given by the user wins over the fact.
+    run_action('iokit_report', {'results_dir': str(tmp_path), 'run_id': RUN_ID,
+                                'nid_owners': {'192.0.2.12@tcp': 'oss9'}}, task_vars=task_vars)
+    components = json.loads((tmp_path / RUN_ID / 'analysis.json').read_text())['components']
+    assert [(item['kind'], item['name'], item['node']) for item in components] == [('NID', '192.0.2.12@tcp', 'oss9')]
+
+
+def test_each_targets_mount_devices_come_from_the_servers_read_and_a_given_target_wins():
+    from ansible_collections.lustre.iokit.plugins.action.iokit_report import _target_luns
+    hostvars = {'oss1': {'report_target_devices': {'osts': [{'name': 'testfs-OST0000', 'mount_device': '/dev/sdb'},
+                                                            {'name': 'testfs-OST0001', 'mount_device': None}],
+                                                   'mdts': [{'name': 'testfs-MDT0000', 'mount_device': '/dev/sdd'}]}},
+                'oss2': {'report_target_devices': {'osts': [{'name': 'testfs-OST0000', 'mount_device': '/dev/sdc'}]}},
+                'oss3': {}}
+    assert _target_luns(hostvars, ['oss1', 'oss2', 'oss3', 'gone'], None) == {
+        'testfs-OST0000': [['oss1', '/dev/sdb'], ['oss2', '/dev/sdc']], 'testfs-MDT0000': [['oss1', '/dev/sdd']]}
+    assert _target_luns(hostvars, ['oss1'], {'testfs-OST0000': [['oss7', '/dev/sdz']]})['testfs-OST0000'] == [
+        ['oss7', '/dev/sdz']]
+    assert _target_luns(hostvars, [], None) == {}
