@@ -330,7 +330,7 @@ def option_problems(params):
         problems.append(OptionProblem('actions', 'each action may appear once', got=', '.join(params['actions'])))
     if 'write' in params['actions'] and not params['destroy_data']:
         problems.append(OptionProblem('destroy_data', 'must be true to run the write action, which overwrites the '
-                                      'data on %s' % ', '.join(params['devices'])))
+                                      'data on %s' % (', '.join(params['devices'] or []) or 'the devices')))
     return problems
 
 

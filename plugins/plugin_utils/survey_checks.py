@@ -329,6 +329,11 @@ def _module_params(survey, settings, context, problems):
         if option_spec.get('default') is None and (value in ('', [], None) or (
                 value in (0, '0') and option in info.get('unset_zero', ()))):
             continue
+        if value is None:
+            # YAML's empty value (``obdfilter_thrhi:``) reaches the module as None, which its default does not replace.
+            problems.append(OptionProblem(option, 'must have a value; leave the variable out for the default, %s'
+                                          % _shown_value(option_spec.get('default'))))
+            continue
         try:
             params[option] = _convert(option, option_spec, value)
         except ValueError as exc:

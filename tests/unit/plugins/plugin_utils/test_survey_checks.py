@@ -99,3 +99,16 @@ def test_every_problem_names_options_of_the_module_each_with_a_role_variable(sur
             assert not unwritten, ('a placeholder without its mention', change, problem)
             seen.add(problem.rule)
     assert seen, 'no change of %s broke a rule' % survey
+
+
+@pytest.mark.parametrize('survey', survey_checks.survey_names())
+def test_a_role_variable_left_empty_is_named_never_a_traceback(survey):
+    """``obdfilter_thrhi:`` with nothing after it is null in YAML; the module would get None instead of its default."""
+    spec = survey_checks._module(survey).argument_spec()
+    mapping = survey_checks.option_variables(survey)
+    settings = dict((mapping[option][0], value) for option, value in valid_params(survey).items() if option in mapping)
+    for option, (variable, shown) in sorted(mapping.items()):
+        lines = survey_checks.problems(survey, dict(settings, **{variable: None}))
+        if spec[option].get('default') is not None and option not in ('timeout', 'workdir'):
+            named = shown or variable
+            assert any(line.startswith(named + ' (unset): must have a value') for line in lines), (named, lines)
