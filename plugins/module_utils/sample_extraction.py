@@ -54,8 +54,8 @@ def make_point(values):
 # What a label shows of a point: the swept parameters.  The rest (case, size, OST/LUN count) stays in
 # the point itself, in report.json and results.csv, where it is not repeated on every line of a table.
 _LABEL_FORMATS = {'mode': 'mode %s', 'role': '%s', 'rsz_kib': 'rsz %sK', 'crg': 'crg %s', 'obj': 'obj %s',
-                  'dir': 'dir %s', 'stripe': 'stripe %s', 'nodes': 'nodes %s', 'tasks_per_node': 'ppn %s', 'tasks': 'tasks %s',
-                  'thr': 'thr %s', 'access': '%s', 'transfer_kib': 'xfer %sK'}
+                  'dir': 'dir %s', 'stripe': 'stripe %s', 'nodes': 'nodes %s', 'tasks_per_node': 'ppn %s',
+                  'tasks': 'tasks %s', 'thr': 'thr %s', 'access': '%s', 'transfer_kib': 'xfer %sK'}
 
 
 def point_label(point):
