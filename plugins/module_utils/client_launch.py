@@ -576,7 +576,7 @@ def engine_options(params, names):
     return dict((name, params[name]) for name in names)
 
 
-def module_option_problems(params, engine_problems=(), euid=None):
+def module_option_problems(params, engine_problems=()):
     """``engine_problems``, then the module's own problems of the launch options and of the survey_common ones, each
     an OptionProblem."""
     problems = list(engine_problems)
@@ -584,12 +584,19 @@ def module_option_problems(params, engine_problems=(), euid=None):
     if directory and (os.path.isabs(directory) or '..' in directory.split('/')):
         problems.append(OptionProblem('directory', 'give a path relative to {mount_point} without ".."',
                                       got=directory, mentions='mount_point'))
+    return problems + common_option_problems(params)
+
+
+def run_as_root_problems(params, euid=None):
+    """The launch's problem when the module runs as root (``euid``, else this process's) and Open MPI would refuse
+    it. Who runs the module is the node's to say, so this is not among the options' problems the preflight checks
+    on the controller."""
     euid = os.geteuid() if euid is None else euid
     if euid == 0 and params['launcher'] == 'mpirun' and not params['allow_run_as_root']:
-        problems.append(OptionProblem('allow_run_as_root', 'the module runs as root and Open MPI refuses root without '
-                                      '--allow-run-as-root; set {allow_run_as_root}=true or run as another user',
-                                      mentions='allow_run_as_root'))
-    return problems + common_option_problems(params)
+        return [OptionProblem('allow_run_as_root', 'the module runs as root and Open MPI refuses root without '
+                              '--allow-run-as-root; set {allow_run_as_root}=true or run as another user',
+                              mentions='allow_run_as_root')]
+    return []
 
 
 def resolve(module, name, option, required=True):
@@ -642,13 +649,14 @@ def _run(survey, builder, raw_path):
 
 def run_module(module, problems, survey_class, program_option, parameter_names, engine_option_names,
                runner_class, recording_runner_class):
-    """A client survey module's whole run once its arguments are parsed: fail on ``problems``, find the launcher
+    """A client survey module's whole run once its arguments are parsed: fail on ``problems`` (the module's
+    ``option_problems``) and on running as root when Open MPI would refuse it, find the launcher
     and the program (option ``program_option``), start the survey (the runner classes come from the calling
     module, so that its tests can replace them there), inspect, plan (check mode ends there), run, and exit with
     the envelope. The environment names the launcher and the program (under the survey's name) that ran.
     """
     params = module.params
-    survey_module.fail_on_problems(module, problems)
+    survey_module.fail_on_problems(module, list(problems) + run_as_root_problems(params))
     launcher, program, slurm = _resolve_programs(module, program_option)
     name = survey_class.SURVEY
     # checks, layouts and the tree's removal run on the control runner: the removal still runs after a timeout

@@ -6,9 +6,10 @@
 
 Every Python table keyed by survey name is built from ``CATALOG``: the names the results store accepts
 (``results.SURVEYS``), the role variables a preflight checks (``plugin_utils/survey_checks.py``), the component a
-finding names (``plugin_utils/report/findings.py``) and the unit of work a plan is estimated in
-(``plan_estimate.WORK_UNITS``).  The lists that Ansible needs literal (a module's ``DOCUMENTATION`` choices, a role's
-argument specs and defaults, an AWX form) are compared with it by
+finding names (``plugin_utils/report/findings.py``), the report's extractor of each measuring survey's samples (the
+``record_samples`` of ``engines/<name>.py``, in ``plugin_utils/report/samples.py``) and the unit of work a plan is
+estimated in (``plan_estimate.WORK_UNITS``).  The lists that Ansible needs literal (a module's ``DOCUMENTATION``
+choices, a role's argument specs and defaults, an AWX form) are compared with it by
 ``tests/unit/plugins/module_utils/test_survey_catalog.py``, which names the file that disagrees.
 
 Node-side code: runs on the targets' Python 3.6 and newer, no Ansible imports.

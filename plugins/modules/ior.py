@@ -262,10 +262,10 @@ def argument_spec():
     return spec
 
 
-def option_problems(params, euid=None):
+def option_problems(params):
     """Invalid option values that need no look at the node, each an OptionProblem."""
     problems = ior.option_problems(client_launch.engine_options(params, ENGINE_OPTIONS), len(params['hosts']))
-    return client_launch.module_option_problems(params, problems, euid)
+    return client_launch.module_option_problems(params, problems)
 
 
 def main():

@@ -324,6 +324,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_u
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_iokit
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter_network
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
@@ -376,7 +377,20 @@ def option_problems(params):
     if not re.match(r'^[a-z0-9]+$', params['nettype'] or ''):
         problems.append(OptionProblem('nettype', '%r is not an LNet network type such as tcp, tcp1 or o2ib'
                                       % params['nettype']))
+    # The engine's checks of its own settings, on an engine built only to be asked: no runner, no targets (the
+    # node resolves them) and the smallest page, since a larger one only adds problems, which the module's check of
+    # the engine built on the node names.
+    unattached = obdfilter.ObdfilterSurvey(EngineContext(None), [], params['size_mib'], case=params['case'],
+                                           **sweep_settings(params, obdfilter.DEFAULT_PAGE_KIB))
+    problems.extend(unattached.problems())
     return problems
+
+
+def sweep_settings(params, page_size_kib):
+    """The engine's sweep settings from the module's options, as every case's engine takes them."""
+    return dict(rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
+                thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'],
+                page_kib=page_size_kib)
 
 
 def record_point(record):
@@ -473,11 +487,7 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
             devices = lctl.devices()
         except lctl_utils.LctlError as exc:
             start.module.fail_json(msg='cannot list the Lustre devices: %s' % exc)
-        sweep_options = dict(
-            rszlo=params['rszlo'], rszhi=params['rszhi'], nobjlo=params['nobjlo'], nobjhi=params['nobjhi'],
-            thrlo=params['thrlo'], thrhi=params['thrhi'], tests=params['tests'], verify=params['verify'],
-            page_kib=page_kib())
-        survey, self.targets = CASE_BUILDERS[params['case']](start, sweep_options, devices)
+        survey, self.targets = CASE_BUILDERS[params['case']](start, sweep_settings(params, page_kib()), devices)
         builder.set_environment(targets=self.targets)
         survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'],
                                                    params['sweep_patience'])

@@ -6,10 +6,10 @@
 
 A preflight gives the role's variables (``<prefix><option>``, such as ``obdfilter_size_mib``); this module turns
 them into the options the role passes to the survey module, converts them as the module's argument spec does, runs
-the module's ``option_problems`` and the engine checks that need no look at the node, and adds the checks every
-survey role shares (timeout, async margin, poll interval, slow share, slowest count, workdir, iterations).  Each
+the module's ``option_problems`` (its engine's checks that need no look at the node among them), and adds the checks
+every survey role shares (timeout, async margin, poll interval, slow share, slowest count, workdir, iterations).  Each
 problem comes back as one line naming the role variable and its value first, such as
-``obdfilter_size_mib (3): 3 MiB is not a multiple of the 1024 KiB record``.  The module and engine checks return
+``obdfilter_size_mib (3): 3 MiB is not a multiple of the 1024 KiB record``.  The module's checks return
 OptionProblems (``module_utils/option_problem.py``) that say which options they are about and which their rule
 mentions, so each option is shown under the name users set without reading the message back.
 
@@ -37,8 +37,6 @@ from ansible.module_utils.common.validation import (
 )
 
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
-from ansible_collections.lustre.iokit.plugins.module_utils.engines import obdfilter
-from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 
 # survey: its role's variable prefix, its module, and where the role's call differs from the rule (the catalogue's
@@ -350,23 +348,6 @@ def _module_params(survey, settings, context, problems):
     return params
 
 
-def _engine_problems(survey, params):
-    """The module's checks and the engine checks that need no look at the node (the module runs the others once
-    it has the node's devices)."""
-    module = _module(survey)
-    if survey in ('ior', 'mdtest'):
-        # Whether the node runs the module as root is the node's business: the module checks that itself.
-        return list(module.option_problems(params, euid=-1))
-    problems = list(module.option_problems(params))
-    if survey == 'obdfilter':
-        # No node here: the survey is built to read its settings' problems, never to run.
-        problems.extend(obdfilter.ObdfilterSurvey(
-            EngineContext(None), [], params['size_mib'], rszlo=params['rszlo'], rszhi=params['rszhi'],
-            nobjlo=params['nobjlo'], nobjhi=params['nobjhi'], thrlo=params['thrlo'], thrhi=params['thrhi'],
-            tests=params['tests'], case=params['case']).problems())
-    return problems
-
-
 def _shows(value, got):
     """Whether a problem's ``got`` is the value its line already shows (as itself, or a list's items joined)."""
     plain = _plain(value)
@@ -387,18 +368,18 @@ def _role_line(problem, mapping, settings):
     return _line(shown, value, problem.text(name_of, got=not _shows(value, problem.got)))
 
 
-def _worth_showing(engine_problems, unconverted, mapping, settings):
-    """The module's and engine's problems less those the user cannot act on: a problem of settings that could not be
+def _worth_showing(module_problems, unconverted, mapping, settings):
+    """The module's problems less those the user cannot act on: a problem of settings that could not be
     converted (it is named once, and the check ran with the module's default), and one of settings left unset while
     others have problems (an unset setting takes its default from another: mds' dir_count is thrlo's)."""
     def only_of(options, problem):
         return bool(problem.options) and set(problem.options) <= options
     unset = set(option for option, (variable, unused) in mapping.items()
                 if variable in settings and settings[variable] is None)
-    if any(not only_of(unset, problem) for problem in engine_problems):
-        engine_problems = [problem for problem in engine_problems if not only_of(unset, problem)]
+    if any(not only_of(unset, problem) for problem in module_problems):
+        module_problems = [problem for problem in module_problems if not only_of(unset, problem)]
     failed = set(option for problem in unconverted for option in problem.options)
-    return [problem for problem in engine_problems if not only_of(failed, problem)]
+    return [problem for problem in module_problems if not only_of(failed, problem)]
 
 
 def problems(survey, settings, play_hosts=None, memory_mib=None):
@@ -416,8 +397,10 @@ def problems(survey, settings, play_hosts=None, memory_mib=None):
     mapping = option_variables(survey)
     unconverted = []
     params = _module_params(survey, settings, context, unconverted)
+    # the engine's checks that need the node (its devices, its page size) are the module's to make there
+    module_problems = _module(survey).option_problems(params)
     found = []
-    for problem in unconverted + _worth_showing(_engine_problems(survey, params), unconverted, mapping, settings):
+    for problem in unconverted + _worth_showing(module_problems, unconverted, mapping, settings):
         line = _role_line(problem, mapping, settings)
         if line not in found:
             found.append(line)

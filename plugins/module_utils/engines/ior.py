@@ -49,6 +49,7 @@ import os
 import shutil
 
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
+from ansible_collections.lustre.iokit.plugins.module_utils import sample_extraction as extraction
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.ior import parse_ior
 
@@ -317,3 +318,37 @@ def _summary_row(run, operation):
         if row['operation'] == operation:
             return row
     return None
+
+
+# --------------------------------------------------------------------------
+# The report's samples
+
+
+def record_samples(record, ctx):
+    """One record's samples for the report (``sample_extraction``): the clients' aggregate write and read rates at
+    the point, and with several clients each one's own."""
+    # one point of the ior module's sweep: access pattern x nodes x tasks per node x transfer size
+    point = extraction.make_point({'access': record.get('access'), 'nodes': record.get('nodes'),
+                                   'tasks_per_node': record.get('tasks_per_node'),
+                                   'transfer_kib': record.get('transfer_kib')})
+    measured = False
+    for test in ('write', 'read'):
+        value = record.get('ior_%s_mib_s' % test)
+        if extraction.is_finite_number(value):
+            measured = True
+            yield test, extraction.UNIT_MIB_S, None, point, float(value), 'ok', record.get('iteration')
+    if not measured:
+        ctx['problems'].append('%s on %s node(s): no bandwidth' % (record.get('access'), record.get('nodes')))
+    # Each client node's own rate from IOR's per-task stamps (per_task_timings), as ior_client_write_mib_s and
+    # ior_client_read_mib_s: the clients of one launch are peers at that point, so a slow one is named, and a
+    # floor on the aggregate (ior_write_mib_s) is never held against one client's share. One client alone has no
+    # peer and its figure is the aggregate again: none then.
+    clients = record.get('per_client') if isinstance(record.get('per_client'), list) else []
+    for client in clients if len(clients) > 1 else ():
+        if not isinstance(client, dict) or not isinstance(client.get('host'), str):
+            continue
+        for test in ('write', 'read'):
+            value = client.get('ior_%s_mib_s' % test)
+            if extraction.is_finite_number(value):
+                yield ('client ' + test, extraction.UNIT_MIB_S, client['host'], point, float(value), 'ok',
+                       record.get('iteration'))

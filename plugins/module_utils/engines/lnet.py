@@ -58,6 +58,7 @@ import glob
 import os
 import re
 
+from ansible_collections.lustre.iokit.plugins.module_utils import sample_extraction as extraction
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
@@ -694,3 +695,45 @@ def run_iokit(runner, script, workdir, split, **parameters):
             errors.append({'point': {'split': entry}, 'message': 'lst-survey wrote no CSV (rc %s): %s' % (
                 result.rc, output.strip()[-2000:])})
     return records, errors, files
+
+
+# --------------------------------------------------------------------------
+# The report's samples
+
+
+def record_samples(record, ctx):
+    """One record's samples for the report (``sample_extraction``): the mode's read and write rates, and each
+    node's own."""
+    mode = record.get('mode')
+    point = extraction.make_point({'mode': mode})
+    # A record of a split (each server or client alone) is about that node, not the whole fleet: the same mode
+    # of another pair is another subject, not a repeat.
+    target = None
+    if record.get('split') == 'each_server':
+        target = extraction.single_name(record, 'servers')
+    elif record.get('split') == 'each_client':
+        target = extraction.single_name(record, 'clients')
+    if record.get('complete') is False:
+        ctx['problems'].append('%s%s: %s' % (mode, ' on %s' % target if target else '',
+                                             record.get('error') or 'incomplete'))
+        return
+    for test in ('read', 'write'):
+        value = record.get('%s_mib_s' % test)
+        if extraction.is_finite_number(value):
+            yield test, extraction.UNIT_MIB_S, target, point, float(value), 'ok', record.get('iteration')
+    # Each node's own bandwidth (lst stat per NID): a server is a peer of the servers of the same mode, a client
+    # of the clients; a node tested alone (each_server, each_client) of the others tested alone.
+    for node in record.get('nodes') or ():
+        if not isinstance(node, dict) or not isinstance(node.get('nid'), str):
+            continue
+        role = node.get('role')
+        alone = record.get('split') == 'each_%s' % role
+        node_point = extraction.make_point({'mode': mode, 'role': '%s alone' % role if alone else role})
+        for test in ('read', 'write'):
+            value = node.get('%s_mib_s' % test)
+            if extraction.is_finite_number(value):
+                yield test, extraction.UNIT_MIB_S, node['nid'], node_point, float(value), 'ok', record.get('iteration')
+    for role, key in (('server', 'server_errors'), ('client', 'client_errors')):
+        if extraction.is_finite_number(record.get(key)) and record[key] > 0:
+            ctx['problems'].append('%s%s: %d %s node(s) with LNet errors' % (
+                mode, ' on %s' % target if target else '', record[key], role))

@@ -50,6 +50,7 @@ import re
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils import sample_extraction as extraction
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.iokit_script import run_script
@@ -673,3 +674,26 @@ def run_iokit(runner, script, rslt, **sweep_parameters):
         errors.append({'point': None, 'message': 'mds-survey printed no result (rc %s): %s' % (
             result.rc, output.strip()[-2000:])})
     return records, errors, result
+
+
+# --------------------------------------------------------------------------
+# The report's samples
+
+
+def record_samples(record, ctx):
+    """One record's samples for the report (``sample_extraction``): each test's rate at its point, and with per-MDT
+    figures each MDT's own."""
+    per_mdt = record.get('per_mdt') if isinstance(record.get('per_mdt'), list) else None
+    for sample in extraction.tests_samples(record, 'ops_s', extraction.UNIT_OPS_S,
+                                           ('mdt', 'file', 'dir', 'stripe', 'thr'),
+                                           () if per_mdt else ('target', 'targets'), ctx):
+        yield sample
+    if per_mdt:
+        # each MDT ran the same files per thread at the same thread count: peers of every MDT of the run
+        point = extraction.make_point({'file': record.get('file'), 'dir': record.get('dir'),
+                                       'stripe': record.get('stripe'), 'thr': record.get('thr')})
+        for entry in per_mdt:
+            if isinstance(entry, dict):
+                for sample in extraction.component_samples(entry.get('tests'), 'ops_s', extraction.UNIT_OPS_S,
+                                                           entry.get('target'), point, record):
+                    yield sample

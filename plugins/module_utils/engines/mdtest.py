@@ -58,6 +58,7 @@ import math
 import os
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive, client_launch
+from ansible_collections.lustre.iokit.plugins.module_utils import sample_extraction as extraction
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.mdtest import parse_mdtest
 
@@ -527,3 +528,19 @@ class MdtestSurvey(client_launch.ClientTreeSurvey):
         summary = dict((operation, iteration_statistics(values)) for operation, values in rates.items())
         return {'version': first['version'], 'tasks': first['tasks'], 'nodes': first['nodes'],
                 'iterations': self.opts['repetitions'], 'summary': summary, 'unit': 'ops/sec'}
+
+
+# --------------------------------------------------------------------------
+# The report's samples
+
+
+def record_samples(record, unused_ctx):
+    """One record's samples for the report (``sample_extraction``): each operation's mean rate at its point."""
+    # the sweep point of the mdtest module (nodes x tasks per node); a parsed mdtest text alone has only tasks
+    point = extraction.make_point({'nodes': record.get('nodes'), 'tasks_per_node': record.get('tasks_per_node'),
+                                   'tasks': record.get('tasks')})
+    summary = record.get('summary') if isinstance(record.get('summary'), dict) else {}
+    for operation, stats in summary.items():
+        value = stats.get('mean') if isinstance(stats, dict) else None
+        if extraction.is_finite_number(value):
+            yield operation, extraction.UNIT_OPS_S, None, point, float(value), 'ok', record.get('iteration')

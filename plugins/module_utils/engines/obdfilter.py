@@ -51,6 +51,7 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import sample_extraction as extraction
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
@@ -699,3 +700,30 @@ class ObdfilterSurvey(NativeSurvey):
             self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
                                        adaptive.figures(record['tests'], record['ost']))
             yield record
+
+
+# --------------------------------------------------------------------------
+# The report's samples
+
+
+def record_samples(record, ctx):
+    """One record's samples for the report (``sample_extraction``): each test's rate at its point, and with per-OST
+    figures each OST's own."""
+    if record.get('error'):
+        ctx['problems'].append(str(record['error']))
+    if record.get('skipped'):
+        ctx['problems'].append('not run (too much buffer space) at %s'
+                               % extraction.point_label(extraction.make_point(record)))
+        return
+    per_ost = record.get('per_ost') if isinstance(record.get('per_ost'), dict) else None
+    # With per-OST figures (native engine) the record's own rates are the host's aggregate, not one OST's.
+    for sample in extraction.tests_samples(record, 'mib_s', extraction.UNIT_MIB_S,
+                                           ('case', 'ost', 'size_kib', 'rsz_kib', 'obj', 'thr'),
+                                           () if per_ost else ('target', 'targets'), ctx):
+        yield sample
+    if per_ost:
+        point = extraction.make_point({'case': record.get('case'), 'rsz_kib': record.get('rsz_kib'),
+                                       'obj': record.get('obj_per_ost'), 'thr': record.get('thr_per_ost')})
+        for name, tests in per_ost.items():
+            for sample in extraction.component_samples(tests, 'mib_s', extraction.UNIT_MIB_S, name, point, record):
+                yield sample

@@ -49,6 +49,7 @@ import re
 import shutil
 import time
 
+from ansible_collections.lustre.iokit.plugins.module_utils import sample_extraction as extraction
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
@@ -619,3 +620,36 @@ def run_iokit(runner, script, size_mib, mount_point, raw_path=None):
         return None, errors, result
     parsed['complete'] = not result.timed_out
     return parsed, errors, result
+
+
+# --------------------------------------------------------------------------
+# The report's samples
+
+
+def _ost_name(index, fsname):
+    # Lustre names targets by their hexadecimal index: testfs-OST000a.
+    name = 'OST%04x' % index if isinstance(index, int) and not isinstance(index, bool) else 'OST%s' % index
+    return '%s-%s' % (fsname, name) if fsname else name
+
+
+def record_samples(record, ctx):
+    """One record's samples for the report (``sample_extraction``): each OST's write and read rate."""
+    # Either the whole parse_ost_survey object (one per client) or one record per OST.
+    rows = record.get('osts') if isinstance(record.get('osts'), list) else [record]
+    # The ost_survey module puts the file system's name in its record; older envelopes had it in the parameters.
+    fsname = next((value for value in (record.get('fsname'), ctx['parameters'].get('fsname'))
+                   if isinstance(value, str) and value), None)
+    for row in rows:
+        if not isinstance(row, dict) or 'ost' not in row:
+            continue
+        target = row.get('target') if isinstance(row.get('target'), str) else _ost_name(row.get('ost'), fsname)
+        if row.get('active') is False:
+            ctx['problems'].append('%s inactive' % target)
+            continue
+        for test in ('write', 'read'):
+            value = row.get('%s_mib_s' % test)
+            if extraction.is_finite_number(value):
+                yield (test, extraction.UNIT_MIB_S, target, extraction.make_point({}), float(value), 'ok',
+                       record.get('iteration'))
+            else:
+                ctx['problems'].append('%s on %s: no value' % (test, target))

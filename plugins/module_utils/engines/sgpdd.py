@@ -42,6 +42,7 @@ import stat
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils import sample_extraction as extraction
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
@@ -592,3 +593,39 @@ def collect_environment(runner, targets, sysfs_root='/sys', meminfo_path='/proc/
         'mem_total_kib': mem_total_kib(meminfo_path),
         'devices': [device_facts(target, sysfs_root) for target in targets],
     }
+
+
+# --------------------------------------------------------------------------
+# The report's samples
+
+
+def record_samples(record, ctx):
+    """One record's samples for the report (``sample_extraction``): each test's rate at its point, and with several
+    LUNs in the record each LUN's own lower bound."""
+    if record.get('enomem'):
+        ctx['problems'].append('ENOMEM at %s' % extraction.point_label(extraction.make_point(record)))
+        return
+    devices = record.get('devices') if isinstance(record.get('devices'), list) else []
+    per_lun = len(devices) > 1 and extraction.is_finite_number(record.get('crg_per_dev'))
+    for sample in extraction.tests_samples(record, 'mib_s', extraction.UNIT_MIB_S,
+                                           ('dev', 'size_kib', 'rsz_kib', 'crg', 'thr'),
+                                           () if per_lun else ('target', 'devices'), ctx):
+        yield sample
+    if not per_lun:
+        return
+    # Per LUN (native engine): the slowest of its regions' sgp_dd rates times the regions, a lower bound of the
+    # LUN's bandwidth that is exact with one region, compared at the per-LUN sweep point.
+    regions = record['crg_per_dev']
+    point = extraction.make_point({'size_kib': record.get('size_kib'), 'rsz_kib': record.get('rsz_kib'),
+                                   'crg': regions, 'thr': record.get('thr_per_dev')})
+    tests = record.get('tests') if isinstance(record.get('tests'), dict) else {}
+    for test, result in tests.items():
+        if not isinstance(result, dict) or result.get('status') != 'ok':
+            continue
+        for device in result.get('devices') or ():
+            if isinstance(device, dict) and not device.get('failed') and \
+                    extraction.is_finite_number(device.get('min_mib_s')):
+                for sample in extraction.component_samples(
+                        {test: {'mib_s': device['min_mib_s'] * regions, 'status': 'ok'}}, 'mib_s',
+                        extraction.UNIT_MIB_S, str(device.get('device')), point, record):
+                    yield sample

@@ -20,8 +20,9 @@ import operator
 import statistics
 import typing as t
 
+from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import point_label
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import findings
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import Sample, point_label
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import Sample
 
 DEFAULT_OUTLIER_THRESHOLD = findings.DEFAULT_THRESHOLD
 DEFAULT_OUTLIER_MIN_PEERS = findings.DEFAULT_MIN_PEERS

@@ -24,8 +24,8 @@ import math
 import statistics
 import typing as t
 
+from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import point_label
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, findings
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import point_label
 
 PALETTE = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22',
            '#17becf')

@@ -35,10 +35,11 @@ import time
 import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
+from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import POINT_KEYS
 from ansible_collections.lustre.iokit.plugins.plugin_utils import results_store
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, charts, compare, criteria, diagnosis, findings
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import stats as stats_section
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import EXTRACTORS, POINT_KEYS, Sample, envelope_samples
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import EXTRACTORS, Sample, envelope_samples
 
 REPORT_FILES = {'samples': 'report.json', 'csv': 'results.csv', 'analysis': 'analysis.json', 'markdown': 'summary.md',
                 'html': 'report.html', 'verdict': 'verdict.json', 'junit': 'junit.xml', 'baseline': 'baseline.yml'}

@@ -33,10 +33,10 @@ import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers._text import read_size
+from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import make_point, point_label
 from ansible_collections.lustre.iokit.plugins.module_utils.units import is_number
 from ansible_collections.lustre.iokit.plugins.plugin_utils import results_store
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import charts
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import make_point, point_label
 
 SURVEY = 'stats_collect'
 IO_SIZE_HISTOGRAM = 'disk I/O size'

@@ -84,11 +84,16 @@ def test_the_marker_names_the_run(tmp_path):
 
 def test_the_module_refuses_root_without_allow_run_as_root_only_with_mpirun():
     params = {'directory': None, 'launcher': 'mpirun', 'allow_run_as_root': False, 'timeout': None, 'run_id': None}
-    assert [problem.options for problem in client_launch.module_option_problems(params, euid=0)] == [
+    assert [problem.options for problem in client_launch.run_as_root_problems(params, euid=0)] == [
         ('allow_run_as_root',)]
-    assert client_launch.module_option_problems(dict(params, launcher='srun'), euid=0) == []
-    problems = client_launch.module_option_problems(dict(params, directory='../x'), [OptionProblem('nodes', 'x')],
-                                                    euid=1000)
+    assert client_launch.run_as_root_problems(dict(params, allow_run_as_root=True), euid=0) == []
+    assert client_launch.run_as_root_problems(dict(params, launcher='srun'), euid=0) == []
+    assert client_launch.run_as_root_problems(params, euid=1000) == []
+
+
+def test_the_launch_options_problems_follow_the_engines():
+    params = {'directory': '../x', 'launcher': 'mpirun', 'allow_run_as_root': False, 'timeout': None, 'run_id': None}
+    problems = client_launch.module_option_problems(params, [OptionProblem('nodes', 'x')])
     assert [str(problem) for problem in problems] == [
         'nodes: x', 'directory: give a path relative to mount_point without "..", got ../x']
 

@@ -66,13 +66,11 @@ def test_bad_options_fail_naming_them_before_anything_runs(run_module, tmp_path,
     assert Node.fake.calls == []
 
 
-def test_root_without_allow_run_as_root_is_refused():
-    params = dict((name, spec.get('default')) for name, spec in mdtest_module.argument_spec().items())
-    params.update(mount_point='/mnt', hosts=['c1'])
-    problems = mdtest_module.option_problems(params, euid=0)
-    assert [problem for problem in problems if problem.options == ('allow_run_as_root',)]
-    assert mdtest_module.option_problems(dict(params, allow_run_as_root=True), euid=0) == []
-    assert mdtest_module.option_problems(params, euid=1000) == []
+def test_root_without_allow_run_as_root_is_refused_before_anything_runs(run_module, tmp_path, mount, monkeypatch):
+    monkeypatch.setattr(client_launch.os, 'geteuid', lambda: 0)
+    result = run_module(base(tmp_path, mount, allow_run_as_root=False))
+    assert result['failed'] and 'allow_run_as_root: the module runs as root' in result['msg']
+    assert Node.fake.calls == []
 
 
 def test_a_mount_that_is_not_lustre_is_refused(run_module, tmp_path, mount):

@@ -73,6 +73,16 @@ def test_bad_parameters_fail_before_anything_is_made(run_module, tmp_path, chang
     result = run_module(base(tmp_path, **change))
     assert result['failed'] is True and message in result['msg'], result['msg']
     assert made_anything() == []
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'thrlo': 8, 'thrhi': 4}, 'thrlo: 8 is greater than thrhi (4)'),
+    ({'tests': ['read'], 'case': 'network', 'targets': ['10.0.0.1@tcp']}, "tests: the first test must be 'write'"),
+])
+def test_the_sweep_settings_are_refused_before_the_node_is_asked_anything(run_module, tmp_path, change, message):
+    result = run_module(base(tmp_path, **change))
+    assert result['failed'] is True and message in result['msg'], result['msg']
+    assert Node.lustre.commands == []
     assert not os.path.exists(str(tmp_path / 'work'))
 
 

@@ -12,6 +12,7 @@ import random
 
 import pytest
 
+from ansible_collections.lustre.iokit.plugins.module_utils import client_launch, survey_catalog
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.plugin_utils import survey_checks
 
@@ -69,17 +70,17 @@ def changes(survey):
 
 
 def found_problems(survey, params):
-    """The module's problems as the module finds them (ior's and mdtest's as root) and as the preflight does."""
-    module = survey_checks._module(survey)
-    as_root = {'euid': 0} if survey in ('ior', 'mdtest') else {}
-    return list(module.option_problems(params, **as_root)) + survey_checks._engine_problems(survey, params)
+    """The module's problems as the preflight finds them, and a client module's refusal to launch as root."""
+    problems = list(survey_checks._module(survey).option_problems(params))
+    if survey_catalog.CATALOG[survey].kind == survey_catalog.CLIENT:
+        problems.extend(client_launch.run_as_root_problems(params, euid=0))
+    return problems
 
 
 @pytest.mark.parametrize('survey', survey_checks.survey_names())
 def test_valid_params_have_no_problem(survey):
     module = survey_checks._module(survey)
-    as_other = {'euid': 1000} if survey in ('ior', 'mdtest') else {}
-    assert module.option_problems(valid_params(survey), **as_other) == []
+    assert module.option_problems(valid_params(survey)) == []
 
 
 @pytest.mark.parametrize('survey', survey_checks.survey_names())

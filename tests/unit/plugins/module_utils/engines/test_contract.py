@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext, NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
 from ansible_collections.lustre.iokit.plugins.modules import lst_survey, mds_survey, obdfilter_survey, sgpdd_survey
@@ -90,6 +91,21 @@ SPECS = {
     'mds': mds_survey.MdsSpec,
     'lnet': lst_survey.LstSpec,
 }
+# The server engines whose records are not one per point, so not in SPECS: ost's one record is built from parts.
+NOT_PER_POINT = ('ost',)
+
+SERVER_SURVEYS = [name for name, survey in survey_catalog.CATALOG.items() if survey.kind == survey_catalog.SERVER]
+
+
+@pytest.mark.parametrize('name', SERVER_SURVEYS)
+def test_every_server_survey_of_the_catalogue_is_held_to_the_contract(name):
+    here = 'tests/unit/plugins/module_utils/engines/test_contract.py'
+    assert name in ENGINES, (
+        '%s: add %r to ENGINES: a function that makes its engine on the fake node of its own tests, built through '
+        'one_context, and how many records a whole run yields' % (here, name))
+    assert name in SPECS or name in NOT_PER_POINT, (
+        '%s: add %r to SPECS, the ServerSurveySpec of plugins/modules/%s.py (or to NOT_PER_POINT when its records '
+        'are not one per point)' % (here, name, survey_catalog.CATALOG[name].module))
 
 
 @pytest.fixture(params=sorted(ENGINES))

@@ -11,7 +11,8 @@ import statistics
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import Sample, as_samples, make_point
+from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import make_point
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import Sample, as_samples
 
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import (
     envelope, obdfilter_sweep, sgpdd_sweep)

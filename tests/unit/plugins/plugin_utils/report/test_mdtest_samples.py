@@ -6,7 +6,8 @@
 
 from __future__ import annotations
 
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import envelope_samples, point_label
+from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import point_label
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import envelope_samples
 
 
 def record(step, nodes, tasks_per_node, create, stat=None):

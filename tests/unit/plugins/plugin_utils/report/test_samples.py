@@ -11,8 +11,10 @@ import os
 
 import pytest
 
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
+from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import make_point, point_label
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import (
-    Sample, as_samples, envelope_samples, make_point, point_label, sample_from_dict)
+    EXTRACTORS, Sample, as_samples, envelope_samples, sample_from_dict)
 
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import FIXTURES, RUN_ID, envelope, parsed
 
@@ -95,6 +97,14 @@ def test_explicit_iteration_field_wins():
 
 def test_surveys_without_an_extractor_give_no_sample():
     assert envelope_samples(envelope('oss1', 'stats_collect', [{'histograms': {}}])) == ([], [])
+
+
+@pytest.mark.parametrize('survey', survey_catalog.MEASURING)
+def test_every_measuring_survey_of_the_catalogue_has_an_extractor(survey):
+    assert survey in EXTRACTORS, (
+        'the %s survey has no samples in the report: write record_samples(record, ctx) in '
+        'plugins/module_utils/engines/%s.py, yielding the samples of one of its records (see engines/obdfilter.py '
+        'and module_utils/sample_extraction.py)' % (survey, survey))
 
 
 def test_point_label_shows_the_swept_parameters_only():
