@@ -31,6 +31,11 @@ except ImportError:  # ansible-core before 2.19 has no helper: a module reads it
             basic._ANSIBLE_ARGS = saved  # pylint: disable=protected-access
 
 
+try:
+    from ansible.module_utils import _internal as module_utils_internal
+except ImportError:  # before ansible-core 2.19 module_utils do not know whether they run in the controller
+    module_utils_internal = None
+
 # The folder that holds ansible_collections/, for a module run as a child process.
 COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(lctl_utils.__file__), *(['..'] * 5)))
 
@@ -39,9 +44,14 @@ COLLECTION_PARENT = os.path.abspath(os.path.join(os.path.dirname(lctl_utils.__fi
 
 
 @pytest.fixture
-def run_in_process(capsys):
+def run_in_process(capsys, monkeypatch):
     """``run(module, args, check_mode=False)``: the module's main() in this process, so that its runners can be
     replaced; returns the module's JSON result (a failure included)."""
+    if module_utils_internal is not None:
+        # Once any test of this process has imported controller code (an action plugin's test), ansible-core sends
+        # module warnings to the controller's display instead of the result; the module here runs as on a node.
+        monkeypatch.setattr(module_utils_internal, 'is_controller', False)
+
     def run(module, args, check_mode=False):
         if check_mode:
             args = dict(args, _ansible_check_mode=True)
