@@ -26,7 +26,8 @@ So, ``amount = max(floor, min(full, point_s x rate))``, the rule ``size_point`` 
   point's rate is at least the previous one's, so it lasts at most ``point_s``; on a declining curve a little more.
 * a point whose floor alone cannot be moved, at that rate, in the time the survey has left before its timeout is
   refused (``PointSize.refused``, an ``OptionProblem`` naming the floor option and the timeout) instead of being
-  cut short into a partial, cache-sized figure.
+  cut short into a partial, cache-sized figure; when the floor fits, the time left bounds the budget as
+  ``point_s`` does.
 
 The amount is per target (OST, device, MDT): every target of a host moves the same amount, so the engine passes
 the rate of the slowest target and the slowest test of the previous point, and all targets finish together.
@@ -90,14 +91,15 @@ def size_point(survey, full, floor, point_s=None, rate=None, time_left_s=None, g
     point moves (``point_min_mib`` / ``point_min_items``); ``point_s``: the time for each test of the point, None
     for the I/O kit's fixed size; ``rate``: per target, in the survey's unit per second, from ``SizingRates``
     (None before the first measured point); ``time_left_s``: the time left before the survey's timeout, None when
-    it has none; ``granule``: the engine's unit of work (a record times the threads), a bounded amount is rounded
-    up to a multiple of it so that rounding never takes it below the floor.
+    it has none (it bounds the time budget too); ``granule``: the engine's unit of work (a record times the
+    threads), a bounded amount is rounded up to a multiple of it so that rounding never takes it below the floor.
     """
     if point_s is None:
         return PointSize(full, FULL, full / rate if rate else None, None)
     if not rate or rate <= 0:
         return PointSize(_round_up(floor, granule), FLOOR_NO_RATE, None, None)
-    budget = point_s * rate
+    # a point never plans past the survey's timeout when its floor fits before it
+    budget = min(point_s, time_left_s if time_left_s is not None else point_s) * rate
     if floor >= min(budget, full):
         amount, limit = _round_up(floor, granule), FLOOR
     elif budget >= full:

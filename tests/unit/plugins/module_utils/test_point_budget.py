@@ -67,6 +67,13 @@ def test_point_whose_floor_fits_the_time_left_is_not_refused():
     assert size_point('obdfilter', full=16384, floor=8192, point_s=30, rate=10.0, time_left_s=900).refused is None
 
 
+def test_time_left_before_the_timeout_cuts_the_budget_not_the_floor():
+    size = size_point('sgpdd', full=8192, floor=1024, point_s=60, rate=100.0, time_left_s=20)
+    assert (size.amount, size.limit, size.refused) == (2000.0, 'time budget', None)
+    size = size_point('sgpdd', full=8192, floor=1024, point_s=60, rate=100.0, time_left_s=8)
+    assert (size.amount, size.limit) == (1024, 'floor') and size.refused.options == ('point_min_mib',)
+
+
 def test_sizing_rates_previous_point_of_the_sweep_then_same_threads_of_an_earlier_sweep():
     rates = point_budget.SizingRates()
     first, second = {'nobj': 1}, {'nobj': 2}
