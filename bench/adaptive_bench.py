@@ -30,7 +30,7 @@ sweeps start one doubling below the previous knee, with time-bounded points
 never less than the default floor of the modelled node, never more than the I/O kit's size).  The rate a point
 is sized from is the modelled (measured) rate of the point ``point_budget.SizingRates`` picks.  A read cache is
 modelled, so that the floor has something to defeat: when a test's data on the host (its amount per target
-times the host's targets) fits in the cache figure of the survey, the test runs at ``CACHE_SPEEDUP`` times the
+times the host's targets) is smaller than the cache figure of the survey, the test runs at ``CACHE_SPEEDUP`` times the
 device's rate at that concurrency.  The run ends with
 ``fast: N curves, time saved X %, pooled P %, peak within 2 % in Y %`` (pooled: 1 - the sum of the fast
 survey times over the sum of the full ones).
@@ -140,12 +140,12 @@ def curves_for(axis_values, peak_key, peak):
     return result
 
 
-def sweep(grid, tests, model, spread, mode, min_gain_pct, patience, overhead_s, near_knee=False, bounded=None):
+def sweep(grid, tests, model, spread, mode, min_gain_pct, patience, overhead_s, near_knee=False, node=None):
     """Model one survey over ``grid``: (seconds, best figure per test, the InnerSweeps bookkeeping, tests cached).
 
-    ``bounded``: None for the I/O kit's fixed size at every point; for time-bounded points a dict with the survey,
-    ``point_s``, the ``floor`` and the node's ``targets``, ``cache_mib`` and ``cached_tests``, which also apply the
-    cache model to fixed-size points when given with ``point_s`` None.
+    ``node``: None for the I/O kit's fixed size at every point and no cache; else a dict with the survey, the node's
+    ``targets``, ``cache_mib`` and ``cached_tests`` (the cache model), and ``point_s`` and ``floor``: time-bounded
+    points when ``point_s`` is a number, the I/O kit's fixed size when it is None.
     """
     inner = adaptive.InnerSweeps(mode, min_gain_pct, patience, start_near_knee=near_knee)
     rates = point_budget.SizingRates()
@@ -158,14 +158,14 @@ def sweep(grid, tests, model, spread, mode, min_gain_pct, patience, overhead_s, 
             inner.skip(dict(outer, thr=thr), reason)
             continue
         amount = full
-        if bounded and bounded['point_s'] is not None:
-            amount = point_budget.size_point(bounded['survey'], full, bounded['floor'], bounded['point_s'],
+        if node and node['point_s'] is not None:
+            amount = point_budget.size_point(node['survey'], full, node['floor'], node['point_s'],
                                              rates.rate_for(outer, thr)).amount
         figures = {}
         for test in tests:
             # The noise differs per outer combination and test, as repeated measurements would.
             rate = curve.rate(model, thr, '/'.join('%s=%s' % item for item in sorted(outer.items())), test)
-            if bounded and test in bounded['cached_tests'] and amount * bounded['targets'] < bounded['cache_mib']:
+            if node and test in node['cached_tests'] and amount * node['targets'] < node['cache_mib']:
                 rate *= CACHE_SPEEDUP
                 cached += 1
             seconds += amount / rate + overhead_s
@@ -214,17 +214,17 @@ def model_curves(args, node):
             common = (grid, tests, model, spread)
             settings = (args.min_gain_pct, args.patience, args.overhead_s)
             full_s, full_best, unused, full_cached = sweep(*(common + ('full',) + settings),
-                                                           bounded=full_rule if fast else None)
+                                                           node=full_rule if fast else None)
             profile_s, best, inner, cached = sweep(*(common + ('adaptive',) + settings),
                                                    near_knee=args.near_knee or fast,
-                                                   bounded=fast_rule if fast else None)
+                                                   node=fast_rule if fast else None)
             row = {'survey': survey, 'curve': label, 'points': len(grid), 'run': inner.points_run,
                    'full_s': full_s, 'profile_s': profile_s, 'saved_pct': 100.0 * (1 - profile_s / full_s),
                    'peak_pct': 100.0 * peak_ratio(best, full_best, tests), 'full_cached': full_cached,
                    'cached': cached}
             if fast:
                 unused, minimum_best, unused, minimum_cached = sweep(*(common + ('adaptive',) + settings),
-                                                                     near_knee=True, bounded=minimum_rule)
+                                                                     near_knee=True, node=minimum_rule)
                 row.update(minimum_peak_pct=100.0 * peak_ratio(minimum_best, full_best, tests),
                            minimum_cached=minimum_cached)
             rows.append(row)
