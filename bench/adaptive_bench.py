@@ -17,11 +17,23 @@ at that thread count, plus ``--overhead-s`` per test (process start, object crea
 the best figure of each test over the grid; a curve's adaptive peak counts as within 2 % when every test's
 is.  A noisy curve reports its noise as the points' spread (min/max), which the rule respects.
 
-    .venv/bin/python bench/adaptive_bench.py           # every curve on every grid
-    .venv/bin/python bench/adaptive_bench.py --quick   # a third of the curves
+    .venv/bin/python bench/adaptive_bench.py                  # every curve on every grid
+    .venv/bin/python bench/adaptive_bench.py --quick          # a third of the curves
+    .venv/bin/python bench/adaptive_bench.py --profile fast   # the fast profile beside the full sweep
 
-Both end with ``adaptive: N curves, time saved X %, peak within 2 % in Y %`` (time saved over the sum of
-all runs' time, N counting each curve on each grid).
+Both end with ``adaptive: N curves, time saved X %, peak within 2 % in Y %`` (time saved: the mean over the
+curves of each one's saving; N counting each curve on each grid).
+
+``--profile fast`` models the fast profile instead of the adaptive rule alone: an adaptive sweep whose inner
+sweeps start one doubling below the previous knee, with time-bounded points
+(``plugins/module_utils/point_budget``: each point moves ``--point-s`` seconds' worth at the rate it is sized from,
+never less than the default floor of the modelled node, never more than the I/O kit's size).  The rate a point
+is sized from is the modelled (measured) rate of the point ``point_budget.SizingRates`` picks.  A read cache is
+modelled, so that the floor has something to defeat: when a test's data on the host (its amount per target
+times the host's targets) is smaller than the cache figure of the survey, the test runs at ``CACHE_SPEEDUP`` times the
+device's rate at that concurrency.  The run ends with
+``fast: N curves, time saved X %, pooled P %, peak within 2 % in Y %`` (pooled: 1 - the sum of the fast
+survey times over the sum of the full ones).
 """
 
 from __future__ import annotations
@@ -36,16 +48,21 @@ SIMULATOR = os.path.join(ROOT, 'simulator', 'src')
 
 
 def _imports():
-    # The checkout is linked as .venv/collections/ansible_collections/lustre/iokit by `make setup`.
+    # The checkout is linked as .venv/collections/ansible_collections/lustre/iokit by `make setup`; appended, so
+    # that a PYTHONPATH naming another checkout (a git worktree) is the one imported.
     for path in (COLLECTIONS, SIMULATOR):
         if path not in sys.path:
-            sys.path.insert(0, path)
-    from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+            sys.path.append(path)
+    from ansible_collections.lustre.iokit.plugins.module_utils import adaptive, point_budget
     from lustre_sim import curve
-    return adaptive, curve
+    return adaptive, point_budget, curve
 
 
-adaptive, curve = _imports()
+adaptive, point_budget, curve = _imports()
+
+# A test served from a cache runs this many times faster than the device behind it: a page cache or a controller's
+# memory streams a few GB/s against the few hundred MiB/s of the modelled OSTs and LUNs.
+CACHE_SPEEDUP = 4.0
 
 
 def doubling(low, high):
@@ -72,6 +89,24 @@ def sgpdd_grid():
 def mds_grid():
     """thr 4-32 (the script's thrlo/thrhi); 100,000 files per test."""
     return [({'dir': 4}, thr, 100000.0) for thr in doubling(4, 32)]
+
+
+# The modelled node behind each grid: how many targets run side by side (the floor is per target, a cache is the
+# host's) and the figures ``point_budget.default_floor`` derives the floor from; ``cache``: the cache figure the model
+# serves tests from, and which tests it serves.  An OSS of 8 OSTs with 64 GiB of memory on ldiskfs (the OSD's read
+# cache on: the read test can be served from the page cache; the OSD writes to the device); LUNs behind a RAID
+# controller whose write-back cache, not reported, is assumed (it absorbs writes and serves the reads that follow);
+# mds-survey's files stay cached at any count (both profiles alike), so no cache is modelled for it.
+def node_model(args):
+    mem_mib = args.oss_mem_gib * 1024
+    controller_mib = point_budget.ASSUMED_CONTROLLER_CACHE_MIB
+    return {
+        'obdfilter': {'targets': args.osts, 'figures': {'mem_total_mib': mem_mib},
+                      'cache_mib': mem_mib, 'cached_tests': ('read',)},
+        'sgpdd': {'targets': args.luns, 'figures': {}, 'cache_mib': controller_mib,
+                  'cached_tests': ('write', 'read')},
+        'mds': {'targets': 1, 'figures': {}, 'cache_mib': 0, 'cached_tests': ()},
+    }
 
 
 GRIDS = {
@@ -105,46 +140,58 @@ def curves_for(axis_values, peak_key, peak):
     return result
 
 
-def sweep(grid, tests, model, spread, mode, min_gain_pct, patience, overhead_s, near_knee=False):
-    """Model one survey over ``grid``: (seconds, best figure per test, the InnerSweeps bookkeeping)."""
+def sweep(grid, tests, model, spread, mode, min_gain_pct, patience, overhead_s, near_knee=False, node=None):
+    """Model one survey over ``grid``: (seconds, best figure per test, the InnerSweeps bookkeeping, tests cached).
+
+    ``node``: None for the I/O kit's fixed size at every point and no cache; else a dict with the survey, the node's
+    ``targets``, ``cache_mib`` and ``cached_tests`` (the cache model), and ``point_s`` and ``floor``: time-bounded
+    points when ``point_s`` is a number, the I/O kit's fixed size when it is None.
+    """
     inner = adaptive.InnerSweeps(mode, min_gain_pct, patience, start_near_knee=near_knee)
+    rates = point_budget.SizingRates()
     seconds = 0.0
+    cached = 0
     best = dict((test, 0.0) for test in tests)
-    for outer, thr, amount in grid:
+    for outer, thr, full in grid:
         reason = inner.stopped(outer, thr)
         if reason:
             inner.skip(dict(outer, thr=thr), reason)
             continue
+        amount = full
+        if node and node['point_s'] is not None:
+            amount = point_budget.size_point(node['survey'], full, node['floor'], node['point_s'],
+                                             rates.rate_for(outer, thr)).amount
         figures = {}
         for test in tests:
             # The noise differs per outer combination and test, as repeated measurements would.
             rate = curve.rate(model, thr, '/'.join('%s=%s' % item for item in sorted(outer.items())), test)
+            if node and test in node['cached_tests'] and amount * node['targets'] < node['cache_mib']:
+                rate *= CACHE_SPEEDUP
+                cached += 1
             seconds += amount / rate + overhead_s
             best[test] = max(best[test], rate)
             figures[test] = {'value': rate, 'spread_pct': spread}
+        rates.measured(outer, thr, min(figure['value'] for figure in figures.values()))
         inner.measured(outer, thr, figures)
-    return seconds, best, inner
+    return seconds, best, inner, cached
 
 
 def summary(rows):
     """(mean time saved per curve %, pooled time saved %, share of curves with the peak within 2 %)."""
     saved = sum(row['saved_pct'] for row in rows) / len(rows)
-    pooled = 100.0 * (1 - sum(row['adaptive_s'] for row in rows) / sum(row['full_s'] for row in rows))
-    within = 100.0 * sum(1 for row in rows if row['peak_pct'] >= 98.0) / len(rows)
+    pooled = 100.0 * (1 - sum(row['profile_s'] for row in rows) / sum(row['full_s'] for row in rows))
+    # within either way: a cache-inflated peak above the full sweep's is as wrong as one below it
+    within = 100.0 * sum(1 for row in rows if abs(row['peak_pct'] - 100.0) <= 2.0) / len(rows)
     return saved, pooled, within
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--quick', action='store_true', help='every third curve only')
-    parser.add_argument('--min-gain-pct', type=float, default=adaptive.DEFAULT_MIN_GAIN_PCT)
-    parser.add_argument('--patience', type=int, default=adaptive.DEFAULT_PATIENCE)
-    parser.add_argument('--overhead-s', type=float, default=1.0, help='fixed cost of every test run (s)')
-    parser.add_argument('--worst', type=int, default=5, help='worst cases to print')
-    parser.add_argument('--near-knee', action='store_true',
-                        help='start each inner sweep one doubling below the previous knee')
-    args = parser.parse_args()
+def peak_ratio(best, full_best, tests):
+    """The test whose best figure strays furthest from the full sweep's, as a ratio (above 1: inflated)."""
+    return max((best[test] / full_best[test] for test in tests), key=lambda ratio: abs(ratio - 1.0))
 
+
+def model_curves(args, node):
+    """One row per curve and grid: the full sweep against ``args.profile``."""
     rows = []
     for survey, (make_grid, tests, peak_key, peak) in sorted(GRIDS.items()):
         grid = make_grid()
@@ -152,25 +199,95 @@ def main():
         models = curves_for(axis_values, peak_key, peak)
         if args.quick:
             models = models[::3]
+        fast = args.profile == 'fast'
+        if fast:
+            site = node[survey]
+            floor = point_budget.default_floor(survey, site['targets'], **site['figures'])[0]
+            cache = dict(survey=survey, targets=site['targets'], cache_mib=site['cache_mib'],
+                         cached_tests=site['cached_tests'])
+            full_rule = dict(cache, point_s=None, floor=None)
+            fast_rule = dict(cache, point_s=args.point_s, floor=floor)
+            # the same, with the floor's minimum alone: what the floor's cache term prevents
+            minimum_rule = dict(fast_rule, floor=point_budget.MDS_FLOOR_ITEMS if survey == 'mds'
+                                else point_budget.MIN_FLOOR_MIB)
         for label, model, spread in models:
-            full_s, full_best, unused = sweep(grid, tests, model, spread, 'full', args.min_gain_pct,
-                                              args.patience, args.overhead_s)
-            fast_s, fast_best, inner = sweep(grid, tests, model, spread, 'adaptive', args.min_gain_pct,
-                                             args.patience, args.overhead_s, near_knee=args.near_knee)
-            ratio = min(fast_best[test] / full_best[test] for test in tests)
-            rows.append({'survey': survey, 'curve': label, 'points': len(grid), 'run': inner.points_run,
-                         'full_s': full_s, 'adaptive_s': fast_s, 'saved_pct': 100.0 * (1 - fast_s / full_s),
-                         'peak_pct': 100.0 * ratio})
+            common = (grid, tests, model, spread)
+            settings = (args.min_gain_pct, args.patience, args.overhead_s)
+            full_s, full_best, unused, full_cached = sweep(*(common + ('full',) + settings),
+                                                           node=full_rule if fast else None)
+            profile_s, best, inner, cached = sweep(*(common + ('adaptive',) + settings),
+                                                   near_knee=args.near_knee or fast,
+                                                   node=fast_rule if fast else None)
+            row = {'survey': survey, 'curve': label, 'points': len(grid), 'run': inner.points_run,
+                   'full_s': full_s, 'profile_s': profile_s, 'saved_pct': 100.0 * (1 - profile_s / full_s),
+                   'peak_pct': 100.0 * peak_ratio(best, full_best, tests), 'full_cached': full_cached,
+                   'cached': cached}
+            if fast:
+                unused, minimum_best, unused, minimum_cached = sweep(*(common + ('adaptive',) + settings),
+                                                                     near_knee=True, node=minimum_rule)
+                row.update(minimum_peak_pct=100.0 * peak_ratio(minimum_best, full_best, tests),
+                           minimum_cached=minimum_cached)
+            rows.append(row)
+    return rows
 
-    header = '%-10s %-42s %6s %5s %9s %9s %7s %8s' % ('survey', 'curve', 'points', 'run', 'full s', 'adapt s',
-                                                     'saved', 'peak')
+
+def print_table(rows, fast):
+    columns = '%-10s %-42s %6s %5s %9s %9s %7s %8s'
+    values = '%-10s %-42s %6d %5d %9.0f %9.0f %6.1f%% %7.2f%%'
+    names = ('survey', 'curve', 'points', 'run', 'full s', 'fast s' if fast else 'adapt s', 'saved', 'peak')
+    if fast:
+        columns += ' %6s %6s %10s %6s'
+        values += ' %6d %6d %9.2f%% %6d'
+        names += ('cached', 'fcache', 'min peak', 'mcache')
+    header = columns % names
     print(header)
     print('-' * len(header))
     for row in rows:
-        print('%-10s %-42s %6d %5d %9.0f %9.0f %6.1f%% %7.2f%%' % (
-            row['survey'], row['curve'], row['points'], row['run'], row['full_s'], row['adaptive_s'],
-            row['saved_pct'], row['peak_pct']))
+        fields = (row['survey'], row['curve'], row['points'], row['run'], row['full_s'], row['profile_s'],
+                  row['saved_pct'], row['peak_pct'])
+        if fast:
+            fields += (row['cached'], row['full_cached'], row['minimum_peak_pct'], row['minimum_cached'])
+        print(values % fields)
 
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--quick', action='store_true', help='every third curve only')
+    parser.add_argument('--profile', choices=('adaptive', 'fast'), default='adaptive',
+                        help='adaptive: the stop rule alone (fixed-size points); fast: adaptive, near the knee, '
+                             'time-bounded points with the default floors, and the cache model')
+    parser.add_argument('--min-gain-pct', type=float, default=adaptive.DEFAULT_MIN_GAIN_PCT)
+    parser.add_argument('--patience', type=int, default=adaptive.DEFAULT_PATIENCE)
+    parser.add_argument('--overhead-s', type=float, default=1.0, help='fixed cost of every test run (s)')
+    parser.add_argument('--worst', type=int, default=5, help='worst cases to print')
+    parser.add_argument('--near-knee', action='store_true',
+                        help='start each inner sweep one doubling below the previous knee (always with fast)')
+    parser.add_argument('--point-s', type=float, default=point_budget.FAST_POINT_S,
+                        help='fast: seconds for each test of a point (default %(default)s)')
+    parser.add_argument('--oss-mem-gib', type=float, default=64, help='fast: the modelled OSS\'s memory')
+    parser.add_argument('--osts', type=int, default=8, help='fast: OSTs of the modelled OSS')
+    parser.add_argument('--luns', type=int, default=8, help='fast: LUNs of the modelled sgpdd host')
+    args = parser.parse_args()
+    fast = args.profile == 'fast'
+    node = node_model(args)
+
+    if fast:
+        print('fast profile: adaptive (min gain %g %%, patience %d), each inner sweep from one doubling below the '
+              'previous knee, %g s per test of a point; cache served at %g x the device rate' % (
+                  args.min_gain_pct, args.patience, args.point_s, CACHE_SPEEDUP))
+        for survey in sorted(node):
+            site = node[survey]
+            floor, reason = point_budget.default_floor(survey, site['targets'], **site['figures'])
+            print('  %-10s floor %s; cache modelled: %s' % (
+                survey, reason, '%d MiB on the host, %s test(s)' % (site['cache_mib'], '+'.join(site['cached_tests']))
+                if site['cached_tests'] else 'none'))
+        print('columns: cached/fcache = tests the cache served in the fast/full sweep; min peak, mcache = the fast '
+              'profile with the floor\'s minimum alone (%d MiB), without its cache term' % point_budget.MIN_FLOOR_MIB)
+        print()
+    rows = model_curves(args, node)
+    print_table(rows, fast)
+
+    label = 'fast' if fast else 'adaptive'
     print()
     print('per survey (time saved: mean over the curves; pooled: over the sum of their survey times):')
     for survey in sorted(set(row['survey'] for row in rows)):
@@ -182,17 +299,28 @@ def main():
           % (100.0 * sum(1 - row['run'] / float(row['points']) for row in rows) / len(rows)))
     print()
     print('worst peaks:')
-    for row in sorted(rows, key=lambda row: row['peak_pct'])[:args.worst]:
+    for row in sorted(rows, key=lambda row: -abs(row['peak_pct'] - 100.0))[:args.worst]:
         print('  %-10s %-42s peak %6.2f %%, saved %5.1f %%' % (row['survey'], row['curve'], row['peak_pct'],
                                                                row['saved_pct']))
     print('least time saved:')
     for row in sorted(rows, key=lambda row: row['saved_pct'])[:args.worst]:
         print('  %-10s %-42s saved %5.1f %%, peak %6.2f %%' % (row['survey'], row['curve'], row['saved_pct'],
                                                                row['peak_pct']))
+    if fast:
+        inflated = [row for row in rows if row['minimum_peak_pct'] > 102.0]
+        print()
+        print('the floor: %d tests served from the cache with the default floors, %d with the minimum alone, '
+              'which inflates the peak by more than 2 %% in %d of %d curves'
+              % (sum(row['cached'] for row in rows), sum(row['minimum_cached'] for row in rows), len(inflated),
+                 len(rows)))
     saved, pooled, within = summary(rows)
     print()
-    print('pooled time saved (sum of adaptive over sum of full survey times): %.1f %%' % pooled)
-    print('adaptive: %d curves, time saved %.1f %%, peak within 2 %% in %.1f %%' % (len(rows), saved, within))
+    print('pooled time saved (sum of %s over sum of full survey times): %.1f %%' % (label, pooled))
+    if fast:
+        print('fast: %d curves, time saved %.1f %%, pooled %.1f %%, peak within 2 %% in %.1f %%'
+              % (len(rows), saved, pooled, within))
+    else:
+        print('adaptive: %d curves, time saved %.1f %%, peak within 2 %% in %.1f %%' % (len(rows), saved, within))
 
 
 if __name__ == '__main__':
