@@ -160,29 +160,31 @@ THROTTLE_MIB_S = 20
 CACHE_MIB = 64
 
 
-def new_object(sim, target):
+def new_object(sim, target, objects=1):
+    """An echo client on ``target`` and the first of ``objects`` new objects: ``(devno, first id)``."""
     devno = sim.echo_client(target)
-    objid = int(sim.lctl("--device", devno, "create", "1").stdout.splitlines()[1].split()[-1], 16)
+    objid = int(sim.lctl("--device", devno, "create", str(objects)).stdout.splitlines()[1].split()[-1], 16)
     return devno, objid
 
 
-def brw_mib_s(sim, devno, objid, mib, mode):
-    """Move ``mib`` MiB in 1 MiB records with one thread, as the obdfilter engine runs test_brw; the MiB/s of
-    its ``Total:`` line (records per second times the record size)."""
-    result = sim.lctl("--threads", "1", "-1", devno, "test_brw", str(mib), mode, "q", str(PAGES),
-                      "1t%d" % objid, "p%d" % PAGES, timeout=120)
+def brw_mib_s(sim, devno, objid, mib, mode, threads=1, objects=1):
+    """Move ``mib`` MiB in 1 MiB records with ``threads`` threads over ``objects`` objects, as the obdfilter
+    engine runs test_brw; the MiB/s of its ``Total:`` line (records per second times the record size)."""
+    result = sim.lctl("--threads", str(threads), "-1", devno, "test_brw", str(mib // threads), mode, "q",
+                      str(PAGES), "%dt%d" % (threads // objects, objid), "p%d" % PAGES, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     total = TOTAL.search(result.stdout)
     assert total and int(total.group(1)) == mib, result.stdout
     return float(total.group(4)) * PAGES * 4096 / MIB
 
 
-def test_a_read_smaller_than_the_cache_reports_more_than_the_device_allows(node_factory):
+@pytest.mark.parametrize("threads, objects", [(1, 1), (4, 2)])
+def test_a_read_smaller_than_the_cache_reports_more_than_the_device_allows(node_factory, threads, objects):
     sim = node_factory(osts=1, ost_size_mib=128, ost_mib_s=THROTTLE_MIB_S, read_cache_mib=CACHE_MIB)
-    devno, objid = new_object(sim, "testfs-OST0000")
-    assert brw_mib_s(sim, devno, objid, 32, "wx") <= THROTTLE_MIB_S * 1.02
+    devno, objid = new_object(sim, "testfs-OST0000", objects)
+    assert brw_mib_s(sim, devno, objid, 32, "wx", threads, objects) <= THROTTLE_MIB_S * 1.02
     # booked at 4 x 20 MiB/s; twice the throttle leaves the machine half of that time for its own work
-    assert brw_mib_s(sim, devno, objid, 32, "rx") > 2 * THROTTLE_MIB_S
+    assert brw_mib_s(sim, devno, objid, 32, "rx", threads, objects) > 2 * THROTTLE_MIB_S
 
 
 def test_a_read_larger_than_the_cache_reports_the_device_rate(node_factory):
