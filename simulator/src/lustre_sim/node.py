@@ -9,8 +9,9 @@ Layout of a root (see README.md):
 * ``client/``          the client namespace when a client mount is configured
 
 This module imports only the leaf modules (``common``, ``errors``, ``processes``,
-``statefile``, ``curve``, ``read_cache``); creating and destroying a node is ``lifecycle``'s,
-validating a configuration ``config``'s.
+``statefile``, ``curve``) and ``read_cache`` (which imports only ``statefile``);
+creating and destroying a node is ``lifecycle``'s, validating a configuration
+``config``'s.
 """
 
 import contextlib
@@ -25,10 +26,10 @@ import yaml
 
 from . import curve as curve_model
 from . import statefile
-from .read_cache import ReadCache
 from .common import BYTES_PER_INODE, DEFAULT_PAGE_SIZE, DEFAULT_VERSION, parse_version
 from .errors import SimError
 from .processes import helper_running, process_start_ticks, signal_helper
+from .read_cache import ReadCache
 
 # Names callers have always imported from here, defined in the leaf modules now.
 from .common import MODULE_SHIMS, SHIM_TOOLS, hash_text, mount_hash  # noqa: F401  (re-exported)
