@@ -42,6 +42,10 @@ def build_parser():
     init.add_argument("--ost-mib-s", type=float, help="throttle every OST to this MiB/s")
     init.add_argument("--ost-mib-s-override", type=_override, action="append", default=[],
                       metavar="OSTxxxx=MIB_S", help="per-OST throttle (repeatable)")
+    init.add_argument("--read-cache-mib", type=float,
+                      help="the node's read cache (page cache of its OSTs) in MiB (default: none)")
+    init.add_argument("--read-cache-speedup", type=float,
+                      help="how many times its OST's rate a read found in the read cache runs (default 4)")
     init.add_argument("--client-mount")
     init.add_argument("--nid")
     init.add_argument("--hostname")
@@ -109,7 +113,8 @@ def settings_from_args(args):
             raise SimError("%s: expected a mapping" % args.config)
         settings.update({key.replace("-", "_"): value for key, value in loaded.items()})
     for option in ("fsname", "mdts", "osts", "ost_size_mib", "mdt_size_mib", "ost_mib_s",
-                   "client_mount", "nid", "hostname", "lustre_version"):
+                   "client_mount", "nid", "hostname", "lustre_version", "read_cache_mib",
+                   "read_cache_speedup"):
         value = getattr(args, option)
         if value is not None:
             settings[option] = value

@@ -12,6 +12,7 @@ from .batch import SECTIONS as BATCH_SECTIONS
 from .common import (DEFAULT_FSNAME, DEFAULT_MDT_SIZE_MIB, DEFAULT_NID, DEFAULT_OST_SIZE_MIB, DEFAULT_PAGE_SIZE,
                      DEFAULT_VERSION, hash_text, mount_hash, parse_version)
 from .errors import SimError
+from .read_cache import DEFAULT_SPEEDUP as DEFAULT_READ_CACHE_SPEEDUP
 
 FAULT_TYPES = (
     "io_error",
@@ -125,6 +126,24 @@ def _positive_number(section, key, value):
     return value
 
 
+def normalise_read_cache(settings):
+    """``read_cache_mib`` and ``read_cache_speedup`` of the node's read cache (read_cache.py), or ``{}`` without
+    one: a node configured without it stores neither key and behaves as before the cache existed."""
+    size_mib = settings.get("read_cache_mib")
+    speedup = settings.get("read_cache_speedup")
+    if size_mib in (None, 0):
+        if speedup is not None:
+            raise SimError("read_cache_speedup needs read_cache_mib")
+        return {}
+    size_mib = _positive_number("node", "read_cache_mib", size_mib)
+    speedup = DEFAULT_READ_CACHE_SPEEDUP if speedup is None else \
+        _positive_number("node", "read_cache_speedup", speedup)
+    if speedup < 1:
+        raise SimError("node.read_cache_speedup must be at least 1 (a cache is no slower than the device), "
+                       "got %r" % (speedup,))
+    return {"read_cache_mib": size_mib, "read_cache_speedup": float(speedup)}
+
+
 def normalise_lnet(section):
     """Validate the ``lnet:`` section (see docs/client-tools.md, LNet model)."""
     if section is None:
@@ -186,13 +205,14 @@ def normalise_config(settings):
         "client_mount": settings.get("client_mount") or None,
         "faults": [normalise_fault(f) for f in settings.get("faults") or []],
     }
+    config.update(normalise_read_cache(settings))
     for key, normalise in (("lnet", normalise_lnet), ("mdtest", normalise_mdtest)) + BATCH_SECTIONS:
         section = normalise(settings.get(key))
         if section is not None:
             config[key] = section
     parse_version(config["lustre_version"])
     known = set(config) | {"lnet", "mdtest", "slurm", "modules", "ior", "ost_size_mib", "mdt_size_mib", "ost_mib_s", "mdt_mib_s",
-                           "ost_mib_s_override"}
+                           "ost_mib_s_override", "read_cache_mib", "read_cache_speedup"}
     unknown = sorted(set(settings) - known)
     if unknown:
         raise SimError("unknown configuration keys: %s" % ", ".join(unknown))

@@ -18,6 +18,7 @@ from .lctl_base import (CMD_HELP, BAD_VERBOSE, LctlError, be_verbose, c_strtol,
                         c_strtol_prefix, get_verbose, strerror)
 from .lctl_stats import StatsRecorder
 from .lnet_model import LinkModel
+from .read_cache import object_key
 
 OBIF_MAX_OID = (1 << 32) - 1
 MD_STEP_COUNT = 1000
@@ -234,6 +235,7 @@ def destroy(session, argv):
             return CMD_HELP
     session.out.write("%s: %d objects\n" % (name, count))
     recorder = StatsRecorder(session.node)
+    cache = session.node.read_cache
     progress = {"next_time": time.time() - verbose, "next_num": verbose}
     rc = 0
     number = 1
@@ -247,6 +249,8 @@ def destroy(session, argv):
             try:
                 if target["kind"] != ECHO_SERVER_KIND:
                     os.unlink(object_path(target["path"], objid))
+                    if cache is not None:
+                        cache.forget(object_key(target["name"], objid))
             except OSError as error:
                 raise LctlError(error.errno)
         except LctlError as error:
@@ -437,6 +441,7 @@ class BrwWorker:
             self.path = None
             return
         self.path = object_path(self.target["path"], objid)
+        self.cache_key = object_key(self.target["name"], objid)
         try:
             self.fd = os.open(self.path, os.O_RDWR if write else os.O_RDONLY)
         except OSError as error:
@@ -495,7 +500,8 @@ class BrwWorker:
                     self.check(data, offset)
         except OSError as error:
             raise LctlError(error.errno)
-        self.node.reserve_bandwidth(self.target["name"], length, self.threads, op, run=self.run_key)
+        self.node.reserve_bandwidth(self.target["name"], length, self.threads, op, run=self.run_key,
+                                    extent=(self.cache_key, offset))
         self.recorder.brw(self.target["name"], op, length, time.monotonic() - started,
                           map_seconds)
 

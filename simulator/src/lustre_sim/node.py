@@ -9,8 +9,9 @@ Layout of a root (see README.md):
 * ``client/``          the client namespace when a client mount is configured
 
 This module imports only the leaf modules (``common``, ``errors``, ``processes``,
-``statefile``, ``curve``); creating and destroying a node is ``lifecycle``'s,
-validating a configuration ``config``'s.
+``statefile``, ``curve``) and ``read_cache`` (which imports only ``statefile``);
+creating and destroying a node is ``lifecycle``'s, validating a configuration
+``config``'s.
 """
 
 import contextlib
@@ -28,6 +29,7 @@ from . import statefile
 from .common import BYTES_PER_INODE, DEFAULT_PAGE_SIZE, DEFAULT_VERSION, parse_version
 from .errors import SimError
 from .processes import helper_running, process_start_ticks, signal_helper
+from .read_cache import ReadCache
 
 # Names callers have always imported from here, defined in the leaf modules now.
 from .common import MODULE_SHIMS, SHIM_TOOLS, hash_text, mount_hash  # noqa: F401  (re-exported)
@@ -128,6 +130,14 @@ class Node:
                     "device": entry.get("device"),
                 })
         return result
+
+    @property
+    def read_cache(self):
+        """The node's read cache (``read_cache_mib``), or None when it has none: every read at the device rate."""
+        size_mib = self.config.get("read_cache_mib")
+        if not size_mib:
+            return None
+        return ReadCache(self.state_dir, size_mib, self.config["read_cache_speedup"])
 
     def target(self, name):
         for entry in self.targets():
@@ -262,7 +272,7 @@ class Node:
             return curve_model.rate(target["curve"], threads, target_name, op)
         return target.get("mib_s") or None
 
-    def reserve_bandwidth(self, target_name, nbytes, threads=1, op="", run=None):
+    def reserve_bandwidth(self, target_name, nbytes, threads=1, op="", run=None, extent=None):
         """Share a target's rate for ``threads`` concurrent threads among all processes doing I/O on it.
 
         Each I/O books the next free slot of the target's time line (kept in
@@ -275,12 +285,24 @@ class Node:
         ``CATCH_UP_S``) is not lost to the target, so a loaded machine does not
         slow a run below the target's rate, whatever the thread count.  A new run
         starts at the time it asks, never in the past.
+
+        ``extent``: ``(object key, offset)`` of the bytes an OST moves (``read_cache.object_key``), for the node's
+        read cache when it has one: they enter it, and a read's bytes found there are booked at the cache's
+        speed-up times the rate. A write is booked at the rate whatever the cache holds (write-through).
         """
+        cached = 0
+        cache = self.read_cache if extent is not None else None
+        if cache is not None:
+            found = cache.access(extent[0], extent[1], nbytes)
+            if op == "read":
+                cached = found
         rate = self.target_rate(target_name, threads, op)
         if not rate:
             return
         unit = 1.0 if "peak_ops_s" in (self.target(target_name).get("curve") or {}) else 1048576.0
-        duration = nbytes / (rate * unit)
+        duration = (nbytes - cached) / (rate * unit)
+        if cached:
+            duration += cached / (rate * cache.speedup * unit)
         path = os.path.join(self.state_dir, "bw-%s" % target_name)
         with open(path, "a+") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
