@@ -225,6 +225,11 @@ def _module(survey):
     return importlib.import_module('ansible_collections.lustre.iokit.plugins.modules.%s' % name)
 
 
+def module_argument_spec(survey):
+    """The argument spec of the survey's module."""
+    return _module(survey).argument_spec()
+
+
 def option_variables(survey):
     """option -> (role variable, name shown to users) for every option of the survey module a role passes."""
     info = _survey(survey)
@@ -309,6 +314,20 @@ def _convert(option, spec, value):
     return converted
 
 
+def left_out(survey, option, option_spec, value):
+    """Whether the role leaves ``option`` out of its module call for its variable's ``value``: an option without a
+    module default when the value is empty (None, '' or []), or 0 for the survey's ``unset_zero`` options."""
+    if option_spec.get('default') is not None:
+        return False
+    return value in ('', [], None) or (value in (0, '0') and option in _survey(survey).get('unset_zero', ()))
+
+
+def overridden(survey, given):
+    """The options the role leaves out because another one it passes (in ``given``, not None) replaces them."""
+    return [option for setter, options in sorted(_survey(survey).get('overrides', {}).items())
+            if given.get(setter) is not None for option in options]
+
+
 def _module_params(survey, settings, context, problems):
     """The module's options from the role's settings, converted as its argument spec does, and left out where the
     role leaves them out; a setting that cannot be converted keeps the module's default (its OptionProblem added to
@@ -325,16 +344,14 @@ def _module_params(survey, settings, context, problems):
         if variable not in settings:
             continue
         value = _plain(settings[variable])
-        # An option without a module default is left out by the role when its variable is empty (or 0 for some).
-        if option_spec.get('default') is None and (value in ('', [], None) or (
-                value in (0, '0') and option in info.get('unset_zero', ()))):
+        if left_out(survey, option, option_spec, value):
             continue
         try:
             params[option] = _convert(option, option_spec, value)
         except ValueError as exc:
             problems.append(OptionProblem(option, str(exc)))
-    if survey == 'mdtest' and params.get('items_per_dir') is not None:
-        params['items'] = None  # the role passes one of them
+    for option in overridden(survey, params):
+        params[option] = None
     if survey == 'ior' and params.get('client_memory_mib') is None and context.get('memory_mib'):
         params['client_memory_mib'] = _as_int(context['memory_mib'])  # the launcher's, gathered by the preflight
     if survey == 'lnet':
