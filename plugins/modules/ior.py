@@ -268,10 +268,17 @@ def option_problems(params, euid=None):
     return client_launch.module_option_problems(params, problems, euid)
 
 
+def plan_lines(params, plan):
+    """The plan in a few lines for people (check mode)."""
+    return ['%d points; %s GiB written and read' % (len(plan['points']), round(plan['bytes_written'] / 1073741824.0, 2)),
+            'tree: %s; hosts: %s; launcher: %s' % (plan['tree'], ', '.join(plan['hosts']), plan['launcher']),
+            'first command: %s' % ' '.join(plan['first_command'])]
+
+
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     client_launch.run_module(module, option_problems(module.params), ior.IorSurvey, 'ior_path', PARAMETER_NAMES,
-                             ENGINE_OPTIONS, Runner, ProcessRecordingRunner)
+                             ENGINE_OPTIONS, Runner, ProcessRecordingRunner, plan_lines)
 
 
 if __name__ == '__main__':

@@ -341,6 +341,10 @@ class LstSpec(survey_module.ServerSurveySpec):
             start.module.fail_json(msg='lst is not installed on this node (Lustre client or server utilities); the '
                                        'native engine drives it', plan=plan)
 
+    def plan_lines(self, params, plan):
+        return ['servers: %s; clients: %s' % (params['servers'], params['clients']),
+                'group pairs: %s; tests: %s' % ([pair['split'] for pair in plan['pairs']], plan['tests'])]
+
     def planned(self, survey, plan):
         # The progress counts the tests of every group pair, each sampled for the same time.
         return [{'servers': pair['server_group'], 'clients': pair['client_group'], 'mode': mode}

@@ -355,6 +355,11 @@ class MdsSpec(survey_module.ServerSurveySpec):
         start.builder.set_environment(free_inodes=free_inodes)
         survey_module.fail_on_problems(start.module, inode_problems)
 
+    def plan_lines(self, params, plan):
+        return ['thread counts to run: %s' % [point['thr'] for point in plan['points'] if not point['skip']],
+                'MDTs: %s' % [target['target'] for target in plan['targets']],
+                'files per MDT per point: %s' % plan['files_per_mdt_per_point']]
+
     def planned(self, survey, plan):
         # The progress counts the thread counts of the plan, each weighed by the files it touches.
         return [dict(thr=point['thr'], weight=point['thr'] * point['files_per_thread'])

@@ -411,10 +411,26 @@ def option_problems(params, euid=None):
     return client_launch.module_option_problems(params, problems, euid)
 
 
+def plan_lines(params, plan):
+    """The plan in a few lines for people (check mode); an adaptive sweep's points range from the full grid, when
+    every step keeps gaining, to its fewest, when both steps are flat from their first doubling."""
+    sweep = plan['sweep']
+    if sweep['mode'] == 'adaptive':
+        points = ('%s points in the worst case (the full sweep, when every step keeps gaining), as few as %s when both'
+                  ' steps are flat from their first doubling' % (sweep['points_full'], sweep['points_fewest']))
+    else:
+        points = '%s points' % sweep['points_full']
+    return ['tree: %s; hosts: %s; launcher: %s' % (plan['tree'], ', '.join(plan['hosts']), plan['launcher']),
+            'points (nodes x tasks per node): %s' % ', '.join(
+                '%sx%s' % (point['nodes'], point['tasks_per_node'] or 'best') for point in plan['points']),
+            'first command: %s' % ' '.join(plan['first_command']),
+            '%s sweep: %s' % (sweep['mode'], points)]
+
+
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     client_launch.run_module(module, option_problems(module.params), mdtest.MdtestSurvey, 'mdtest_path', PARAMETER_NAMES,
-                             ENGINE_OPTIONS, Runner, ProcessRecordingRunner)
+                             ENGINE_OPTIONS, Runner, ProcessRecordingRunner, plan_lines)
 
 
 if __name__ == '__main__':

@@ -496,6 +496,9 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
             if os.sep in params['iokit_script'] and not os.access(script, os.R_OK):
                 module.fail_json(msg='iokit_script: %s does not exist or cannot be read' % script)
 
+    def plan_lines(self, params, plan):
+        return ['skipped points: %d; per OST: %s' % (len(plan['skipped_points']), plan['per_ost'])]
+
     def planned(self, survey, plan):
         return progress_utils.planned_points(plan['points'], self.resume_keys, 'size_kib')
 

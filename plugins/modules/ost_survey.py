@@ -268,6 +268,9 @@ class OstSpec(survey_module.ServerSurveySpec):
     def changed_in_check_mode(self, start, survey, plan):
         return bool(survey.active_osts())
 
+    def plan_lines(self, params, plan):
+        return ['OSTs: %s in %s' % ([ost['ost'] for ost in plan['osts']], plan['directory'])]
+
     def planned(self, survey, plan):
         return survey.steps()
 

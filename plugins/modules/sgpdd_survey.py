@@ -374,6 +374,10 @@ class SgpddSpec(survey_module.ServerSurveySpec):
             start.builder.mark_nothing_to_do()
         return 'write' in start.module.params['actions']
 
+    def plan_lines(self, params, plan):
+        return ['skipped points: %d; bytes written per device: %s'
+                % (len(plan['skipped_points']), plan['bytes_written_per_device'])]
+
     def planned(self, survey, plan):
         return progress_utils.planned_points(plan['points'], self.resume_keys, 'size_kib')
 
