@@ -110,7 +110,7 @@ def test_check_mode_shows_each_hosts_plan_in_the_modules_words(fleet):
     # the lines the survey modules return with their plans (plan.lines), after the estimate
     assert len(re.findall(r'"skipped points: 0; per OST: ', output)) == len(HOSTS), output[-6000:]
     assert len(re.findall(r'"thread counts to run: \[1\]",\s+"MDTs: \[', output)) == len(HOSTS), output[-6000:]
-    assert len(re.findall(r'"files per MDT per point: \d+"', output)) == len(HOSTS), output[-6000:]
+    assert len(re.findall(r'"files per MDT per point: \{1: \d+\}"', output)) == len(HOSTS), output[-6000:]
 
 
 def test_a_stored_run_gives_the_next_plan_its_measured_rate(fleet):
