@@ -17,9 +17,11 @@ The mapping from a role variable to a module option is the rule of the survey ro
 the option's name after the role's prefix, except ``timeout`` (``<prefix>timeout_s``) and the few aliases of
 ``SURVEYS`` (``lnet_server_nids`` for ``servers``, ...); an option without a module default is left out when its
 variable is empty, as the roles do with ``omit``.  ``engine``, ``timeout`` and ``workdir`` are named after the
-``iokit_*`` settings users give.  The variables a role computes in its ``vars/main.yml`` (``INTERNAL``: the
-``iokit_*`` settings read under the role's prefix, the hostfile's hosts, the LNet test's hosts) are internal and
-carry two leading underscores (``__obdfilter_timeout_s``); a problem never names them but the setting users give.
+``iokit_*`` settings users give.  The values computed for a role (``INTERNAL``: the ``iokit_*`` settings read
+under the role's prefix, the hostfile's hosts, the LNet test's hosts; ``survey_call.computed_values()``) are
+internal and carry two leading underscores (``__obdfilter_timeout_s``); a problem never names them but the setting
+users give.  ``survey_call`` makes the module's call by the same rule (``option_variables``, ``left_out``,
+``overridden``).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ SHARED_OPTIONS = {
     'engine': ('engine', 'iokit_engine'),
 }
 
-# Role variable suffixes that a role computes in its vars/main.yml (internal: ``__<prefix><suffix>``), and the name
+# Role variable suffixes whose values survey_call computes (internal: ``__<prefix><suffix>``), and the name
 # a problem shows for them: the setting users give (None: the check names its own).
 INTERNAL = {
     'timeout_s': 'iokit_timeout_s',
