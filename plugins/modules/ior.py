@@ -222,6 +222,7 @@ plan:
     - C(mount_point), C(fsname), C(tree), C(marker), C(hosts), C(launcher), C(slurm_allocation), C(environment_modules), C(points) (each
       with its C(segments) and C(bytes_per_phase)), C(bytes_written) and C(bytes_read) over the whole sweep,
       C(cache_rule), C(first_command) and C(layout).
+    - C(lines), in check mode - the plan in a few lines, as the survey playbooks show it.
   returned: always
   type: dict
 '''

@@ -321,6 +321,7 @@ plan:
       chosen, and C(hosts)), C(best_by), C(mdtest_invocations_per_point), C(first_command) (the first point's
       whole command, the launcher's or the module shell's argument list),
       C(layout), C(estimated_duration_s) (null unless a stored run gives a rate), C(estimate) and C(sweep).
+    - C(lines), in check mode - the plan in a few lines, as the survey playbooks show it.
     - C(sweep) has C(mode), C(min_gain_pct), C(patience) and C(points_full), the points of the full sweep (the
       nodes step's one-node point is not counted, it is not run again); with O(sweep=adaptive) also
       C(points_most) (the worst case, the full sweep again - a curve that keeps gaining never stops) and

@@ -18,8 +18,9 @@ description:
     M(lustre.iokit.mds_survey), M(lustre.iokit.ost_survey), M(lustre.iokit.lst_survey), M(lustre.iokit.ior) or
     M(lustre.iokit.mdtest)) on the host, with its options taken from the survey role's variables, as the
     P(lustre.iokit.survey_problems#filter) preflight checks them - option C(<o>) from C(<survey>_<o>), except
-    C(lnet_server_nids), C(lnet_client_nids), C(lnet_session_timeout_s), C(ior_binary) and C(mdtest_binary), and
-    the deprecated C(ior_iterations) and C(mdtest_iterations), which win over C(ior_repetitions) and
+    C(lnet_servers) and C(lnet_clients) (made by the lnet role's prepare step from C(lnet_server_nids) and
+    C(lnet_client_nids), which the preflight checks, or from the hosts' NIDs), C(lnet_session_timeout_s),
+    C(ior_binary) and C(mdtest_binary), and the deprecated C(ior_iterations) and C(mdtest_iterations), which win over C(ior_repetitions) and
     C(mdtest_repetitions) while they are set.
   - An option without a module default whose variable is empty (none, an empty string or list) is left out, as are
     C(mdtest_items_per_dir) and C(ior_client_memory_mib) when 0; C(mdtest_items) is left out when
@@ -29,7 +30,7 @@ description:
     ior and mdtest), C(iokit_timeout_s) (default V(3600)) and C(iokit_workdir) (default V(/tmp/lustre-iokit)).
     The MPI hostfile of ior and mdtest (C(hosts)) is C(<survey>_hosts) when it is not empty, else the hosts of
     C(<survey>_client_group), this host first, each named by its C(<survey>_mpi_hostname) or its inventory name.
-  - Used by the collection's C(survey_common) role under C(async) with C(poll: 0); the survey's role variables must
+  - Used by the collection's C(survey_common) role under C(async) with C(poll) 0; the survey's role variables must
     be visible to the task (its defaults are, once the role's preflight has been imported).
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
