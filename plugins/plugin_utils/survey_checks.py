@@ -354,8 +354,9 @@ def _module_params(survey, settings, context, problems):
             problems.append(OptionProblem(option, str(exc)))
     for option in overridden(survey, params):
         params[option] = None
-    if survey == 'ior' and params.get('client_memory_mib') is None and context.get('memory_mib'):
-        params['client_memory_mib'] = _as_int(context['memory_mib'])  # the launcher's, gathered by the preflight
+    for option, fact in info.get('fallback', {}).items():
+        if params.get(option) is None and context['facts'].get(fact):
+            params[option] = _as_int(context['facts'][fact])  # gathered by the preflight
     if survey == 'lnet':
         # NIDs left empty are found on the hosts when the survey runs: any NID stands for them here (with neither
         # hosts nor NIDs, the role's own check names both).
@@ -426,7 +427,8 @@ def problems(survey, settings, play_hosts=None, memory_mib=None):
     settings = dict((str(name), value) for name, value in (settings or {}).items())
     for old, new in renamed_settings(survey, settings):
         settings[new] = settings.pop(old)  # checked as the name that replaces it, which the role passes
-    context = {'play_hosts': play_hosts, 'memory_mib': memory_mib}
+    # memory_mib is the fact a role passes for ior's client_memory_mib when it leaves it out (role_call's fallback)
+    context = {'play_hosts': play_hosts, 'facts': {'ansible_memtotal_mb': memory_mib}}
     mapping = option_variables(survey)
     unconverted = []
     params = _module_params(survey, settings, context, unconverted)
