@@ -105,3 +105,14 @@ def test_a_survey_without_a_module_call_is_refused(action_fails):
     assert 'stats_collect' not in survey_catalog.MEASURING
     message = action_fails('survey_start', dict(RUN, survey='stats_collect'))
     assert 'stats_collect' in message
+
+
+@pytest.mark.parametrize('async_s', [0, 3900])
+def test_the_module_runs_under_the_tasks_async_and_only_a_synchronous_run_removes_its_tmp(action_for, async_s):
+    action = action_for('survey_start', dict(RUN, survey='ost'), task_vars=role_variables('ost', 'defaults'))
+    action._task.async_val = async_s  # pylint: disable=protected-access
+    calls = []
+    action._execute_module = lambda **kwargs: calls.append(('execute', kwargs['wrap_async'])) or {}
+    action._remove_tmp_path = lambda path: calls.append(('remove', path))
+    action.run(task_vars=role_variables('ost', 'defaults'))
+    assert calls == [('execute', async_s)] + ([] if async_s else [('remove', None)])
