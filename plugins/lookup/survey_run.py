@@ -7,7 +7,8 @@ from __future__ import annotations
 
 DOCUMENTATION = r'''
 name: survey_run
-author: lustre.iokit contributors
+author:
+  - lustre.iokit contributors (@lustre)
 version_added: 0.2.0
 short_description: What a survey's run takes from its role's variables on this host
 description:

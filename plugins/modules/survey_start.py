@@ -68,7 +68,8 @@ options:
     type: bool
     default: false
 seealso:
-  - filter: lustre.iokit.survey_problems
+  - plugin: lustre.iokit.survey_problems
+    plugin_type: filter
   - module: lustre.iokit.async_result
 '''
 
