@@ -34,9 +34,10 @@ description:
     C(lnet_client_nids) (V(servers), V(clients); NIDs left empty are found on C(lnet_server_hosts) and
     C(lnet_client_hosts) later), C(lnet_session_timeout_s), C(__ior_mpi_hosts) and C(__mdtest_mpi_hosts) (V(hosts),
     the hostfile), C(ior_binary) and C(mdtest_binary), and the options a role leaves out when their variable is empty.
-  - The variables a role computes in its C(vars/main.yml) are internal and start with two underscores before the
-    prefix - C(__<prefix>timeout_s), C(__<prefix>workdir) and C(__<prefix>engine) (the C(iokit_*) settings read by the
-    role), C(__ior_mpi_hosts), C(__mdtest_mpi_hosts) and C(__lnet_selftest_hosts); a problem of one names the setting
+  - The values computed for a role (the C(computed) values of the P(lustre.iokit.survey_run#lookup) lookup, which a
+    preflight adds to the role's variables) are internal and start with two underscores before the
+    prefix - C(__<prefix>timeout_s), C(__<prefix>workdir) and C(__<prefix>engine) (the C(iokit_*) settings),
+    C(__ior_mpi_hosts), C(__mdtest_mpi_hosts) and C(__lnet_selftest_hosts); a problem of one names the setting
     users give instead (C(iokit_workdir), C(ior_hosts), ...).
   - Whether the node runs the module as root (which Open MPI refuses without C(allow_run_as_root)), the devices,
     targets, free space and the node's Lustre version are checked by the module on the node, not here.
@@ -79,6 +80,7 @@ EXAMPLES = r'''
     __obdfilter_variables: "{{ query('ansible.builtin.varnames', '^(__)?obdfilter_') | lustre.iokit.survey_variables('obdfilter') }}"
     __obdfilter_problems: >-
       {{ dict(__obdfilter_variables | zip(query('ansible.builtin.vars', *__obdfilter_variables)))
+         | combine(lookup('lustre.iokit.survey_run', 'obdfilter').computed)
          | lustre.iokit.survey_problems('obdfilter') }}
   ansible.builtin.fail:
     msg: "{{ __obdfilter_problems | join('\n') }}"

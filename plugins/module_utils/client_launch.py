@@ -648,12 +648,13 @@ def _run(survey, builder, raw_path):
 
 
 def run_module(module, problems, survey_class, program_option, parameter_names, engine_option_names,
-               runner_class, recording_runner_class):
+               runner_class, recording_runner_class, plan_lines):
     """A client survey module's whole run once its arguments are parsed: fail on ``problems`` (the module's
     ``option_problems``) and on running as root when Open MPI would refuse it, find the launcher
     and the program (option ``program_option``), start the survey (the runner classes come from the calling
-    module, so that its tests can replace them there), inspect, plan (check mode ends there), run, and exit with
-    the envelope. The environment names the launcher and the program (under the survey's name) that ran.
+    module, so that its tests can replace them there), inspect, plan (check mode ends there, with the plan's
+    ``lines`` from ``plan_lines(params, plan)``), run, and exit with the envelope. The environment names the
+    launcher and the program (under the survey's name) that ran.
     """
     params = module.params
     survey_module.fail_on_problems(module, list(problems) + run_as_root_problems(params))
@@ -683,6 +684,7 @@ def run_module(module, problems, survey_class, program_option, parameter_names, 
     builder.set_environment(**environment)
     plan = survey.plan()
     if module.check_mode:
+        plan['lines'] = plan_lines(params, plan)
         survey_module.exit_with_envelope(module, builder, name, True, plan=plan)
     # The run's progress log counts the plan's points (weighed as the survey says); the plan's estimate gives the
     # ETA until the first point ends, then the rate measured so far.

@@ -38,36 +38,49 @@ SAMPLER = 'sampler'
 #              rate assumed when nothing was measured or None, where that figure comes from); None for a sampler;
 # role_call  - where the role's call of the module differs from the rule "option <o> is role variable
 #              <name>_<o>": 'aliases' (option -> the role variable's suffix), 'fixed' (options the role always
-#              passes so), 'unset_zero' (options the role leaves out when 0) and 'renamed' (a deprecated role
-#              variable's suffix -> the suffix of the one that replaces it; the old one wins while it is set).
-Survey = collections.namedtuple('Survey', ['name', 'module', 'kind', 'component', 'work', 'role_call'])
+#              passes so), 'unset_zero' (options the role leaves out when 0), 'renamed' (a deprecated role
+#              variable's suffix -> the suffix of the one that replaces it; the old one wins while it is set),
+#              'overrides' (option -> the options left out when it is passed), 'fallback' (option -> the fact
+#              passed for it when the role leaves it out) and 'prepared' (option -> the suffix of the fact the role's
+#              tasks/prepare.yml sets from the variable the preflight checks, which the module gets instead);
+# role_run   - how survey_common runs it, where it differs from once per host with the survey's iterations:
+#              'prepare' (the role's tasks/prepare.yml runs before the iterations), 'console' (the role variable
+#              suffix naming the one host that runs the module and stores the result; the others only take part),
+#              'estimate' False (check mode shows no estimate: the plan has no amount to time).
+Survey = collections.namedtuple('Survey', ['name', 'module', 'kind', 'component', 'work', 'role_call', 'role_run'])
 
 # The rates are deliberately middling guesses for current hardware: the first run's ETA corrects itself from its
 # first points, and later plans use what that run measured.
 CATALOG = collections.OrderedDict((survey.name, survey) for survey in (
     Survey('sgpdd', 'sgpdd_survey', SERVER, 'LUN',
-           ('MiB per device', 'MiB/s per device', 300.0, 'built-in guess'), {}),
+           ('MiB per device', 'MiB/s per device', 300.0, 'built-in guess'), {}, {'prepare': True}),
     Survey('obdfilter', 'obdfilter_survey', SERVER, 'OST',
-           ('MiB per OST', 'MiB/s per OST', 500.0, 'built-in guess'), {}),
+           ('MiB per OST', 'MiB/s per OST', 500.0, 'built-in guess'), {}, {}),
     Survey('ost', 'ost_survey', SERVER, 'OST',
-           ('MiB through the client', 'MiB/s through the client', 300.0, 'built-in guess'), {}),
+           ('MiB through the client', 'MiB/s through the client', 300.0, 'built-in guess'), {}, {}),
     Survey('mds', 'mds_survey', SERVER, 'MDT',
-           ('operations per MDT', 'operations/s per MDT', 5000.0, 'built-in guess'), {}),
+           ('operations per MDT', 'operations/s per MDT', 5000.0, 'built-in guess'), {}, {}),
     # lst stat samples for a fixed time: its plan already knows how long, the rate only corrects it.
     Survey('lnet', 'lst_survey', SERVER, 'NID',
            ('s of lst stat sampling', 's of sampling per s', 1.0, 'lst stat_count x stat_delay_s per point'),
-           {'aliases': {'servers': 'server_nids', 'clients': 'client_nids', 'session_timeout': 'session_timeout_s'}}),
+           {'aliases': {'servers': 'server_nids', 'clients': 'client_nids', 'session_timeout': 'session_timeout_s'},
+            'prepared': {'servers': 'servers', 'clients': 'clients'}},
+           {'prepare': True, 'console': 'console_host'}),
     # mdtest's plan has no item count to divide: only a stored run says how long a point takes.
     Survey('mdtest', 'mdtest', CLIENT, 'client', ('points', 'points/s', None, None),
            {'aliases': {'hosts': 'mpi_hosts', 'mdtest_path': 'binary'}, 'fixed': {'engine': 'native'},
-            'unset_zero': ('items_per_dir',), 'renamed': {'iterations': 'repetitions'}}),
+            'unset_zero': ('items_per_dir',), 'renamed': {'iterations': 'repetitions'},
+            'overrides': {'items_per_dir': ('items',)}},
+           {'estimate': False}),
     Survey('ior', 'ior', CLIENT, 'client',
            ('MiB through the clients', 'MiB/s through the clients', 1000.0, 'built-in guess'),
            {'aliases': {'hosts': 'mpi_hosts', 'ior_path': 'binary'}, 'fixed': {'engine': 'native'},
-            'unset_zero': ('client_memory_mib',), 'renamed': {'iterations': 'repetitions'}}),
+            'unset_zero': ('client_memory_mib',), 'renamed': {'iterations': 'repetitions'},
+            'fallback': {'client_memory_mib': 'ansible_memtotal_mb'}},
+           {}),
     # The samplers around any survey: the run id is the preflight's (results_location made or checked it).
     Survey('stats_collect', 'stats_collect', SAMPLER, None, None,
-           {'fixed': {'state': 'started', 'run_id': 'preflight'}}),
+           {'fixed': {'state': 'started', 'run_id': 'preflight'}}, {}),
 ))
 
 # Every survey, in the order the store and the reports list them.

@@ -487,6 +487,10 @@ class ServerSurveySpec:
         """The plan the module returns (a dict with the engine's ``points``)."""
         return survey.plan()
 
+    def plan_lines(self, params, plan):
+        """The plan in a few lines for people: check mode returns them as the plan's ``lines``."""
+        return []
+
     def changed_in_check_mode(self, start, survey, plan):
         return True
 
@@ -540,6 +544,7 @@ def run_server_survey(module, spec, runner_class, recording_runner_class=None):
     plan.update(estimate=estimate, estimated_duration_s=estimate['estimated_duration_s'],
                 estimate_basis=estimate['estimate_basis'])
     if module.check_mode:
+        plan['lines'] = spec.plan_lines(params, plan)
         exit_with_envelope(module, builder, spec.what, spec.changed_in_check_mode(start, survey, plan), plan=plan)
     spec.before_run(start, survey, plan)
     # The installed script cannot skip points: only the native engine resumes.

@@ -222,6 +222,7 @@ plan:
     - C(mount_point), C(fsname), C(tree), C(marker), C(hosts), C(launcher), C(slurm_allocation), C(environment_modules), C(points) (each
       with its C(segments) and C(bytes_per_phase)), C(bytes_written) and C(bytes_read) over the whole sweep,
       C(cache_rule), C(first_command) and C(layout).
+    - C(lines), in check mode - the plan in a few lines, as the survey playbooks show it.
   returned: always
   type: dict
 '''
@@ -268,10 +269,17 @@ def option_problems(params):
     return client_launch.module_option_problems(params, problems)
 
 
+def plan_lines(params, plan):
+    """The plan in a few lines for people (check mode)."""
+    return ['%d points; %s GiB written and read' % (len(plan['points']), round(plan['bytes_written'] / 1073741824.0, 2)),
+            'tree: %s; hosts: %s; launcher: %s' % (plan['tree'], ', '.join(plan['hosts']), plan['launcher']),
+            'first command: %s' % ' '.join(plan['first_command'])]
+
+
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     client_launch.run_module(module, option_problems(module.params), ior.IorSurvey, 'ior_path', PARAMETER_NAMES,
-                             ENGINE_OPTIONS, Runner, ProcessRecordingRunner)
+                             ENGINE_OPTIONS, Runner, ProcessRecordingRunner, plan_lines)
 
 
 if __name__ == '__main__':

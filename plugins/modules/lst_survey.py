@@ -245,6 +245,7 @@ plan:
       C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
       rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
       results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
+    - C(lines), in check mode - the plan in a few lines, as the survey playbooks show it.
   returned: always
   type: dict
 '''
@@ -340,6 +341,10 @@ class LstSpec(survey_module.ServerSurveySpec):
         if start.module.params['engine'] == 'native' and start.module.get_bin_path('lst') is None:
             start.module.fail_json(msg='lst is not installed on this node (Lustre client or server utilities); the '
                                        'native engine drives it', plan=plan)
+
+    def plan_lines(self, params, plan):
+        return ['servers: %s; clients: %s' % (params['servers'], params['clients']),
+                'group pairs: %s; tests: %s' % ([pair['split'] for pair in plan['pairs']], plan['tests'])]
 
     def planned(self, survey, plan):
         # The progress counts the tests of every group pair, each sampled for the same time.

@@ -239,6 +239,7 @@ plan:
       C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
       rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
       results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
+    - C(lines), in check mode - the plan in a few lines, as the survey playbooks show it.
     - C(sweep) - O(sweep), O(sweep_min_gain_pct), O(sweep_patience) as C(mode), C(min_gain_pct), C(patience), and
       C(points_full), the runnable points of the full grid; with O(sweep=adaptive) also C(points_most), the worst
       case (the full grid again - a thread sweep that keeps gaining never stops), and C(points_fewest), every thread
@@ -354,6 +355,11 @@ class MdsSpec(survey_module.ServerSurveySpec):
         inode_problems, free_inodes = survey.free_inode_problems()
         start.builder.set_environment(free_inodes=free_inodes)
         survey_module.fail_on_problems(start.module, inode_problems)
+
+    def plan_lines(self, params, plan):
+        return ['thread counts to run: %s' % [point['thr'] for point in plan['points'] if not point['skip']],
+                'MDTs: %s' % [target['target'] for target in plan['targets']],
+                'files per MDT per point: %s' % plan['files_per_mdt_per_point']]
 
     def planned(self, survey, plan):
         # The progress counts the thread counts of the plan, each weighed by the files it touches.

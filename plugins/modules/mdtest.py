@@ -321,6 +321,7 @@ plan:
       chosen, and C(hosts)), C(best_by), C(mdtest_invocations_per_point), C(first_command) (the first point's
       whole command, the launcher's or the module shell's argument list),
       C(layout), C(estimated_duration_s) (null unless a stored run gives a rate), C(estimate) and C(sweep).
+    - C(lines), in check mode - the plan in a few lines, as the survey playbooks show it.
     - C(sweep) has C(mode), C(min_gain_pct), C(patience) and C(points_full), the points of the full sweep (the
       nodes step's one-node point is not counted, it is not run again); with O(sweep=adaptive) also
       C(points_most) (the worst case, the full sweep again - a curve that keeps gaining never stops) and
@@ -411,10 +412,26 @@ def option_problems(params):
     return client_launch.module_option_problems(params, problems)
 
 
+def plan_lines(params, plan):
+    """The plan in a few lines for people (check mode); an adaptive sweep's points range from the full grid, when
+    every step keeps gaining, to its fewest, when both steps are flat from their first doubling."""
+    sweep = plan['sweep']
+    if sweep['mode'] == 'adaptive':
+        points = ('%s points in the worst case (the full sweep, when every step keeps gaining), as few as %s when both'
+                  ' steps are flat from their first doubling' % (sweep['points_full'], sweep['points_fewest']))
+    else:
+        points = '%s points' % sweep['points_full']
+    return ['tree: %s; hosts: %s; launcher: %s' % (plan['tree'], ', '.join(plan['hosts']), plan['launcher']),
+            'points (nodes x tasks per node): %s' % ', '.join(
+                '%sx%s' % (point['nodes'], point['tasks_per_node'] or 'best') for point in plan['points']),
+            'first command: %s' % ' '.join(plan['first_command']),
+            '%s sweep: %s' % (sweep['mode'], points)]
+
+
 def main():
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     client_launch.run_module(module, option_problems(module.params), mdtest.MdtestSurvey, 'mdtest_path', PARAMETER_NAMES,
-                             ENGINE_OPTIONS, Runner, ProcessRecordingRunner)
+                             ENGINE_OPTIONS, Runner, ProcessRecordingRunner, plan_lines)
 
 
 if __name__ == '__main__':

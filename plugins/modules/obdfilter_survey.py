@@ -300,6 +300,7 @@ plan:
       C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
       rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
       results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
+    - C(lines), in check mode - the plan in a few lines, as the survey playbooks show it.
     - C(sweep) - O(sweep), O(sweep_min_gain_pct), O(sweep_patience) as C(mode), C(min_gain_pct), C(patience), and
       C(points_full), the runnable points of the full grid; with O(sweep=adaptive) also C(points_most), the worst
       case (the full grid again - a thread sweep that keeps gaining never stops), and C(points_fewest), every thread
@@ -505,6 +506,9 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
             script = survey_module.iokit_script_path(module)
             if os.sep in params['iokit_script'] and not os.access(script, os.R_OK):
                 module.fail_json(msg='iokit_script: %s does not exist or cannot be read' % script)
+
+    def plan_lines(self, params, plan):
+        return ['skipped points: %d; per OST: %s' % (len(plan['skipped_points']), plan['per_ost'])]
 
     def planned(self, survey, plan):
         return progress_utils.planned_points(plan['points'], self.resume_keys, 'size_kib')

@@ -182,6 +182,7 @@ plan:
       C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
       rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
       results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
+    - C(lines), in check mode - the plan in a few lines, as the survey playbooks show it.
   returned: always
   type: dict
 '''
@@ -267,6 +268,9 @@ class OstSpec(survey_module.ServerSurveySpec):
 
     def changed_in_check_mode(self, start, survey, plan):
         return bool(survey.active_osts())
+
+    def plan_lines(self, params, plan):
+        return ['OSTs: %s in %s' % ([ost['ost'] for ost in plan['osts']], plan['directory'])]
 
     def planned(self, survey, plan):
         return survey.steps()

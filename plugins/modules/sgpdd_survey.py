@@ -250,6 +250,7 @@ plan:
       C(unit)), the C(rate) in C(rate_unit), C(estimated_duration_s) and C(estimate_basis), which says where the
       rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
       results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
+    - C(lines), in check mode - the plan in a few lines, as the survey playbooks show it.
     - C(sweep) - O(sweep), O(sweep_min_gain_pct), O(sweep_patience) as C(mode), C(min_gain_pct), C(patience), and
       C(points_full), the runnable points of the full grid; with O(sweep=adaptive) also C(points_most), the worst
       case (the full grid again - a thread sweep that keeps gaining never stops), and C(points_fewest), every thread
@@ -373,6 +374,10 @@ class SgpddSpec(survey_module.ServerSurveySpec):
         if not any(point['skip'] is None for point in plan['points']):
             start.builder.mark_nothing_to_do()
         return 'write' in start.module.params['actions']
+
+    def plan_lines(self, params, plan):
+        return ['skipped points: %d; bytes written per device: %s'
+                % (len(plan['skipped_points']), plan['bytes_written_per_device'])]
 
     def planned(self, survey, plan):
         return progress_utils.planned_points(plan['points'], self.resume_keys, 'size_kib')

@@ -17,9 +17,11 @@ The mapping from a role variable to a module option is the rule of the survey ro
 the option's name after the role's prefix, except ``timeout`` (``<prefix>timeout_s``) and the few aliases of
 ``SURVEYS`` (``lnet_server_nids`` for ``servers``, ...); an option without a module default is left out when its
 variable is empty, as the roles do with ``omit``.  ``engine``, ``timeout`` and ``workdir`` are named after the
-``iokit_*`` settings users give.  The variables a role computes in its ``vars/main.yml`` (``INTERNAL``: the
-``iokit_*`` settings read under the role's prefix, the hostfile's hosts, the LNet test's hosts) are internal and
-carry two leading underscores (``__obdfilter_timeout_s``); a problem never names them but the setting users give.
+``iokit_*`` settings users give.  The values computed for a role (``INTERNAL``: the ``iokit_*`` settings read
+under the role's prefix, the hostfile's hosts, the LNet test's hosts; ``survey_call.computed_values()``) are
+internal and carry two leading underscores (``__obdfilter_timeout_s``); a problem never names them but the setting
+users give.  ``survey_call`` makes the module's call by the same rule (``option_variables``, ``left_out``,
+``overridden``).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ SHARED_OPTIONS = {
     'engine': ('engine', 'iokit_engine'),
 }
 
-# Role variable suffixes that a role computes in its vars/main.yml (internal: ``__<prefix><suffix>``), and the name
+# Role variable suffixes whose values survey_call computes (internal: ``__<prefix><suffix>``), and the name
 # a problem shows for them: the setting users give (None: the check names its own).
 INTERNAL = {
     'timeout_s': 'iokit_timeout_s',
@@ -223,6 +225,11 @@ def _module(survey):
     return importlib.import_module('ansible_collections.lustre.iokit.plugins.modules.%s' % name)
 
 
+def module_argument_spec(survey):
+    """The argument spec of the survey's module."""
+    return _module(survey).argument_spec()
+
+
 def option_variables(survey):
     """option -> (role variable, name shown to users) for every option of the survey module a role passes."""
     info = _survey(survey)
@@ -307,6 +314,20 @@ def _convert(option, spec, value):
     return converted
 
 
+def left_out(survey, option, option_spec, value):
+    """Whether the role leaves ``option`` out of its module call for its variable's ``value``: an option without a
+    module default when the value is empty (None, '' or []), or 0 for the survey's ``unset_zero`` options."""
+    if option_spec.get('default') is not None:
+        return False
+    return value in ('', [], None) or (value in (0, '0') and option in _survey(survey).get('unset_zero', ()))
+
+
+def overridden(survey, given):
+    """The options the role leaves out because another one it passes (in ``given``, not None) replaces them."""
+    return [option for setter, options in sorted(_survey(survey).get('overrides', {}).items())
+            if given.get(setter) is not None for option in options]
+
+
 def _module_params(survey, settings, context, problems):
     """The module's options from the role's settings, converted as its argument spec does, and left out where the
     role leaves them out; a setting that cannot be converted keeps the module's default (its OptionProblem added to
@@ -323,9 +344,7 @@ def _module_params(survey, settings, context, problems):
         if variable not in settings:
             continue
         value = _plain(settings[variable])
-        # An option without a module default is left out by the role when its variable is empty (or 0 for some).
-        if option_spec.get('default') is None and (value in ('', [], None) or (
-                value in (0, '0') and option in info.get('unset_zero', ()))):
+        if left_out(survey, option, option_spec, value):
             continue
         if value is None:
             # YAML's empty value (``obdfilter_thrhi:``) reaches the module as None, which its default does not replace.
@@ -336,10 +355,11 @@ def _module_params(survey, settings, context, problems):
             params[option] = _convert(option, option_spec, value)
         except ValueError as exc:
             problems.append(OptionProblem(option, str(exc)))
-    if survey == 'mdtest' and params.get('items_per_dir') is not None:
-        params['items'] = None  # the role passes one of them
-    if survey == 'ior' and params.get('client_memory_mib') is None and context.get('memory_mib'):
-        params['client_memory_mib'] = _as_int(context['memory_mib'])  # the launcher's, gathered by the preflight
+    for option in overridden(survey, params):
+        params[option] = None
+    for option, fact in info.get('fallback', {}).items():
+        if params.get(option) is None and context['facts'].get(fact):
+            params[option] = _as_int(context['facts'][fact])  # gathered by the preflight
     if survey == 'lnet':
         # NIDs left empty are found on the hosts when the survey runs: any NID stands for them here (with neither
         # hosts nor NIDs, the role's own check names both).
@@ -393,7 +413,8 @@ def problems(survey, settings, play_hosts=None, memory_mib=None):
     settings = dict((str(name), value) for name, value in (settings or {}).items())
     for old, new in renamed_settings(survey, settings):
         settings[new] = settings.pop(old)  # checked as the name that replaces it, which the role passes
-    context = {'play_hosts': play_hosts, 'memory_mib': memory_mib}
+    # memory_mib is the fact a role passes for ior's client_memory_mib when it leaves it out (role_call's fallback)
+    context = {'play_hosts': play_hosts, 'facts': {'ansible_memtotal_mb': memory_mib}}
     mapping = option_variables(survey)
     unconverted = []
     params = _module_params(survey, settings, context, unconverted)

@@ -21,7 +21,7 @@ import subprocess
 
 import pytest
 
-from conftest import LUSTRE_SIM, ROOT, VENV_BIN, WAIT_POLL_S, simulated_local_host
+from conftest import COLLECTIONS, LUSTRE_SIM, ROOT, VENV_BIN, WAIT_POLL_S, simulated_local_host
 
 from test_survey_playbooks import ANSIBLE_PLAYBOOK
 
@@ -61,7 +61,7 @@ def fleet(tmp_path_factory):
         json.dump(dict(VARS, iokit_results_dir=results), handle)
 
     def playbook(name, *options, run_id):
-        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS,
                    ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', ANSIBLE_PIPELINING='1',
                    PATH=VENV_BIN + os.pathsep + os.environ['PATH'])
         argv = [ANSIBLE_PLAYBOOK, '-i', inventory, '-e', '@' + extra, '-e', 'iokit_run_id=' + run_id]
@@ -103,6 +103,14 @@ def test_check_mode_prints_the_run_plan_summed_over_the_stages(fleet):
         assert re.search(r'  %s: 1 points, 0 B written, about < 1 min \(assumed 5000 operations/s per MDT '
                          r'\(built-in guess\)\)' % host, output), output[-6000:]
     assert 'from run' not in output
+
+
+def test_check_mode_shows_each_hosts_plan_in_the_modules_words(fleet):
+    output = fleet['assumed'].stdout
+    # the lines the survey modules return with their plans (plan.lines), after the estimate
+    assert len(re.findall(r'"skipped points: 0; per OST: ', output)) == len(HOSTS), output[-6000:]
+    assert len(re.findall(r'"thread counts to run: \[1\]",\s+"MDTs: \[', output)) == len(HOSTS), output[-6000:]
+    assert len(re.findall(r'"files per MDT per point: \{1: \d+\}"', output)) == len(HOSTS), output[-6000:]
 
 
 def test_a_stored_run_gives_the_next_plan_its_measured_rate(fleet):

@@ -22,7 +22,7 @@ import sys
 import pytest
 import yaml
 
-from conftest import ANSIBLE_PLAYBOOK, ROOT, localhost_inventory
+from conftest import ANSIBLE_PLAYBOOK, COLLECTIONS, ROOT, localhost_inventory
 
 pytestmark = pytest.mark.skipif(not os.access(ANSIBLE_PLAYBOOK, os.X_OK), reason='needs the checkout venv (make setup)')
 
@@ -75,7 +75,7 @@ def output(tmp_path_factory):
     with open(playbook, 'w', encoding='utf-8') as handle:
         yaml.safe_dump(plays, handle)
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'), ANSIBLE_NOCOLOR='1')
+               ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_NOCOLOR='1')
     run = subprocess.run([ANSIBLE_PLAYBOOK, '-i', inventory, '-e', json.dumps({
         'iokit_results_dir': os.path.join(base, 'results'), 'iokit_workdir': os.path.join(base, 'work')}), playbook],
         cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)

@@ -115,7 +115,7 @@ def _refused_before_any_node(node, run, fragment):
     assert run.returncode != 0
     assert fragment in run.stdout, run.stdout[-4000:]
     assert node.touched() == []
-    assert 'Run the obdfilter survey on every host at once' not in run.stdout
+    assert 'Start the survey on every host at once' not in run.stdout
     assert [device['name'] for device in json.loads(node.sim('status', '--root', node.root))['devices']
             if device['type'] == 'echo_client'] == []
 

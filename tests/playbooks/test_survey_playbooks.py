@@ -168,7 +168,7 @@ def test_a_rerun_with_the_same_run_id_skips_the_hosts_already_ok(cluster):
     for survey in SURVEYS:
         assert '%s on localhost is already ok in run %s' % (survey, RUN_ID) in rerun.stdout
         assert cluster.envelope(survey) == before[survey]
-    assert 'Run the obdfilter survey on every host at once' not in rerun.stdout
+    assert 'Start the survey on every host at once' not in rerun.stdout
     # iokit_report=true ends each survey playbook with roles/report over the whole run.
     with open(os.path.join(cluster.results, RUN_ID, 'report.json'), encoding='utf-8') as handle:
         surveys_reported = set(json.loads(line)['survey'] for line in handle if line.strip())
@@ -185,7 +185,7 @@ def test_bad_obdfilter_variables_are_all_named_before_any_node_is_touched(cluste
     # The lines of the module's and engine's own checks (lustre.iokit.survey_problems), then the role's.
     assert 'obdfilter_thrlo (4): 4 is greater than obdfilter_thrhi (2)\n' in text
     assert '\nobdfilter_slow_share (2): must be in (0, 1]' in text
-    assert 'Run the obdfilter survey on every host at once' not in bad.stdout
+    assert 'Start the survey on every host at once' not in bad.stdout
     assert not os.path.exists(os.path.join(cluster.results, 'pbtest-bad-vars'))
     assert not os.path.exists(os.path.join(cluster.workdir, 'pbtest-bad-vars'))
     assert [device['name'] for device in cluster.status()['devices'] if device['type'] == 'echo_client'] == []

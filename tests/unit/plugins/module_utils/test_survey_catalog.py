@@ -56,6 +56,8 @@ LITERAL_LISTS = [
      lambda path: _documentation(path)['options']['survey']['choices'], ALL),
     ('plugins/modules/survey_plan.py', 'DOCUMENTATION options.survey.choices',
      lambda path: _documentation(path)['options']['survey']['choices'], MEASURING),
+    ('plugins/modules/survey_start.py', 'DOCUMENTATION options.survey.choices',
+     lambda path: _documentation(path)['options']['survey']['choices'], MEASURING),
     ('plugins/filter/survey_variables.py', 'DOCUMENTATION options.survey.choices',
      lambda path: _documentation(path)['options']['survey']['choices'], ALL),
     ('plugins/filter/survey_problems.py', 'DOCUMENTATION options.survey.choices',

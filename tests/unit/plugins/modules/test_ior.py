@@ -54,6 +54,7 @@ def test_check_mode_plans_points_and_bytes(sim, run_as_ansible, tmp_path):
     first = [(p['nodes'], p['tasks'], p['segments']) for p in plan['points'][:4]]
     assert first == [(1, 1, 4), (1, 2, 2), (2, 2, 4), (2, 4, 2)]
     assert plan['bytes_written'] == plan['bytes_read'] == 2 * (4 + 4 + 8 + 8) * 1024 * 1024
+    assert plan['lines'][0] == '8 points; 0.05 GiB written and read'
     assert result['status'] == 'skipped' and not os.path.exists(plan['tree'])
 
 

@@ -117,6 +117,7 @@ def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path):
     assert changed_anything() == []
     assert result['status'] == 'skipped' and result['records'] == []
     assert result['plan']['tests'] == ['read_4k', 'ping'] and result['plan']['points'] == 6
+    assert result['plan']['lines'][1] == "group pairs: ['all', 'each_server', 'each_server']; tests: ['read_4k', 'ping']"
     assert [pair['servers'] for pair in result['plan']['pairs']] == [
         ['10.0.0.1@tcp', '10.0.0.2@tcp'], ['10.0.0.1@tcp'], ['10.0.0.2@tcp']]
     assert NodeState(str(tmp_path / 'work')).read()['lst_sessions'] == []

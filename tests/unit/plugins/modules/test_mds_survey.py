@@ -70,6 +70,8 @@ def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path):
     assert made_anything() == []
     assert result['status'] == 'skipped' and result['records'] == []
     assert [point['thr'] for point in result['plan']['points'] if point['skip'] is None] == [2, 4]
+    assert result['plan']['lines'][:2] == ['thread counts to run: [2, 4]', 'MDTs: %s' % [
+        target['target'] for target in result['plan']['targets']]]
     tag = run_tag(result['run_id'])
     assert result['plan']['echo_clients'] == ['testfs-MDT0000_%s_ecc' % tag, 'testfs-MDT0001_%s_ecc' % tag]
     assert NodeState(str(tmp_path / 'work')).read()['echo_clients'] == []

@@ -87,6 +87,8 @@ def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path, m
     assert [(p['step'], p['nodes'], p['tasks_per_node']) for p in plan['points']] == [
         ('tasks_per_node', 1, 1), ('tasks_per_node', 1, 2), ('nodes', 1, None), ('nodes', 2, None)]
     assert plan['tree'] == os.path.join(mount, 'mdtest_test-run')
+    assert plan['lines'][1] == 'points (nodes x tasks per node): 1x1, 1x2, 1xbest, 2xbest'
+    assert plan['lines'][2] == 'first command: ' + ' '.join(plan['first_command'])
     assert plan['first_command'][:5] == ['mpirun', '--hostfile', str(tmp_path / 'work' / 'test-run' / 'hostfile-1x1'),
                                          '-np', '1']
     assert launches() == [] and os.listdir(mount) == []

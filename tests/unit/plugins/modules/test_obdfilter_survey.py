@@ -114,6 +114,7 @@ def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path):
     assert [(p['nobj'], p['thr'], p['skip']) for p in plan['points']] == [
         (1, 1, None), (1, 2, None), (2, 1, obdfilter.SKIP_THR_NOT_MULTIPLE), (2, 2, None)]
     assert len(plan['skipped_points']) == 1
+    assert plan['lines'] == ['skipped points: 1; per OST: %s' % plan['per_ost']]
     mib = 1024 * 1024
     assert plan['per_ost'][OSTS[0]]['bytes_written'] == 3 * 16 * mib
     assert plan['per_ost'][OSTS[1]]['objects_created'] == 4

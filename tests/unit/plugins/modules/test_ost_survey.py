@@ -87,6 +87,8 @@ def test_check_mode_returns_the_plan_and_touches_nothing(run_module, tmp_path, m
     assert result['status'] == 'skipped'
     assert result['plan']['bytes_written_per_ost'] == 4 * 1024 * 1024
     assert [entry['active'] for entry in result['plan']['osts']] == [True, False, True, True]
+    assert result['plan']['lines'] == ['OSTs: %s in %s' % ([entry['ost'] for entry in result['plan']['osts']],
+                                                           result['plan']['directory'])]
 
 
 def test_a_run_returns_one_record_restores_the_cache_and_removes_the_files(run_module, tmp_path, mount):

@@ -128,6 +128,7 @@ def test_check_mode_returns_the_plan_and_runs_nothing(run_module):
     assert [(p['crg'], p['thr'], p['skip']) for p in plan['points']] == [
         (1, 1, None), (1, 2, None), (2, 1, sgpdd.SKIP_THR_BELOW_CRG), (2, 2, None)]
     assert plan['bytes_written_per_device'] == {'/dev/loop0': 3 * 4 * 1048576, '/dev/loop1': 3 * 4 * 1048576}
+    assert plan['lines'] == ['skipped points: 1; bytes written per device: %s' % plan['bytes_written_per_device']]
     assert len(plan['skipped_points']) == 1
     assert results.validate_envelope(result['envelope']) == []
 

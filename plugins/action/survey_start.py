@@ -1,0 +1,45 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Starts a survey's module with the arguments its role's variables give (plugin_utils/survey_call.py)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
+from ansible_collections.lustre.iokit.plugins.plugin_utils import survey_call, survey_checks
+
+ARGUMENT_SPEC = {
+    'survey': {'type': 'str', 'required': True, 'choices': list(survey_catalog.MEASURING)},
+    'run_id': {'type': 'str', 'required': True},
+    'launch_id': {'type': 'str', 'required': True},
+    'force_rerun': {'type': 'bool', 'default': False},
+}
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+    _supports_async = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        task_vars = task_vars or {}
+        params = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
+        survey = params.pop('survey')
+        variables = survey_call.Variables(task_vars, self._templar.template)
+        try:
+            module_args = survey_call.module_args(survey, variables, params)
+        except survey_checks.UnknownSurvey as exc:
+            raise AnsibleActionFail(str(exc))
+        wrap_async = self._task.async_val
+        result.update(self._execute_module(module_name='lustre.iokit.%s' % survey_catalog.CATALOG[survey].module,
+                                           module_args=module_args, task_vars=task_vars, wrap_async=wrap_async))
+        # An async job's wrapper still needs the remote tmp directory; it removes it when the job ends.
+        if not wrap_async:
+            self._remove_tmp_path(self._connection._shell.tmpdir)
+        return result
