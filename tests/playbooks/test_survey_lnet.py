@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, WAIT_POLL_S
+from conftest import COLLECTIONS, ROOT, WAIT_POLL_S
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
@@ -96,7 +96,7 @@ class Cluster:
         return path
 
     def playbook(self, playbook, extra_vars, *options):
-        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'),
+        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS,
                    ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
                    PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
         argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + extra_vars] + list(options) + [playbook]
@@ -221,7 +221,7 @@ def test_engine_iokit_runs_the_real_lst_survey_and_agrees_with_native(tmp_path, 
     for name in ('lst-survey', 'lst.sh'):
         shutil.copy(os.path.join(iokit_dir, name), str(scripts / name))
         os.chmod(str(scripts / name), 0o755)
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'), ANSIBLE_NOCOLOR='1',
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_NOCOLOR='1',
                LUSTRE_SIM_ROOT=root, PATH=os.pathsep.join([os.path.join(root, 'bin'), str(scripts), VENV_BIN,
                                                            os.environ['PATH']]))
     results = {}
