@@ -68,6 +68,9 @@ _value:
     point:
       description: The sweep point (C(thr), C(obj), C(crg), C(rsz_kib), C(dir), ...).
       type: dict
+    point_label:
+      description: The point's swept parameters as the I/O kit prints them, such as C(rsz 1024K obj 1 thr 4).
+      type: str
     iteration:
       description: Which repeat of the point this is, from 1.
       type: int
@@ -76,11 +79,15 @@ _value:
       type: str
 '''
 
+from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import point_label
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.filters import make_report_filter, samples_argument
 
 
 def report_samples(envelopes):
-    return [sample.to_dict() for sample in samples_argument('report_samples', envelopes)]
+    # The label is for readers (the generic survey summary's tables); the other report filters take these dicts
+    # back and read only the point itself.
+    return [dict(sample.to_dict(), point_label=point_label(sample.point))
+            for sample in samples_argument('report_samples', envelopes)]
 
 
 class FilterModule(object):

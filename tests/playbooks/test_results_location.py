@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, ROOT, VENV_BIN, WAIT_POLL_S, localhost_inventory
+from conftest import ANSIBLE_PLAYBOOK, COLLECTIONS, LUSTRE_SIM, ROOT, VENV_BIN, WAIT_POLL_S, localhost_inventory
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
@@ -60,7 +60,7 @@ class Node:
     def playbook(self, playbook, cwd, **extra):
         # The checkout's ansible.cfg by name: the working directory is what is under test, not the configuration.
         env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-                   ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.venv', 'collections'), ANSIBLE_NOCOLOR='1',
+                   ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_NOCOLOR='1',
                    ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
                    PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
         argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.vars, '-e', json.dumps(extra),

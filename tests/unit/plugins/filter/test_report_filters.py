@@ -55,7 +55,9 @@ def samples():
 
 def test_report_samples_flattens_envelopes(samples):
     assert len(samples) == 4 * (3 + 2)  # obdfilter write/rewrite/read, sgpdd write/read
-    assert samples == [sample.to_dict() for sample in as_samples(_envelopes())]
+    assert [{key: value for key, value in sample.items() if key != 'point_label'} for sample in samples] == \
+        [sample.to_dict() for sample in as_samples(_envelopes())]
+    assert {sample['point_label'] for sample in samples if sample['survey'] == 'obdfilter'} == {'rsz 1024K obj 10 thr 10'}
     assert _filter('report_samples')(_envelopes()[0]) == samples[:3]
 
 
