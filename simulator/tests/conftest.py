@@ -137,6 +137,28 @@ def sim(tmp_path):
     return make_node(tmp_path / "node", client_mount="/mnt/testfs")
 
 
+class StepClock:
+    """Stands in for time.time and time.sleep in lustre_sim.node: sleeping moves the clock."""
+
+    def __init__(self, now):
+        self.now = now
+
+    def time(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+@pytest.fixture
+def step_clock(monkeypatch):
+    """lustre_sim.node's clock, replaced by one that moves only when the node sleeps: what a test books on a
+    target's time line is then exact, whatever the machine's speed."""
+    clock = StepClock(1000.0)
+    monkeypatch.setattr("lustre_sim.node.time", clock)
+    return clock
+
+
 @pytest.fixture
 def node_factory(tmp_path):
     def factory(name="node", **settings):

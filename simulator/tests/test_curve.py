@@ -77,26 +77,12 @@ def booked_end(sim, target):
         return float(handle.read().split()[0])
 
 
-class StepClock:
-    """Stands in for time.time and time.sleep in lustre_sim.node: sleeping moves the clock."""
-
-    def __init__(self, now):
-        self.now = now
-
-    def time(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
-
-
-def test_a_run_keeps_its_place_on_the_time_line_through_its_own_stalls(node_factory, monkeypatch):
+def test_a_run_keeps_its_place_on_the_time_line_through_its_own_stalls(node_factory, step_clock):
     # 1 MiB/s, 1 MiB per I/O: each slot is one second.  A stall of the run's own process between two I/Os
     # (a loaded machine) does not cost the target time; another run, or a stall past CATCH_UP_S, starts anew.
     sim = node_factory(ost_mib_s=1)
     node = Node(sim.root)
-    clock = StepClock(1000.0)
-    monkeypatch.setattr("lustre_sim.node.time", clock)
+    clock = step_clock
     target = "testfs-OST0000"
     node.reserve_bandwidth(target, 1048576, run="a")
     assert (clock.now, booked_end(sim, target)) == (1001.0, 1001.0)

@@ -105,24 +105,9 @@ def test_init_options_set_the_cache(tmp_path):
 # -- booking ---------------------------------------------------------------------------------------
 
 
-class StepClock:
-    """Stands in for time.time and time.sleep in lustre_sim.node: sleeping moves the clock."""
-
-    def __init__(self, now):
-        self.now = now
-
-    def time(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
-
-
-def booker(node, monkeypatch, target):
+def booker(node, clock, target):
     """``book(nbytes, op, extent)``: how long the target's time line books one I/O; each starts as the previous
     one ends (a stepped clock: its sleep moves it), so it is the I/O's own time."""
-    clock = StepClock(1000.0)
-    monkeypatch.setattr("lustre_sim.node.time", clock)
 
     def book(nbytes, op, extent):
         started = clock.now
@@ -131,12 +116,12 @@ def booker(node, monkeypatch, target):
     return book
 
 
-def test_a_cached_read_is_booked_at_the_speedup_and_a_write_at_the_rate(node_factory, monkeypatch):
+def test_a_cached_read_is_booked_at_the_speedup_and_a_write_at_the_rate(node_factory, step_clock):
     # 1 MiB/s, a 4 MiB cache, 4x: a MiB read back from the cache books a quarter second, one not in it a second
     node = Node(node_factory(osts=1, ost_mib_s=1, read_cache_mib=4).root)
     target = "testfs-OST0000"
     key = object_key(target, 2)
-    book = booker(node, monkeypatch, target)
+    book = booker(node, step_clock, target)
     assert book(MIB, "write", (key, 0)) == pytest.approx(1.0)
     assert book(MIB, "write", (key, 0)) == pytest.approx(1.0)       # write-through: cached or not
     assert book(MIB, "read", (key, 0)) == pytest.approx(0.25)
@@ -144,11 +129,11 @@ def test_a_cached_read_is_booked_at_the_speedup_and_a_write_at_the_rate(node_fac
     assert book(MIB, "read", (object_key(target, 3), 0)) == pytest.approx(1.0)
 
 
-def test_without_a_cache_a_read_is_booked_at_the_rate(node_factory, monkeypatch):
+def test_without_a_cache_a_read_is_booked_at_the_rate(node_factory, step_clock):
     node = Node(node_factory(osts=1, ost_mib_s=1).root)
     target = "testfs-OST0000"
     key = object_key(target, 2)
-    book = booker(node, monkeypatch, target)
+    book = booker(node, step_clock, target)
     book(MIB, "write", (key, 0))
     assert book(MIB, "read", (key, 0)) == pytest.approx(1.0)
     assert not os.path.exists(os.path.join(node.state_dir, read_cache.STATE + ".json"))
