@@ -113,12 +113,17 @@ def test_bad_criteria_are_refused_with_the_criterions_name(store, action_fails):
     assert not (store / RUN_ID / 'report.html').exists()
 
 
-def test_the_nid_owners_name_a_slow_nids_node_in_the_diagnosed_components(tmp_path, run_action, make_envelope):
+def store_lnet_run_with_a_slow_server_nid(directory, run_action, make_envelope):
+    """An lnet run of client1 in which server NID 192.0.2.12@tcp is slow."""
     servers = {'192.0.2.11@tcp': 1.0, '192.0.2.12@tcp': 0.3, '192.0.2.13@tcp': 1.0}
     records = lnet_nodes(servers, {'192.0.2.21@tcp': 1.0, '192.0.2.22@tcp': 1.0, '192.0.2.23@tcp': 1.0})
     run_action('store_result', {'envelope': make_envelope(host='client1', survey='lnet', records=records),
-                                'results_dir': str(tmp_path), 'fetch_raw_output': False},
+                                'results_dir': str(directory), 'fetch_raw_output': False},
                task_vars={'inventory_hostname': 'client1'})
+
+
+def test_the_nid_owners_name_a_slow_nids_node_in_the_diagnosed_components(tmp_path, run_action, make_envelope):
+    store_lnet_run_with_a_slow_server_nid(tmp_path, run_action, make_envelope)
     owners = {'192.0.2.11@tcp': 'oss1', '192.0.2.12@tcp': 'oss2', '192.0.2.13@tcp': 'oss3'}
     result = report(run_action, tmp_path, nid_owners=owners, ost_luns={'testfs-OST0000': [['oss1', '/dev/sdb']]})
     components = json.loads((tmp_path / RUN_ID / 'analysis.json').read_text())['components']
@@ -130,11 +135,7 @@ def test_the_nid_owners_name_a_slow_nids_node_in_the_diagnosed_components(tmp_pa
 
 
 def test_the_nids_and_luns_registered_on_the_hosts_are_read_and_the_given_ones_win(tmp_path, run_action, make_envelope):
-    servers = {'192.0.2.11@tcp': 1.0, '192.0.2.12@tcp': 0.3, '192.0.2.13@tcp': 1.0}
-    records = lnet_nodes(servers, {'192.0.2.21@tcp': 1.0, '192.0.2.22@tcp': 1.0, '192.0.2.23@tcp': 1.0})
-    run_action('store_result', {'envelope': make_envelope(host='client1', survey='lnet', records=records),
-                                'results_dir': str(tmp_path), 'fetch_raw_output': False},
-               task_vars={'inventory_hostname': 'client1'})
+    store_lnet_run_with_a_slow_server_nid(tmp_path, run_action, make_envelope)
     # What the lnet role (lnet_host_nid) and the report role's target_devices entry point leave on each host.
     hostvars = {'oss1': {'lnet_host_nid': '192.0.2.11@tcp',
                          'report_target_devices': {'osts': [{'name': 'testfs-OST0000', 'mount_device': '/dev/sdb'}]}},
