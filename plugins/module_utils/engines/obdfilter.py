@@ -51,6 +51,7 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import point_budget
 from ansible_collections.lustre.iokit.plugins.module_utils import sample_extraction as extraction
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
@@ -278,7 +279,7 @@ class ObdfilterSurvey(NativeSurvey):
 
     def __init__(self, context, targets, size_mib, rszlo=1024, rszhi=1024, nobjlo=1, nobjhi=16, thrlo=1, thrhi=16,
                  tests=DEFAULT_TESTS, verify=False, page_kib=DEFAULT_PAGE_KIB, raw=None, case=CASE_DISK,
-                 name_tag=None):
+                 name_tag=None, point_s=None, point_min_mib=None, floor_reason=None):
         self.context = context
         self.runner = context.runner
         self.case = case
@@ -308,6 +309,12 @@ class ObdfilterSurvey(NativeSurvey):
         self.inner_sweeps = adaptive.InnerSweeps()
         # (actual rsz KiB, nobj, thr) -> the record an earlier attempt of the run measured (the module resumes)
         self.done_points = {}
+        # Time-bounded points (point_budget.py): seconds per test of a point, None for the I/O kit's fixed size;
+        # the floor in MiB per OST and where it came from (the module derives the default from the node).
+        self.point_s = point_s
+        self.point_min_mib = point_min_mib
+        self.floor_reason = floor_reason
+        self.sizing_rates = point_budget.SizingRates()
         self.errors = []
         self.aborted = None
         self.reused_echo_clients = []
@@ -322,8 +329,22 @@ class ObdfilterSurvey(NativeSurvey):
         for name in ('size_mib', 'rszlo', 'rszhi', 'nobjlo', 'nobjhi', 'thrlo', 'thrhi'):
             if getattr(self, name) < 1:
                 problems.append(OptionProblem(name, 'must be at least 1', got='%d' % getattr(self, name)))
+        problems.extend(self._bounded_problems())
         # each step's checks need the settings the one before accepted
         return problems or self._setting_problems() or self._sweep_problems()
+
+    def _bounded_problems(self):
+        """The time-bounded point's settings: a positive time, a floor of at least 1 MiB, case=disk only."""
+        problems = []
+        if self.point_s is not None and self.point_s <= 0:
+            problems.append(OptionProblem('point_s', 'must be more than 0 seconds', got='%g' % self.point_s))
+        if self.point_min_mib is not None and self.point_min_mib < 1:
+            problems.append(OptionProblem('point_min_mib', 'must be at least 1', got='%d' % self.point_min_mib))
+        if self.point_s is not None and self.case != CASE_DISK:
+            problems.append(OptionProblem('point_s', 'time-bounded points are measured on the OSTs themselves '
+                                          '(case=disk); leave it unset with {case} %s' % self.case,
+                                          mentions='case'))
+        return problems
 
     def _setting_problems(self):
         """The settings each on its own and the ranges (all of them at least 1)."""
@@ -417,7 +438,24 @@ class ObdfilterSurvey(NativeSurvey):
         }
         if self.case in (CASE_NETWORK, CASE_NETDISK):
             plan['setup'] = self.setup_commands()
+        if self.point_s is not None:
+            plan['bounded'] = self.bounded_plan(points)
         return plan
+
+    def bounded_plan(self, points):
+        """What time-bounded points change in the plan: the time and floor, and the worst case.
+
+        A point moves ``max(floor, min(full, point_s x rate))`` per OST (point_budget.py), so at worst every
+        point moves the larger of the floor and the full size; the time each test aims at is ``point_s``, but a
+        slow point whose floor takes longer lasts as long as its floor takes.
+        """
+        runnable = [entry for entry in points if entry['skip'] is None]
+        floor_kib = self.point_min_mib * KIB
+        worst_kib = sum(max(entry['size_kib_per_ost'], floor_kib) for entry in runnable)
+        return {'point_s': self.point_s, 'point_min_mib': self.point_min_mib, 'floor_reason': self.floor_reason,
+                'target_duration_s': self.point_s * len(self.tests) * len(runnable),
+                'worst_case_kib_per_ost': worst_kib * len(self.tests),
+                'full_kib_per_ost': sum(entry['size_kib_per_ost'] for entry in runnable) * len(self.tests)}
 
     def points(self):
         """Every sweep point with its arithmetic and whether it runs (``skip`` None) or why not."""
@@ -617,6 +655,31 @@ class ObdfilterSurvey(NativeSurvey):
             aggregate.update(status=STATUS_OK, min_mib_s=min(all_rates) * rsz_mib, max_mib_s=max(all_rates) * rsz_mib)
         return aggregate, per_ost, interrupted
 
+    def _slowest_rate(self, record):
+        """The slowest OST's slowest test of a measured point, MiB/s per OST: what sizes the next bounded point."""
+        rates = [figures.get('mib_s') for tests in record.get('per_ost', {}).values() for figures in tests.values()]
+        rates = [rate for rate in rates if rate]
+        return min(rates) if rates else None
+
+    def _bounded(self, entry):
+        """``(entry, size)``: the point's entry with the amount a bounded point moves, and its PointSize.
+
+        Every OST of the host moves the same amount (sized from the slowest OST's rate), so they stop together.
+        The amount is whole records for every thread (test_brw's ``count`` I/Os per thread), rounded up so that
+        it never falls below the floor; each test gets the time the survey has left over its tests.
+        """
+        rate = self.sizing_rates.rate_for(_outer_key(entry), entry['thr'])
+        remaining_s = self.runner.remaining_s()
+        time_left_s = remaining_s / len(self.tests) if remaining_s is not None else None
+        granule_mib = entry['actual_rsz_kib'] * entry['thr'] / KIB
+        size = point_budget.size_point('obdfilter', entry['size_kib_per_ost'] / KIB,
+                                       self.point_min_mib, self.point_s, rate, time_left_s, granule_mib)
+        count = int(round(size.amount * KIB / (entry['actual_rsz_kib'] * entry['thr'])))
+        bounded = dict(entry)
+        size_kib = entry['actual_rsz_kib'] * count * entry['thr']
+        bounded.update(count=count, size_kib_per_ost=size_kib, size_kib=size_kib * len(self.targets))
+        return bounded, size, rate
+
     def _record(self, entry):
         return {'ost': len(self.targets), 'size_kib': entry['size_kib'], 'rsz_kib': entry['actual_rsz_kib'],
                 'obj': entry['obj'], 'thr': entry['threads'], 'case': self.case, 'host': self.host,
@@ -646,6 +709,8 @@ class ObdfilterSurvey(NativeSurvey):
                 if not self.inner_sweeps.stopped(_outer_key(entry)):
                     self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
                                                adaptive.figures(earlier['tests'], earlier['ost']))
+                # and its rate sizes the next bounded point, as in the uninterrupted run
+                self.sizing_rates.measured(_outer_key(entry), entry['thr'], self._slowest_rate(earlier))
                 continue
             stopped = self.inner_sweeps.stopped(_outer_key(entry))
             if stopped:
@@ -656,7 +721,17 @@ class ObdfilterSurvey(NativeSurvey):
                 self.aborted = self.runner.stop_reason
                 self.errors.append({'point': _point_key(entry), 'message': 'not run: %s' % self.aborted})
                 return
+            size = None
+            if self.point_s is not None:
+                entry, size, sized_from = self._bounded(entry)
+                if size.refused is not None:
+                    # never cut short into a figure below its floor: the point fails, the sweep goes on
+                    self.errors.append({'point': _point_key(entry), 'message': 'not run: %s' % size.refused})
+                    continue
             record = self._record(entry)
+            if size is not None:
+                record.update(bounded=True, point_s=self.point_s, moved_mib_per_ost=record['size_kib'] / KIB
+                              / record['ost'], point_limit=size.limit, sized_from_mib_s=sized_from)
             prefix = summary_prefix(record['ost'], record['size_kib'], record['rsz_kib'], record['obj'],
                                     record['thr'])
             self._raw('summary', prefix)
@@ -699,6 +774,9 @@ class ObdfilterSurvey(NativeSurvey):
             # min/max are single-OST rates: the spread is judged per OST
             self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
                                        adaptive.figures(record['tests'], record['ost']))
+            if size is not None:
+                record['elapsed_s'] = round(sum(test['elapsed_s'] for test in record['tests'].values()), 6)
+                self.sizing_rates.measured(_outer_key(entry), entry['thr'], self._slowest_rate(record))
             yield record
 
 
