@@ -52,6 +52,27 @@ options:
       - Omitted, the plan assumes the collection's built-in figure (500 MiB/s per OST) and says so in
         C(estimate_basis).
     type: float
+  point_s:
+    description:
+      - Time-bounded points (O(case=disk) only) - the seconds each test of a point aims at. A point then moves, per
+        OST, what that time allows at the rate the survey measured, C(max(floor, min(O(size_mib), point_s x rate))),
+        where the rate is the slowest OST's slowest test of the previous point of the same thread sweep (or, for
+        the first point of a thread sweep, of an earlier one at the same or the nearest lower thread count); the
+        survey's first point, with no rate yet, moves the floor. The amount is whole records for every thread, the
+        same on every OST of the host, so they all stop together.
+      - A point whose floor cannot be moved, at that rate, in the time left before O(timeout) (shared by its tests)
+        is not run and named in RV(errors), rather than cut short into a figure below its floor.
+      - Unset, every point moves O(size_mib), exactly as the I/O kit (the floor does not apply), so that results stay
+        comparable with the I/O kit's.
+    type: float
+  point_min_mib:
+    description:
+      - With O(point_s), the least a point moves per OST per test (the floor), so that it measures the OST rather
+        than the server's cache; it wins over O(point_s) and over O(size_mib).
+      - Unset, the node's C(MemTotal) (C(/proc/meminfo), the page cache an ldiskfs OSD's read or write-through cache
+        can fill) over the OSTs surveyed, at least 512 MiB; the plan's C(bounded.floor_reason) says what was read. On
+        ZFS, set it to the ARC's maximum (or C(zfs_dirty_data_max) if larger) over the OSTs.
+    type: int
   targets:
     description:
       - OSTs to measure (C(obdfilter) device names such as C(testfs-OST0000), optionally C(localhost:name)).
@@ -249,6 +270,10 @@ records:
       time), C(lctl_mib_s) (lctl's final rate), C(min_mib_s), C(max_mib_s), C(samples), C(status),
       C(elapsed_s) and C(error) (the first error line). With O(engine=iokit) they are read from the script's
       C(.detail) file, without C(mib_s) and C(elapsed_s) (the script times all OSTs together).
+    - With O(point_s), each record also has C(bounded) (true), C(point_s), C(moved_mib_per_ost) (what each OST
+      moved per test), C(elapsed_s) (the seconds its tests took together), C(point_limit) (what set the amount:
+      V(time budget), V(floor), V(floor, no rate yet) or V(full size)) and C(sized_from_mib_s) (the rate per OST it
+      was sized from, null for the first point); C(size_kib) and C(count) are what it moved.
   returned: always
   type: list
   elements: dict
@@ -306,6 +331,11 @@ plan:
       case (the full grid again - a thread sweep that keeps gaining never stops), and C(points_fewest), every thread
       sweep flat from its first doubling. C(estimate.adaptive) repeats them with their durations
       (C(estimated_duration_most_s), C(estimated_duration_fewest_s), the latter the full duration's share by points).
+    - C(bounded), with O(point_s) - C(point_s), C(point_min_mib) (the floor used), C(floor_reason) (where the
+      floor came from), C(target_duration_s) (every test of every runnable point lasting O(point_s)),
+      C(worst_case_kib_per_ost) (every point moving the larger of its full size and the floor, the most a bounded
+      sweep moves) and C(full_kib_per_ost) (what the I/O kit's sweep moves). The plan's C(points) and the estimate
+      still show the full sizes.
     - With O(case=network), C(per_ost) is keyed by the server (C(stored_on_server) is false, obdecho keeps
       nothing), and C(setup) lists the commands run on the C(server) and on this C(client) before the sweep;
       with O(case=netdisk), C(setup) lists this C(client)'s commands.
@@ -336,12 +366,13 @@ from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import (
     survey_common_argument_spec,
     sweep_argument_spec,
 )
+from ansible_collections.lustre.iokit.plugins.module_utils import point_budget
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 
 SURVEY = 'obdfilter'
 PARAMETER_NAMES = ('targets', 'case', 'size_mib', 'rszlo', 'rszhi', 'nobjlo', 'nobjhi', 'thrlo', 'thrhi', 'tests',
                    'verify', 'engine', 'timeout', 'nettype', 'server_shell', 'sweep', 'sweep_min_gain_pct',
-                   'sweep_patience')
+                   'sweep_patience', 'point_s', 'point_min_mib')
 TEST_CHOICES = ['write', 'rewrite', 'read', 'reread', 'rewrite_again']
 
 
@@ -353,6 +384,8 @@ def argument_spec():
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
         plan_ost_mib_s=dict(type='float'),
+        point_s=dict(type='float'),
+        point_min_mib=dict(type='int'),
         case=dict(type='str', choices=list(obdfilter.CASES), default=obdfilter.CASE_DISK),
         size_mib=dict(type='int', default=16384),
         nobjlo=dict(type='int', default=1),
@@ -375,6 +408,9 @@ def option_problems(params):
     if params['case'] == obdfilter.CASE_NETWORK and len(params['targets']) != 1:
         problems.append(OptionProblem('targets', 'case=network takes exactly one server (host name or IP address), '
                                       'got %d' % len(params['targets'])))
+    if params['point_s'] is not None and params['engine'] == 'iokit':
+        problems.append(OptionProblem('point_s', 'the installed obdfilter-survey moves its fixed size at every point; '
+                                      'time-bounded points need {engine} native', mentions='engine'))
     if not re.match(r'^[a-z0-9]+$', params['nettype'] or ''):
         problems.append(OptionProblem('nettype', '%r is not an LNet network type such as tcp, tcp1 or o2ib'
                                       % params['nettype']))
@@ -382,6 +418,7 @@ def option_problems(params):
     # node resolves them) and the smallest page, since a larger one only adds problems, which the module's check of
     # the engine built on the node names.
     unattached = obdfilter.ObdfilterSurvey(EngineContext(None), [], params['size_mib'], case=params['case'],
+                                           point_s=params['point_s'], point_min_mib=params['point_min_mib'],
                                            **sweep_settings(params, obdfilter.DEFAULT_PAGE_KIB))
     problems.extend(unattached.problems())
     return problems
@@ -397,6 +434,31 @@ def sweep_settings(params, page_size_kib):
 def record_point(record):
     """A record's sweep point as the plan names it."""
     return {'actual_rsz_kib': record['rsz_kib'], 'nobj': record['obj_per_ost'], 'thr': record['thr_per_ost']}
+
+
+def mem_total_mib(path='/proc/meminfo'):
+    """The node's MemTotal in MiB, or None when it cannot be read."""
+    try:
+        with open(path) as handle:
+            for line in handle:
+                words = line.split()
+                if words[:1] == ['MemTotal:'] and len(words) > 1 and words[1].isdigit():
+                    return int(words[1]) // 1024
+    except (IOError, OSError):
+        return None
+    return None
+
+
+def bounded_settings(params, targets, read_mem_total=mem_total_mib):
+    """The engine's time-bounded point settings: ``point_s``, and the floor with where it came from (the option,
+    else ``point_budget.default_floor`` from the node's MemTotal over the OSTs surveyed)."""
+    if params['point_s'] is None:
+        return {}
+    if params['point_min_mib'] is not None:
+        return dict(point_s=params['point_s'], point_min_mib=params['point_min_mib'],
+                    floor_reason='point_min_mib %d MiB per OST' % params['point_min_mib'])
+    floor, reason = point_budget.default_floor('obdfilter', len(targets), mem_total_mib=read_mem_total())
+    return dict(point_s=params['point_s'], point_min_mib=floor, floor_reason=reason)
 
 
 def page_kib():
@@ -444,8 +506,12 @@ def disk_survey(start, sweep_options, devices):
                                        local_names=('localhost', start.host, socket.gethostname()))
     # The run's tag in the echo client names (the installed script names them itself).
     name_tag = run_tag(start.run_id) if params['engine'] == 'native' else None
+    try:
+        bounded = bounded_settings(params, targets) if params['engine'] == 'native' else {}
+    except ValueError as exc:
+        raise EngineError('point_min_mib: %s; set point_min_mib' % exc)
     survey = obdfilter.ObdfilterSurvey(start.context, targets, params['size_mib'], case=params['case'],
-                                       name_tag=name_tag, **sweep_options)
+                                       name_tag=name_tag, **dict(sweep_options, **bounded))
     return survey, targets
 
 
@@ -508,7 +574,15 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
                 module.fail_json(msg='iokit_script: %s does not exist or cannot be read' % script)
 
     def plan_lines(self, params, plan):
-        return ['skipped points: %d; per OST: %s' % (len(plan['skipped_points']), plan['per_ost'])]
+        lines = ['skipped points: %d; per OST: %s' % (len(plan['skipped_points']), plan['per_ost'])]
+        bounded = plan.get('bounded')
+        if bounded:
+            lines.append('time-bounded points: %g s per test, floor %s; about %d s if every test lasts its time; '
+                         'at worst %d MiB per OST (every point at the larger of its full size and the floor), '
+                         'against %d MiB for the full sizes'
+                         % (bounded['point_s'], bounded['floor_reason'], bounded['target_duration_s'],
+                            bounded['worst_case_kib_per_ost'] // 1024, bounded['full_kib_per_ost'] // 1024))
+        return lines
 
     def planned(self, survey, plan):
         return progress_utils.planned_points(plan['points'], self.resume_keys, 'size_kib')
