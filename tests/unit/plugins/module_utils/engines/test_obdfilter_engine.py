@@ -1214,3 +1214,161 @@ def test_the_points_an_adaptive_sweep_passes_over_leave_the_progress_total(tmp_p
     assert totals == [(1, 9), (2, 9), (3, 9), (4, 9), (5, 8), (6, 8), (7, 8)]
     summary = log.summary()
     assert (summary['done'], summary['total']) == (7, 7)
+
+
+# --------------------------------------------------------------------------
+# Time-bounded points
+
+
+class RateLustre(FakeLustre):
+    """OSTs that move data at a set rate: each OST's test_brw lasts what it moves over its rate (MiB/s, a
+    function of the thread count), its one-second samples are that rate, and a batch lasts as long as its slowest
+    OST.  ``deadline_s`` on the fake clock gives the survey's timeout (``remaining_s``, as a Runner has)."""
+
+    def __init__(self, rates, deadline_s=None, **options):
+        FakeLustre.__init__(self, **options)
+        self.rates = rates
+        self.deadline_s = deadline_s
+
+    def remaining_s(self):
+        if self.deadline_s is None:
+            return None
+        return max(0.0, self.deadline_s - self.clock.now)
+
+    def run_many(self, argvs, env=None, cwd=None):
+        if not any('test_brw' in argv for argv in argvs):
+            return FakeLustre.run_many(self, argvs, env=env, cwd=cwd)
+        self.batches.append([list(argv) for argv in argvs])
+        results = []
+        for argv in argvs:
+            self.commands.append(list(argv))
+            ost = argv[4][:-len('_ecc')]
+            thr, count, pages = int(argv[2]), int(argv[6]), int(argv[9])
+            record_mib = pages * 4 / 1024.0
+            rate = self.rates[ost](thr)
+            seconds = count * thr * record_mib / rate
+            samples = [rate / record_mib] * max(1, int(seconds))
+            results.append(CommandResult(argv, 0, samples_output(thr, samples), '', seconds))
+        self.clock.now += max(result.elapsed_s for result in results)
+        return results
+
+
+def slow_and_fast_osts():
+    """OST0001 rises 5 MiB/s per thread to 20 MiB/s from 4 threads on; OST0000 is twice as fast."""
+    return {OSTS[1]: lambda thr: min(5.0 * thr, 20.0), OSTS[0]: lambda thr: 2 * min(5.0 * thr, 20.0)}
+
+
+def bounded_survey(tmp_path, lustre, **options):
+    settings = dict(size_mib=1024, nobjlo=1, nobjhi=1, thrhi=8, tests=['write', 'read'], point_s=10.0,
+                    point_min_mib=64, floor_reason='point_min_mib 64 MiB per OST')
+    settings.update(options)
+    return make_survey(lustre, tmp_path, **settings)[0]
+
+
+def counts_per_ost(lustre):
+    """Each test_brw batch as (threads, {OST: I/Os per thread})."""
+    return [(int(batch[0][2]), dict((argv[4][:-len('_ecc')], int(argv[6])) for argv in batch))
+            for batch in lustre.batches]
+
+
+def test_a_bounded_point_moves_the_floor_first_then_its_time_at_the_slowest_osts_rate(tmp_path):
+    lustre = RateLustre(slow_and_fast_osts())
+    survey = bounded_survey(tmp_path, lustre)
+    records = list(run_whole(survey))
+    assert survey.errors == []
+    # per OST, per test: thr 1 has no rate yet (the floor); thr 2 at 5 MiB/s x 10 s = 50 MiB, below the 64 MiB floor;
+    # thr 4 at 10 MiB/s: 100 MiB; thr 8 at 20 MiB/s: 200 MiB; never the 1024 MiB of the full size
+    assert [(r['thr_per_ost'], r['moved_mib_per_ost'], r['point_limit'], r['sized_from_mib_s']) for r in records] == [
+        (1, 64, 'floor, no rate yet', None), (2, 64, 'floor', 5.0), (4, 100, 'time budget', 10.0),
+        (8, 200, 'time budget', 20.0)]
+    assert all(r['bounded'] is True and r['point_s'] == 10.0 for r in records)
+    # whole 1 MiB records for every thread, and every OST moves the same amount
+    assert counts_per_ost(lustre) == [(thr, {OSTS[0]: count, OSTS[1]: count})
+                                      for thr, count in ((1, 64), (1, 64), (2, 32), (2, 32), (4, 25), (4, 25),
+                                                         (8, 25), (8, 25))]
+    assert [r['size_kib'] for r in records] == [2 * mib * 1024 for mib in (64, 64, 100, 200)]
+    # on the plateau the slowest OST's test lasts its point_s exactly; the record keeps its time and its figure
+    last = records[-1]
+    assert [last['per_ost'][OSTS[1]][test]['elapsed_s'] for test in ('write', 'read')] == [10.0, 10.0]
+    assert last['elapsed_s'] == 20.0
+    assert last['per_ost'][OSTS[1]]['write']['mib_s'] == 20.0 and last['per_ost'][OSTS[0]]['write']['mib_s'] == 40.0
+
+
+def test_a_bounded_point_never_moves_more_than_the_full_size(tmp_path):
+    lustre = RateLustre(slow_and_fast_osts())
+    records = list(run_whole(bounded_survey(tmp_path, lustre, size_mib=128)))
+    assert [(r['moved_mib_per_ost'], r['point_limit']) for r in records] == [
+        (64, 'floor, no rate yet'), (64, 'floor'), (100, 'time budget'), (128, 'full size')]
+
+
+def test_the_floor_wins_over_the_full_size(tmp_path):
+    lustre = RateLustre(slow_and_fast_osts())
+    records = list(run_whole(bounded_survey(tmp_path, lustre, size_mib=32)))
+    assert [r['moved_mib_per_ost'] for r in records] == [64, 64, 64, 64]
+
+
+def test_a_point_whose_floor_cannot_be_moved_before_the_timeout_is_not_run_and_says_why(tmp_path):
+    # the first point's two tests move 64 MiB at 5 MiB/s on the slow OST: 25.6 s; 20 s are left then, 10 s per test,
+    # less than the 12.8 s the floor takes at that rate
+    lustre = RateLustre(slow_and_fast_osts(), deadline_s=100.0 + 45.6)
+    survey = bounded_survey(tmp_path, lustre, thrhi=2)
+    records = list(run_whole(survey))
+    assert [r['thr_per_ost'] for r in records] == [1]
+    assert [thr for thr, unused in counts_per_ost(lustre)] == [1, 1]
+    [error] = survey.errors
+    assert error['point'] == {'rsz_kib': 1024, 'nobj': 1, 'thr': 2}
+    assert error['message'].startswith('not run: point_min_mib: every obdfilter point must move at least 64 MiB')
+    assert 'about 13 s at the 5.0 MiB/s measured so far, more than the 10 s left before timeout' in error['message']
+
+
+def test_with_time_enough_the_timeout_bounds_nothing(tmp_path):
+    lustre = RateLustre(slow_and_fast_osts(), deadline_s=100.0 + 10000.0)
+    records = list(run_whole(bounded_survey(tmp_path, lustre)))
+    assert [r['moved_mib_per_ost'] for r in records] == [64, 64, 100, 200]
+
+
+def test_a_resumed_bounded_sweep_sizes_its_next_point_from_the_earlier_attempts(tmp_path):
+    whole = [(r['thr_per_ost'], r['moved_mib_per_ost'])
+             for r in run_whole(bounded_survey(tmp_path / 'whole', RateLustre(slow_and_fast_osts())))]
+    killed = bounded_survey(tmp_path / 'killed', RateLustre(slow_and_fast_osts()))
+    done = [record for record, unused in zip(run_whole(killed), range(2))]
+    lustre = RateLustre(slow_and_fast_osts())
+    resumed = bounded_survey(tmp_path / 'resumed', lustre)
+    resumed.done_points = dict(((r['rsz_kib'], r['obj_per_ost'], r['thr_per_ost']), r) for r in done)
+    records = list(run_whole(resumed))
+    # only the missing points run, and they move what they moved in the uninterrupted run
+    assert [(r['thr_per_ost'], r['moved_mib_per_ost']) for r in records] == whole[2:]
+
+
+def test_without_point_s_the_plan_and_commands_are_the_io_kits(tmp_path):
+    def commands_and_plan(path, **options):
+        lustre = FakeLustre()
+        survey = make_survey(lustre, path, size_mib=16, nobjhi=2, thrhi=2, tests=['write', 'read'], **options)[0]
+        records = list(run_whole(survey))
+        return lustre.commands, survey.plan(), records
+
+    today = commands_and_plan(tmp_path / 'today')
+    with_floor_only = commands_and_plan(tmp_path / 'floor', point_min_mib=512)
+    assert with_floor_only == today
+    assert 'bounded' not in today[1] and not any('bounded' in record for record in today[2])
+
+
+def test_the_plan_of_bounded_points_gives_their_time_and_the_worst_case(tmp_path):
+    survey = bounded_survey(tmp_path, FakeLustre(), size_mib=32)
+    plan = survey.plan()
+    # four runnable points, two tests: 80 s if each test lasts its 10 s; at worst every point moves its 64 MiB floor
+    assert plan['bounded'] == {'point_s': 10.0, 'point_min_mib': 64, 'floor_reason': 'point_min_mib 64 MiB per OST',
+                               'target_duration_s': 80.0, 'worst_case_kib_per_ost': 4 * 2 * 64 * 1024,
+                               'full_kib_per_ost': 4 * 2 * 32 * 1024}
+    # the points and their keys are the full grid's, so a rerun recognises the same points
+    assert [p['count'] for p in plan['points']] == [32, 16, 8, 4]
+
+
+@pytest.mark.parametrize('options, message', [
+    ({'point_s': 0.0}, 'point_s: must be more than 0 seconds, got 0'),
+    ({'point_min_mib': 0}, 'point_min_mib: must be at least 1, got 0'),
+    ({'case': obdfilter.CASE_NETWORK}, 'point_s: time-bounded points are measured on the OSTs themselves'),
+])
+def test_bounded_settings_are_checked(tmp_path, options, message):
+    survey = bounded_survey(tmp_path, FakeLustre(), **options)
+    assert message in [str(problem) for problem in survey.problems()][0]
