@@ -98,6 +98,11 @@ class FakeNodeRunner:
         expired = getattr(self.node, 'expired', None)
         return expired() if expired is not None else False
 
+    def remaining_s(self):
+        # the deadline is on the real clock, the node's time on its fake one: the node says what is left, if anything
+        remaining = getattr(self.node, 'remaining_s', None)
+        return remaining() if remaining is not None else None
+
     def run(self, argv, env=None, cwd=None):
         return self.run_many([argv], env=env)[0]
 

@@ -358,3 +358,46 @@ def test_netdisk_check_mode_plans_the_client_setup_and_touches_nothing(run_modul
     assert result['plan']['setup']['client'][1] == ['lctl', 'add_uuid', 'host_0_UUID', '10.0.0.21@tcp']
     assert list(result['plan']['per_ost']) == [OSTS[1]]
     assert made_anything() == []
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'point_s': 10.0, 'engine': 'iokit'}, 'point_s: the installed obdfilter-survey moves its fixed size at every '
+     'point; time-bounded points need engine native'),
+    ({'point_s': 10.0, 'case': 'network', 'targets': ['10.0.0.1@tcp']},
+     'point_s: time-bounded points are measured on the OSTs themselves (case=disk); leave it unset with case network'),
+    ({'point_s': -1.0}, 'point_s: must be more than 0 seconds, got -1'),
+])
+def test_bounded_points_that_cannot_apply_are_refused_before_anything_is_made(run_module, tmp_path, change, message):
+    result = run_module(base(tmp_path, **change))
+    assert result['failed'] is True and message in result['msg'], result['msg']
+    assert made_anything() == []
+
+
+def test_the_default_floor_is_memtotal_over_the_osts_surveyed(tmp_path):
+    meminfo = tmp_path / 'meminfo'
+    meminfo.write_text(u'MemTotal:       67108864 kB\nMemFree:         1024 kB\n')
+    assert obdfilter_survey.mem_total_mib(str(meminfo)) == 65536
+    params = {'point_s': 20.0, 'point_min_mib': None}
+    settings = obdfilter_survey.bounded_settings(params, ['ost%d' % n for n in range(8)], lambda: 65536)
+    assert settings == {'point_s': 20.0, 'point_min_mib': 8192,
+                        'floor_reason': '8192 MiB per OST: page cache up to MemTotal 65536 MiB over 8 OSTs'}
+    params['point_min_mib'] = 1000
+    assert obdfilter_survey.bounded_settings(params, ['ost0'], lambda: 65536)['point_min_mib'] == 1000
+    assert obdfilter_survey.bounded_settings({'point_s': None, 'point_min_mib': 1000}, ['ost0']) == {}
+
+
+def test_check_mode_shows_the_bounded_points_and_their_worst_case(run_module, tmp_path):
+    result = run_module(base(tmp_path, point_s=5.0, point_min_mib=32), check_mode=True)
+    plan = result['plan']
+    assert plan['bounded']['target_duration_s'] == 5.0 * 2 * 3
+    assert plan['lines'][1] == ('time-bounded points: 5 s per test, floor point_min_mib 32 MiB per OST; about 30 s if '
+                                'every test lasts its time; at worst 192 MiB per OST (every point at the larger of '
+                                'its full size and the floor), against 96 MiB for the full sizes')
+
+
+def test_a_bounded_run_records_what_each_point_moved(run_module, tmp_path):
+    result = run_module(base(tmp_path, point_s=5.0, point_min_mib=8))
+    assert result['status'] == 'ok', result['errors']
+    first = result['records'][0]
+    assert (first['bounded'], first['moved_mib_per_ost'], first['point_limit']) == (True, 8, 'floor, no rate yet')
+    assert results.validate_envelope(result['envelope']) == []
