@@ -585,7 +585,10 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
         return lines
 
     def planned(self, survey, plan):
-        return progress_utils.planned_points(plan['points'], self.resume_keys, 'size_kib')
+        # A point's time is its size over its rate, so the ETA weighs points by size; a time-bounded point lasts
+        # about its point_s per test whatever it moves, so they weigh the same.
+        weight_key = None if plan.get('bounded') else 'size_kib'
+        return progress_utils.planned_points(plan['points'], self.resume_keys, weight_key)
 
     def run_native(self, start, survey, run_dir):
         result = super(ObdfilterSpec, self).run_native(start, survey, run_dir)

@@ -401,3 +401,13 @@ def test_a_bounded_run_records_what_each_point_moved(run_module, tmp_path):
     first = result['records'][0]
     assert (first['bounded'], first['moved_mib_per_ost'], first['point_limit']) == (True, 8, 'floor, no rate yet')
     assert results.validate_envelope(result['envelope']) == []
+
+
+def test_the_eta_weighs_bounded_points_alike_and_full_ones_by_size():
+    points = [{'actual_rsz_kib': 1024, 'nobj': 1, 'thr': thr, 'size_kib': 2 * 16384, 'skip': None}
+              for thr in (1, 2)]
+    spec = obdfilter_survey.ObdfilterSpec()
+    assert [point.get('weight') for point in spec.planned(None, {'points': points})] == [32768, 32768]
+    # a bounded point lasts about its point_s per test whatever it moves: each weighs one point
+    bounded = spec.planned(None, {'points': points, 'bounded': {'point_s': 20.0}})
+    assert bounded == [{'actual_rsz_kib': 1024, 'nobj': 1, 'thr': thr} for thr in (1, 2)]
