@@ -271,7 +271,7 @@ records:
       C(elapsed_s) and C(error) (the first error line). With O(engine=iokit) they are read from the script's
       C(.detail) file, without C(mib_s) and C(elapsed_s) (the script times all OSTs together).
     - With O(point_s), each record also has C(bounded) (true), C(point_s), C(moved_mib_per_ost) (what each OST
-      moved per test), C(elapsed_s) (the seconds its tests took together), C(point_limit) (what set the amount:
+      moved per test), C(elapsed_s) (the seconds its tests took together), C(point_limit) (what set the amount,
       V(time budget), V(floor), V(floor, no rate yet) or V(full size)) and C(sized_from_mib_s) (the rate per OST it
       was sized from, null for the first point); C(size_kib) and C(count) are what it moved.
   returned: always

@@ -1,0 +1,89 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Time-bounded obdfilter points through the survey playbook, against a simulated OSS with a throttled OST.
+
+OST0001 moves at most THROTTLE_MIB_S (the simulator books every MiB it moves on the OST's time line), OST0000 is
+unthrottled.  The first point moves the floor; the second is sized from the rate the first measured on the slowest
+OST, which the throttle caps, so it moves at most POINT_S x THROTTLE_MIB_S, rounded up to whole records for its
+threads, and at least the floor.  Every bound below is set by the throttle and the granule, never by the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import ANSIBLE_BIN, LUSTRE_SIM, NODE_PYTHON, ROOT, WAIT_POLL_S, SimulatedNode, localhost_inventory
+
+from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
+
+ANSIBLE_PLAYBOOK = os.path.join(ANSIBLE_BIN, 'ansible-playbook')
+RUN_ID = 'bounded-1'
+SLOW_OST = 'testfs-OST0001'
+THROTTLE_MIB_S = 1.0
+POINT_S = 6.0
+FLOOR_MIB = 2
+# thr 2 of 1 MiB records: a point moves a multiple of 2 MiB per OST
+GRANULE_MIB = 2
+# The throttle is a floor on each transfer's time; the margin is for the rounding of the printed rates.
+CEILING_MIB_S = THROTTLE_MIB_S * 1.05
+# lctl's own rate over its samples leaves out the start of its process, and the simulator books a run's I/O at the
+# OST's rate however loaded the machine is, so it stays near the throttle; the margin is for the run's first booking.
+LCTL_FLOOR_MIB_S = THROTTLE_MIB_S * 0.8
+
+pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
+                                reason='needs the checkout venv (make setup) with lustre-sim')
+
+SURVEY_VARS = {
+    'iokit_timeout_s': 600, 'iokit_run_id': RUN_ID,
+    'obdfilter_size_mib': 64, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 2, 'obdfilter_tests': ['write', 'read'],
+    'obdfilter_point_s': POINT_S, 'obdfilter_point_min_mib': FLOOR_MIB,
+    'obdfilter_poll_interval_s': WAIT_POLL_S, 'obdfilter_async_margin_s': 30,
+}
+
+
+@pytest.fixture(scope='module')
+def bounded_run(tmp_path_factory):
+    node = SimulatedNode(str(tmp_path_factory.mktemp('obdfilter-bounded')))
+    node.sim('init', '--root', node.root, '--osts', '2', '--mdts', '1', '--ost-size-mib', '256',
+             '--ost-mib-s-override', SLOW_OST.split('-')[1] + '=%g' % THROTTLE_MIB_S, '--no-mount', '--force')
+    try:
+        with open(node.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(localhost_inventory(NODE_PYTHON, ('oss',)))
+        with open(node.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(SURVEY_VARS, iokit_results_dir=node.results, iokit_workdir=node.workdir), handle)
+        argv = [ANSIBLE_PLAYBOOK, '-i', node.inventory, '-e', '@' + node.extra_vars,
+                os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')]
+        node.run = subprocess.run(argv, cwd=ROOT, env=node.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  universal_newlines=True, check=False)
+        yield node
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', node.root], check=False, stdout=subprocess.DEVNULL)
+
+
+@pytest.mark.xdist_group('obdfilter_bounded')
+def test_a_bounded_point_on_a_throttled_ost_moves_its_time_at_the_throttled_rate(bounded_run):
+    assert bounded_run.run.returncode == 0, bounded_run.run.stdout[-6000:]
+    envelope = read_envelope(envelope_path(bounded_run.results, RUN_ID, 'localhost', 'obdfilter'))
+    assert envelope['status'] == 'ok' and envelope['errors'] == []
+    assert envelope['parameters']['point_s'] == POINT_S
+    first, second = envelope['records']
+    assert all(record['bounded'] is True for record in (first, second))
+    # the first point has no rate yet: it moves the floor
+    assert (first['thr_per_ost'], first['moved_mib_per_ost'], first['point_limit']) == (1, FLOOR_MIB,
+                                                                                      'floor, no rate yet')
+    # the second is sized from the slowest OST's rate, which the throttle caps
+    assert second['thr_per_ost'] == 2 and second['sized_from_mib_s'] <= CEILING_MIB_S
+    assert FLOOR_MIB <= second['moved_mib_per_ost'] <= POINT_S * THROTTLE_MIB_S
+    assert second['moved_mib_per_ost'] % GRANULE_MIB == 0
+    # both OSTs moved the same; the throttled one reports the throttled rate and took at least what it sets
+    for test in ('write', 'read'):
+        slow = second['per_ost'][SLOW_OST][test]
+        assert slow['mib_s'] <= CEILING_MIB_S and LCTL_FLOOR_MIB_S <= slow['lctl_mib_s'] <= CEILING_MIB_S, slow
+        assert slow['elapsed_s'] >= second['moved_mib_per_ost'] / CEILING_MIB_S, slow
+    assert second['size_kib'] == 2 * second['moved_mib_per_ost'] * 1024
