@@ -59,7 +59,7 @@ options:
         where the rate is the slowest OST's slowest test of the previous point of the same thread sweep (or, for
         the first point of a thread sweep, of an earlier one at the same or the nearest lower thread count); the
         survey's first point, with no rate yet, moves the floor. The amount is whole records for every thread, the
-        same on every OST of the host, so they all stop together.
+        same on every OST of the host, so that their figures compare; the slowest OST takes the point's time.
       - A point whose floor cannot be moved, at that rate, in the time left before O(timeout) (shared by its tests)
         is not run and named in RV(errors), rather than cut short into a figure below its floor.
       - Unset, every point moves O(size_mib), exactly as the I/O kit (the floor does not apply), so that results stay

@@ -662,9 +662,11 @@ class ObdfilterSurvey(NativeSurvey):
         return min(rates) if rates else None
 
     def _bounded(self, entry):
-        """``(entry, size)``: the point's entry with the amount a bounded point moves, and its PointSize.
+        """``(entry, size, rate)``: the point's entry with the amount a bounded point moves, its PointSize and the
+        rate per OST it was sized from (None for the survey's first point).
 
-        Every OST of the host moves the same amount (sized from the slowest OST's rate), so they stop together.
+        Every OST of the host moves the same amount, sized from the slowest OST's rate, so that their figures
+        compare and the slowest one, which ends the test, takes the point's time.
         The amount is whole records for every thread (test_brw's ``count`` I/Os per thread), rounded up so that
         it never falls below the floor; each test gets the time the survey has left over its tests.
         """
@@ -730,8 +732,8 @@ class ObdfilterSurvey(NativeSurvey):
                     continue
             record = self._record(entry)
             if size is not None:
-                record.update(bounded=True, point_s=self.point_s, moved_mib_per_ost=record['size_kib'] / KIB
-                              / record['ost'], point_limit=size.limit, sized_from_mib_s=sized_from)
+                record.update(bounded=True, point_s=self.point_s, moved_mib_per_ost=entry['size_kib_per_ost'] / KIB,
+                              point_limit=size.limit, sized_from_mib_s=sized_from)
             prefix = summary_prefix(record['ost'], record['size_kib'], record['rsz_kib'], record['obj'],
                                     record['thr'])
             self._raw('summary', prefix)
