@@ -34,6 +34,14 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import 
     envelope_path, read_envelope)
 
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
+
+# Every ansible-playbook these tests start, and the modules it runs on this machine's Python, load the compiled code
+# of a module payload from a cache instead of compiling it in each run (tests/tools/module_code_cache: about a third
+# of the CPU a module run costs, and these tests run thousands).  IOKIT_MODULE_CODE_CACHE='' turns it off.
+MODULE_CODE_CACHE_HOOK = os.path.join(ROOT, 'tests', 'tools', 'module_code_cache')
+if os.environ.setdefault('IOKIT_MODULE_CODE_CACHE', os.path.join(ROOT, '.build', 'module-code-cache')):
+    os.environ['PYTHONPATH'] = os.pathsep.join(
+        [MODULE_CODE_CACHE_HOOK] + [path for path in os.environ.get('PYTHONPATH', '').split(os.pathsep) if path])
 # The surveys' <survey>_poll_interval_s in these tests: how long each wait task blocks on the node before the
 # controller looks again.  The wait returns as soon as the survey ends, so a long interval costs no time, while a
 # one-second one ran a whole task every second of a throttled survey (four such tests side by side kept both
