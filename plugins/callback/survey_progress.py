@@ -22,6 +22,8 @@ description:
   - Every O(rows_interval_s) seconds, and on every poll with C(-v), a row per host follows, slowest first.
   - Retries of other tasks are shown as the default callback shows them.
   - Where the stdout callback cannot be chosen (AWX), the survey roles' summary task prints the same fleet line.
+  - Also imports the collection's controller code once as ansible-playbook starts, so that the worker it forks for
+    every host and task does not compile that code again.
 extends_documentation_fragment:
   - default_callback
   - result_format_callback
@@ -50,6 +52,7 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.fleet_progress import
     progress_of,
     survey_of,
 )
+from ansible_collections.lustre.iokit.plugins.plugin_utils.preload import preload_controller_code
 
 
 def _parts(result):
@@ -78,6 +81,7 @@ class CallbackModule(DefaultCallbackModule):
         self._rows_shown = None
         # The hosts the latest task with a skip skipped (lnet waits on its console host only): not waited for.
         self._skipped = (None, set())
+        preload_controller_code()
 
     def v2_playbook_on_play_start(self, play):
         super(CallbackModule, self).v2_playbook_on_play_start(play)

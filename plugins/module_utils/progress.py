@@ -151,11 +151,28 @@ def _complete(path, names):
     return True
 
 
+def _holds_a_finished_point(points_file):
+    """True when a line of the points file is a point a rerun would keep (``finished_record``): a point cut short
+    by the stop that ended the run is measured again, so it alone is no reason to keep the files."""
+    try:
+        with open(points_file) as stream:
+            for line in stream:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict) and finished_record(entry.get('record')):
+                    return True
+    except (IOError, OSError):
+        return False
+    return False
+
+
 def remove_tree_keeping_points(path):
     """Remove the tree at ``path``, except the progress files of a run that did not complete; True when all went."""
     names = os.listdir(path)
     # Something to resume: finished points of a run that did not end ok.
-    keep = any(name.endswith('.points.jsonl') and os.path.getsize(os.path.join(path, name)) > 0
+    keep = any(name.endswith('.points.jsonl') and _holds_a_finished_point(os.path.join(path, name))
                for name in names) and not _complete(path, names)
     kept = False
     for name in names:

@@ -34,6 +34,14 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import 
     envelope_path, read_envelope)
 
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
+
+# Every ansible-playbook these tests start, and the modules it runs on this machine's Python, load the compiled code
+# of a module payload from a cache instead of compiling it in each run (tests/tools/module_code_cache: about a third
+# of the CPU a module run costs, and these tests run thousands).  IOKIT_MODULE_CODE_CACHE='' turns it off.
+MODULE_CODE_CACHE_HOOK = os.path.join(ROOT, 'tests', 'tools', 'module_code_cache')
+if os.environ.setdefault('IOKIT_MODULE_CODE_CACHE', os.path.join(ROOT, '.build', 'module-code-cache')):
+    os.environ['PYTHONPATH'] = os.pathsep.join(
+        [MODULE_CODE_CACHE_HOOK] + [path for path in os.environ.get('PYTHONPATH', '').split(os.pathsep) if path])
 # The surveys' <survey>_poll_interval_s in these tests: how long each wait task blocks on the node before the
 # controller looks again.  The wait returns as soon as the survey ends, so a long interval costs no time, while a
 # one-second one ran a whole task every second of a throttled survey (four such tests side by side kept both
@@ -232,3 +240,56 @@ def pytest_collection_finish(session):
     if lost:
         raise pytest.UsageError('pytest-xdist did not group %d tests by their shared fixture (e.g. %s): use the pytest '
                                 'of requirements-dev.txt' % (len(lost), lost[0]))
+
+
+# CPU of each test, fixtures included: what its ansible-playbook runs and the other processes it waited for used
+# (RUSAGE_CHILDREN of the worker process, before and after).  The suite is bound by CPU on two cores, so this, not
+# the wall time, says which test costs the most; the summary lists the test files by their CPU.
+def _children_cpu_s():
+    import resource  # pylint: disable=import-outside-toplevel
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    del nextitem
+    before = _children_cpu_s()
+    item.user_properties.append(('cpu_s_before', before))
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == 'teardown':
+        before = dict(item.user_properties).get('cpu_s_before')
+        if before is not None:
+            outcome.get_result().user_properties.append(('cpu_s', round(_children_cpu_s() - before, 1)))
+
+
+_CPU_BY_FILE = {}
+_CPU_BY_TEST = {}
+
+
+def pytest_runtest_logreport(report):
+    if report.when == 'teardown':
+        cpu = dict(report.user_properties).get('cpu_s')
+        if cpu is not None:
+            name = report.nodeid.split('::')[0]
+            total, count = _CPU_BY_FILE.get(name, (0.0, 0))
+            _CPU_BY_FILE[name] = (total + cpu, count + 1)
+            _CPU_BY_TEST[report.nodeid] = cpu
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _CPU_BY_FILE:
+        return
+    terminalreporter.write_sep('=', 'CPU seconds of the processes each test file waited for')
+    for name, (total, count) in sorted(_CPU_BY_FILE.items(), key=lambda entry: -entry[1][0]):
+        terminalreporter.write_line('%8.1f  %3d tests  %s' % (total, count, name))
+    terminalreporter.write_line('%8.1f  %3d tests  all' % (sum(total for total, _ in _CPU_BY_FILE.values()),
+                                                           sum(count for _, count in _CPU_BY_FILE.values())))
+    terminalreporter.write_line('the costliest tests (a test that starts a shared fixture carries its CPU):')
+    for nodeid, cpu in sorted(_CPU_BY_TEST.items(), key=lambda entry: -entry[1])[:15]:
+        terminalreporter.write_line('%8.1f  %s' % (cpu, nodeid))

@@ -684,16 +684,14 @@ def record_samples(record, ctx):
     """One record's samples for the report (``sample_extraction``): each test's rate at its point, and with per-MDT
     figures each MDT's own."""
     per_mdt = record.get('per_mdt') if isinstance(record.get('per_mdt'), list) else None
-    for sample in extraction.tests_samples(record, 'ops_s', extraction.UNIT_OPS_S,
-                                           ('mdt', 'file', 'dir', 'stripe', 'thr'),
-                                           () if per_mdt else ('target', 'targets'), ctx):
-        yield sample
+    yield from extraction.tests_samples(record, 'ops_s', extraction.UNIT_OPS_S,
+                                        ('mdt', 'file', 'dir', 'stripe', 'thr'),
+                                        () if per_mdt else ('target', 'targets'), ctx)
     if per_mdt:
         # each MDT ran the same files per thread at the same thread count: peers of every MDT of the run
         point = extraction.make_point({'file': record.get('file'), 'dir': record.get('dir'),
                                        'stripe': record.get('stripe'), 'thr': record.get('thr')})
         for entry in per_mdt:
             if isinstance(entry, dict):
-                for sample in extraction.component_samples(entry.get('tests'), 'ops_s', extraction.UNIT_OPS_S,
-                                                           entry.get('target'), point, record):
-                    yield sample
+                yield from extraction.component_samples(entry.get('tests'), 'ops_s', extraction.UNIT_OPS_S,
+                                                        entry.get('target'), point, record)

@@ -797,13 +797,11 @@ def record_samples(record, ctx):
         return
     per_ost = record.get('per_ost') if isinstance(record.get('per_ost'), dict) else None
     # With per-OST figures (native engine) the record's own rates are the host's aggregate, not one OST's.
-    for sample in extraction.tests_samples(record, 'mib_s', extraction.UNIT_MIB_S,
-                                           ('case', 'ost', 'size_kib', 'rsz_kib', 'obj', 'thr'),
-                                           () if per_ost else ('target', 'targets'), ctx):
-        yield sample
+    yield from extraction.tests_samples(record, 'mib_s', extraction.UNIT_MIB_S,
+                                        ('case', 'ost', 'size_kib', 'rsz_kib', 'obj', 'thr'),
+                                        () if per_ost else ('target', 'targets'), ctx)
     if per_ost:
         point = extraction.make_point({'case': record.get('case'), 'rsz_kib': record.get('rsz_kib'),
                                        'obj': record.get('obj_per_ost'), 'thr': record.get('thr_per_ost')})
         for name, tests in per_ost.items():
-            for sample in extraction.component_samples(tests, 'mib_s', extraction.UNIT_MIB_S, name, point, record):
-                yield sample
+            yield from extraction.component_samples(tests, 'mib_s', extraction.UNIT_MIB_S, name, point, record)

@@ -607,10 +607,9 @@ def record_samples(record, ctx):
         return
     devices = record.get('devices') if isinstance(record.get('devices'), list) else []
     per_lun = len(devices) > 1 and extraction.is_finite_number(record.get('crg_per_dev'))
-    for sample in extraction.tests_samples(record, 'mib_s', extraction.UNIT_MIB_S,
-                                           ('dev', 'size_kib', 'rsz_kib', 'crg', 'thr'),
-                                           () if per_lun else ('target', 'devices'), ctx):
-        yield sample
+    yield from extraction.tests_samples(record, 'mib_s', extraction.UNIT_MIB_S,
+                                        ('dev', 'size_kib', 'rsz_kib', 'crg', 'thr'),
+                                        () if per_lun else ('target', 'devices'), ctx)
     if not per_lun:
         return
     # Per LUN (native engine): the slowest of its regions' sgp_dd rates times the regions, a lower bound of the
@@ -625,7 +624,6 @@ def record_samples(record, ctx):
         for device in result.get('devices') or ():
             if isinstance(device, dict) and not device.get('failed') and \
                     extraction.is_finite_number(device.get('min_mib_s')):
-                for sample in extraction.component_samples(
-                        {test: {'mib_s': device['min_mib_s'] * regions, 'status': 'ok'}}, 'mib_s',
-                        extraction.UNIT_MIB_S, str(device.get('device')), point, record):
-                    yield sample
+                yield from extraction.component_samples(
+                    {test: {'mib_s': device['min_mib_s'] * regions, 'status': 'ok'}}, 'mib_s',
+                    extraction.UNIT_MIB_S, str(device.get('device')), point, record)

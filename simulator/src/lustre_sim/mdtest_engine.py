@@ -10,6 +10,7 @@ Not simulated (rejected with a message): shared file ``-S``, collective
 creates ``-c``, ``-n`` together with ``-I``, several ``-d`` paths.
 """
 
+import itertools
 import math
 import multiprocessing
 import os
@@ -371,14 +372,13 @@ class Rank:
                 item = "%s.%d/%s" % (base, parent, item)
         return os.path.join(top, item)
 
-    def item_list(self, top, base, dirs, name):
-        """This rank's item paths in mdtest's creation order (create_remove_items)."""
+    def item_paths(self, top, base, dirs, name):
+        """This rank's item paths in mdtest's creation order (create_remove_items), one at a time: a stonewalled
+        create of millions of items makes only the paths it reaches."""
         kind = "dir" if dirs else "file"
-        paths = []
         for directory, first in self.item_dirs(top, base):
             for offset in range(self.plan.items_per_dir):
-                paths.append(os.path.join(directory, "%s.%s%d" % (kind, name, first + offset)))
-        return paths
+                yield os.path.join(directory, "%s.%s%d" % (kind, name, first + offset))
 
     def create_items(self, paths, dirs, deadline=None):
         """Create the items; with a stonewall deadline stop early and return how many were made."""
@@ -479,7 +479,7 @@ class Rank:
         self.wait()
         times = [time.monotonic()]
         if plan.create:
-            paths = self.item_list(tops[0], bases[0], dirs, names[0])
+            paths = self.item_paths(tops[0], bases[0], dirs, names[0])
             deadline = None
             if not dirs and opts.stonewall_seconds > 0:
                 deadline = times[0] + opts.stonewall_seconds
@@ -501,8 +501,8 @@ class Rank:
         self.phase_end()
         times.append(time.monotonic())
         if plan.remove:
-            paths = self.item_list(tops[3], bases[3], dirs, names[3])
-            self.remove_items(paths[:items], dirs)
+            paths = self.item_paths(tops[3], bases[3], dirs, names[3])
+            self.remove_items(itertools.islice(paths, items), dirs)
             self.throttle(times[-1], items)
         self.phase_end()
         times.append(time.monotonic())
@@ -527,7 +527,8 @@ class Rank:
             time.sleep(delay)
 
     def stonewall_exchange(self, done, started, paths):
-        """updateStoneWallIterations: agree on the largest count and let every rank catch up."""
+        """updateStoneWallIterations: agree on the largest count and let every rank catch up (``paths``: the
+        rank's creation order, past the ``done`` items it made)."""
         elapsed = time.monotonic() - started
         shared = self.results["stonewall"]
         with self.results["lock"]:
@@ -541,7 +542,7 @@ class Rank:
                              % (min(counts), most, total / float(self.size)))
             sys.stdout.flush()
         if done < most:
-            self.create_items(paths[done:most], False)
+            self.create_items(itertools.islice(paths, most - done), False)
         self.barrier.wait()
         return {"time": elapsed, "sum": total, "max": most}
 

@@ -293,7 +293,7 @@ class Node:
         cached = 0
         cache = self.read_cache if extent is not None else None
         if cache is not None:
-            found = cache.access(extent[0], extent[1], nbytes)
+            found = cache.access(extent[0], extent[1], nbytes, read=op == "read")
             if op == "read":
                 cached = found
         rate = self.target_rate(target_name, threads, op)

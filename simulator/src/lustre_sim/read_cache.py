@@ -8,7 +8,8 @@ books those at ``read_cache_speedup`` times the target's rate and the rest at th
 through to the device, the cache only serves the reads that follow.
 
 The state is ``state/read-cache.json``: ``extents``, a list of ``[object, start, end]`` (bytes), least recently
-used first. A range appended right after the most recent extent of the same object extends it, so that a
+used first, and ``read_hit_bytes``, how many bytes reads have found in the cache since the node was made (what a
+test checks to know the cache served a read, whatever the machine's speed). A range appended right after the most recent extent of the same object extends it, so that a
 sequential stream stays one extent whose bytes are older the lower their offset; eviction trims the least recent
 extent from its start.
 
@@ -73,16 +74,24 @@ class ReadCache:
         self.capacity = int(size_mib * MIB)
         self.speedup = float(speedup)
 
-    def access(self, key, offset, nbytes):
-        """Record ``nbytes`` at ``offset`` of object ``key`` as just used; the bytes of it that were cached."""
+    def access(self, key, offset, nbytes, read=False):
+        """Record ``nbytes`` at ``offset`` of object ``key`` as just used; the bytes of it that were cached, counted
+        as served when it is a ``read``."""
         with statefile.changed(self.state_dir, STATE) as state:
             extents = state.setdefault("extents", [])
-            return touch(extents, key, offset, offset + nbytes, self.capacity)
+            found = touch(extents, key, offset, offset + nbytes, self.capacity)
+            if read:
+                state["read_hit_bytes"] = state.get("read_hit_bytes", 0) + found
+            return found
 
     def forget(self, key):
         """Drop object ``key`` (destroyed: its pages are freed, not kept as the least recent)."""
         with statefile.changed(self.state_dir, STATE) as state:
             state["extents"] = [extent for extent in state.get("extents", []) if extent[0] != key]
+
+    def read_hit_bytes(self):
+        """How many bytes reads have found in the cache so far."""
+        return statefile.read(self.state_dir, STATE).get("read_hit_bytes", 0)
 
     def cached_bytes(self):
         """How many bytes the cache holds now."""

@@ -55,8 +55,12 @@ RUN = {'run_id': 'run-1', 'launch_id': 'launch-1'}
 
 def role_variables(survey, scenario):
     """The role's defaults (templates, as Ansible loads them), then the host's and the scenario's variables."""
-    variables = dict(DataLoader().load_from_file(os.path.join(ROLES, survey, 'defaults', 'main.yml'),
-                                                 trusted_as_template=True))
+    path = os.path.join(ROLES, survey, 'defaults', 'main.yml')
+    try:
+        loaded = DataLoader().load_from_file(path, trusted_as_template=True)
+    except TypeError:  # before ansible-core 2.19 every loaded string may be templated
+        loaded = DataLoader().load_from_file(path)
+    variables = dict(loaded)
     variables.update(HOST)
     variables.update(SCENARIOS[scenario])
     return variables

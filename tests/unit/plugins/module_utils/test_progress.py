@@ -152,8 +152,9 @@ def test_a_longer_timeout_resumes_the_run(tmp_path):
 def test_the_cleanup_keeps_only_the_progress_files_of_a_run_directory(tmp_path):
     run_dir = tmp_path / 'run1'
     (run_dir / 'sub').mkdir(parents=True)
-    for name in ('obdfilter.points.jsonl', 'obdfilter.attempts.json', 'obdfilter.summary', 'sub/x'):
+    for name in ('obdfilter.attempts.json', 'obdfilter.summary', 'sub/x'):
         (run_dir / name).write_text('x')
+    (run_dir / 'obdfilter.points.jsonl').write_text(FINISHED_POINT_LINE)
     (run_dir / 'obdfilter.progress.json').write_text('{"state": "running"}')
     assert progress.remove_tree_keeping_points(str(run_dir)) is False
     assert sorted(os.listdir(str(run_dir))) == ['obdfilter.attempts.json', 'obdfilter.points.jsonl',
@@ -169,6 +170,22 @@ def test_the_cleanup_keeps_only_the_progress_files_of_a_run_directory(tmp_path):
     log.point_done(record(1, 90.0))
     log.finish('ok')
     assert progress.remove_tree_keeping_points(str(done)) is True and not done.exists()
+
+
+# One line of <survey>.points.jsonl: a point measured whole, and one the stop of the run cut short.
+FINISHED_POINT_LINE = '{"n": 1, "record": {"thr": 1, "tests": {"write": {"status": "ok", "mib_s": 90.0}}}}\n'
+CUT_SHORT_POINT_LINE = ('{"n": 1, "record": {"thr": 1, "tests": {"write": {"status": "ok", "mib_s": 90.0}, '
+                        '"read": {"status": "incomplete"}}}}\n')
+
+
+def test_a_run_stopped_in_its_first_point_leaves_nothing_even_if_that_point_was_logged(tmp_path):
+    # A rerun measures a cut-short point again: keeping the files for it would only leave debris on the node.
+    run_dir = tmp_path / 'run5'
+    run_dir.mkdir()
+    (run_dir / 'sgpdd.points.jsonl').write_text(CUT_SHORT_POINT_LINE + 'not json\n')
+    (run_dir / 'sgpdd.progress.json').write_text('{"state": "running"}')
+    (run_dir / 'sgpdd.attempts.json').write_text('{}')
+    assert progress.remove_tree_keeping_points(str(run_dir)) is True and not run_dir.exists()
 
 
 def test_a_run_that_failed_before_its_first_point_leaves_nothing(tmp_path):
