@@ -32,9 +32,11 @@ FLOOR_MIB = 2
 GRANULE_MIB = 2
 # The throttle is a floor on each transfer's time; the margin is for the rounding of the printed rates.
 CEILING_MIB_S = THROTTLE_MIB_S * 1.05
-# lctl's own rate over its samples leaves out the start of its process, and the simulator books a run's I/O at the
-# OST's rate however loaded the machine is, so it stays near the throttle; the margin is for the run's first booking.
-LCTL_FLOOR_MIB_S = THROTTLE_MIB_S * 0.8
+# lctl's own rate over its samples leaves out the start of its process, and the simulator books a run's I/O on the
+# OST's time line with the run's own pauses between I/Os caught up (up to seconds each), so a loaded machine does not
+# pull it below the throttle until one 1 MiB record takes longer to move than the throttle allows it (a second);
+# half the throttle leaves the first booking and the rounding a wide margin.
+LCTL_FLOOR_MIB_S = THROTTLE_MIB_S * 0.5
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')
