@@ -288,8 +288,9 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_sep('=', 'CPU seconds of the processes each test file waited for')
     for name, (total, count) in sorted(_CPU_BY_FILE.items(), key=lambda entry: -entry[1][0]):
         terminalreporter.write_line('%8.1f  %3d tests  %s' % (total, count, name))
-    terminalreporter.write_line('%8.1f  %3d tests  all' % (sum(total for total, _ in _CPU_BY_FILE.values()),
-                                                           sum(count for _, count in _CPU_BY_FILE.values())))
+    totals = list(_CPU_BY_FILE.values())
+    terminalreporter.write_line('%8.1f  %3d tests  all' % (sum(total for total, unused in totals),
+                                                           sum(count for unused, count in totals)))
     terminalreporter.write_line('the costliest tests (a test that starts a shared fixture carries its CPU):')
     for nodeid, cpu in sorted(_CPU_BY_TEST.items(), key=lambda entry: -entry[1])[:15]:
         terminalreporter.write_line('%8.1f  %s' % (cpu, nodeid))

@@ -77,8 +77,8 @@ def test_a_bounded_point_on_a_throttled_ost_moves_its_time_at_the_throttled_rate
     first, second = envelope['records']
     assert all(record['bounded'] is True for record in (first, second))
     # the first point has no rate yet: it moves the floor
-    assert (first['thr_per_ost'], first['moved_mib_per_ost'], first['point_limit']) == (1, FLOOR_MIB,
-                                                                                      'floor, no rate yet')
+    assert (first['thr_per_ost'], first['moved_mib_per_ost'], first['point_limit']) == (
+        1, FLOOR_MIB, 'floor, no rate yet')
     # the second is sized from the slowest OST's rate, which the throttle caps
     assert second['thr_per_ost'] == 2 and second['sized_from_mib_s'] <= CEILING_MIB_S
     assert FLOOR_MIB <= second['moved_mib_per_ost'] <= POINT_S * THROTTLE_MIB_S
