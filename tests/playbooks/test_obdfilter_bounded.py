@@ -22,6 +22,11 @@ from conftest import ANSIBLE_BIN, LUSTRE_SIM, NODE_PYTHON, ROOT, WAIT_POLL_S, Si
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
+try:
+    from lustre_sim.node import Node
+except ImportError:  # without the simulator the module is skipped below
+    Node = None
+
 ANSIBLE_PLAYBOOK = os.path.join(ANSIBLE_BIN, 'ansible-playbook')
 RUN_ID = 'bounded-1'
 SLOW_OST = 'testfs-OST0001'
@@ -33,12 +38,12 @@ GRANULE_MIB = 2
 # The throttle is a floor on each transfer's time; the margin is for the rounding of the printed rates.
 CEILING_MIB_S = THROTTLE_MIB_S * 1.05
 # lctl's own rate over its samples leaves out the start of its process, and the simulator books a run's I/O on the
-# OST's time line with the run's own pauses between I/Os caught up (up to seconds each), so a loaded machine does not
+# OST's time line with the run's own pauses between I/Os caught up (up to a second each), so a loaded machine does not
 # pull it below the throttle until one 1 MiB record takes longer to move than the throttle allows it (a second);
 # half the throttle leaves the first booking and the rounding a wide margin.
 LCTL_FLOOR_MIB_S = THROTTLE_MIB_S * 0.5
 
-pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
+pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or Node is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')
 
 SURVEY_VARS = {
@@ -89,3 +94,63 @@ def test_a_bounded_point_on_a_throttled_ost_moves_its_time_at_the_throttled_rate
         assert slow['mib_s'] <= CEILING_MIB_S and LCTL_FLOOR_MIB_S <= slow['lctl_mib_s'] <= CEILING_MIB_S, slow
         assert slow['elapsed_s'] >= second['moved_mib_per_ost'] / CEILING_MIB_S, slow
     assert second['size_kib'] == 2 * second['moved_mib_per_ost'] * 1024
+
+
+# -- the floor against the server's read cache ------------------------------------------------------------------
+# One OST of CACHE_THROTTLE_MIB_S behind a node read cache of CACHE_MIB (the simulator's model of an OSD's page cache:
+# a read of bytes still cached is booked at four times the OST's rate). A bounded point moves its floor first; a
+# floor below the cache reads back what it just wrote from the cache, one that covers the cache over the host's OSTs
+# (the default floor's rule) reads from the OST. The simulator counts the bytes reads found in its cache, so what
+# served each read is known exactly, whatever the machine's speed.
+CACHE_MIB = 32
+CACHE_THROTTLE_MIB_S = 20.0
+BELOW_CACHE_MIB = 8
+COVERING_FLOOR_MIB = 48
+
+
+def _cache_run(node, run_id, floor_mib):
+    """Run the bounded survey whose floor is ``floor_mib``: (the playbook's result, its only record, read hits)."""
+    hits = Node(node.root).read_cache.read_hit_bytes()
+    extra = {'iokit_run_id': run_id, 'obdfilter_point_min_mib': floor_mib, 'obdfilter_point_s': 1.0,
+             'obdfilter_thrhi': 1, 'obdfilter_size_mib': 128}
+    argv = [ANSIBLE_PLAYBOOK, '-i', node.inventory, '-e', '@' + node.extra_vars, '-e', json.dumps(extra),
+            os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')]
+    run = subprocess.run(argv, cwd=ROOT, env=node.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         universal_newlines=True, check=False)
+    assert run.returncode == 0, run.stdout[-6000:]
+    records = read_envelope(envelope_path(node.results, run_id, 'localhost', 'obdfilter'))['records']
+    assert len(records) == 1, records
+    return records[0], Node(node.root).read_cache.read_hit_bytes() - hits
+
+
+@pytest.fixture(scope='module')
+def cached_node(tmp_path_factory):
+    node = SimulatedNode(str(tmp_path_factory.mktemp('obdfilter-cache')))
+    node.sim('init', '--root', node.root, '--osts', '1', '--mdts', '1', '--ost-size-mib', '256',
+             '--ost-mib-s', '%g' % CACHE_THROTTLE_MIB_S, '--read-cache-mib', str(CACHE_MIB), '--no-mount', '--force')
+    try:
+        with open(node.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(localhost_inventory(NODE_PYTHON, ('oss',)))
+        with open(node.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(SURVEY_VARS, iokit_results_dir=node.results, iokit_workdir=node.workdir), handle)
+        node.below = _cache_run(node, 'cache-below', BELOW_CACHE_MIB)
+        node.covering = _cache_run(node, 'cache-floor', COVERING_FLOOR_MIB)
+        yield node
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', node.root], check=False, stdout=subprocess.DEVNULL)
+
+
+@pytest.mark.xdist_group('obdfilter_cache')
+def test_a_floor_below_the_cache_reads_from_the_cache_and_one_covering_it_from_the_ost(cached_node):
+    below, below_hits = cached_node.below
+    covering, covering_hits = cached_node.covering
+    assert (below['moved_mib_per_ost'], below['point_limit']) == (BELOW_CACHE_MIB, 'floor, no rate yet')
+    assert (covering['moved_mib_per_ost'], covering['point_limit']) == (COVERING_FLOOR_MIB, 'floor, no rate yet')
+    # below the cache, every byte read back was the cache's: the figure is the cache's, not the OST's
+    assert below_hits == BELOW_CACHE_MIB * 1048576
+    read = next(iter(below['per_ost'].values()))['read']
+    assert read['mib_s'] <= CACHE_THROTTLE_MIB_S * 4 * 1.05, read
+    # a floor that covers the cache: each record was evicted before it was read again, so the OST served all of it
+    assert covering_hits == 0
+    read = next(iter(covering['per_ost'].values()))['read']
+    assert read['mib_s'] <= CACHE_THROTTLE_MIB_S * 1.05, read
