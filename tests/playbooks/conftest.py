@@ -101,6 +101,16 @@ class SimulatedNode:
                     ANSIBLE_FORCE_COLOR='0', LUSTRE_SIM_ROOT=self.root,
                     PATH=os.path.join(self.root, 'bin') + os.pathsep + VENV_BIN + os.pathsep + os.environ['PATH'])
 
+    def argv(self, name, *options, extra=None):
+        argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars] + list(options)
+        if extra:
+            argv += ['-e', json.dumps(extra)]
+        return argv + [os.path.join(ROOT, 'playbooks', name)]
+
+    def playbook(self, name, *options, extra=None):
+        return subprocess.run(self.argv(name, *options, extra=extra), cwd=ROOT, env=self.env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+
 
 class SimulatedClient(SimulatedNode):
     """A lustre-sim client node that a client survey's playbook (survey-ior.yml, survey-mdtest.yml, survey-ost.yml)
@@ -128,16 +138,6 @@ class SimulatedClient(SimulatedNode):
         subprocess.run([LUSTRE_SIM, 'fault', '--root', self.root, 'clear', '--all'], check=False,
                        stdout=subprocess.DEVNULL)
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', self.root], check=False, stdout=subprocess.DEVNULL)
-
-    def argv(self, name, *options, extra=None):
-        argv = [ANSIBLE_PLAYBOOK, '-i', self.inventory, '-e', '@' + self.extra_vars] + list(options)
-        if extra:
-            argv += ['-e', json.dumps(extra)]
-        return argv + [os.path.join(ROOT, 'playbooks', name)]
-
-    def playbook(self, name, *options, extra=None):
-        return subprocess.run(self.argv(name, *options, extra=extra), cwd=ROOT, env=self.env(),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
 
     def envelope(self, run_id):
         return read_envelope(envelope_path(self.results, run_id, 'localhost', self.survey))
@@ -251,21 +251,22 @@ def _children_cpu_s():
     return usage.ru_utime + usage.ru_stime
 
 
+_CPU_BEFORE = pytest.StashKey()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     del nextitem
-    before = _children_cpu_s()
-    item.user_properties.append(('cpu_s_before', before))
+    item.stash[_CPU_BEFORE] = _children_cpu_s()
     yield
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    if call.when == 'teardown':
-        before = dict(item.user_properties).get('cpu_s_before')
-        if before is not None:
-            outcome.get_result().user_properties.append(('cpu_s', round(_children_cpu_s() - before, 1)))
+    if call.when == 'teardown' and _CPU_BEFORE in item.stash:
+        # a report's user_properties reach the controller of pytest-xdist's workers
+        outcome.get_result().user_properties.append(('cpu_s', round(_children_cpu_s() - item.stash[_CPU_BEFORE], 1)))
 
 
 _CPU_BY_FILE = {}

@@ -12,13 +12,14 @@ threads, and at least the floor.  Every bound below is set by the throttle and t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 
 import pytest
 
-from conftest import ANSIBLE_BIN, LUSTRE_SIM, NODE_PYTHON, ROOT, WAIT_POLL_S, SimulatedNode, localhost_inventory
+from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, NODE_PYTHON, WAIT_POLL_S, SimulatedNode, localhost_inventory
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
@@ -27,7 +28,6 @@ try:
 except ImportError:  # without the simulator the module is skipped below
     Node = None
 
-ANSIBLE_PLAYBOOK = os.path.join(ANSIBLE_BIN, 'ansible-playbook')
 RUN_ID = 'bounded-1'
 SLOW_OST = 'testfs-OST0001'
 THROTTLE_MIB_S = 1.0
@@ -54,23 +54,28 @@ SURVEY_VARS = {
 }
 
 
-@pytest.fixture(scope='module')
-def bounded_run(tmp_path_factory):
-    node = SimulatedNode(str(tmp_path_factory.mktemp('obdfilter-bounded')))
-    node.sim('init', '--root', node.root, '--osts', '2', '--mdts', '1', '--ost-size-mib', '256',
-             '--ost-mib-s-override', SLOW_OST.split('-')[1] + '=%g' % THROTTLE_MIB_S, '--no-mount', '--force')
+@contextlib.contextmanager
+def oss_node(base, *init_args):
+    """A simulated OSS made with ``lustre-sim init`` and ``init_args``, the inventory (localhost in the oss group)
+    and SURVEY_VARS written beside it; destroyed on the way out, whatever happened."""
+    node = SimulatedNode(base)
+    node.sim('init', '--root', node.root, '--mdts', '1', '--ost-size-mib', '256', *init_args, '--no-mount', '--force')
     try:
         with open(node.inventory, 'w', encoding='utf-8') as handle:
             handle.write(localhost_inventory(NODE_PYTHON, ('oss',)))
         with open(node.extra_vars, 'w', encoding='utf-8') as handle:
             json.dump(dict(SURVEY_VARS, iokit_results_dir=node.results, iokit_workdir=node.workdir), handle)
-        argv = [ANSIBLE_PLAYBOOK, '-i', node.inventory, '-e', '@' + node.extra_vars,
-                os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')]
-        node.run = subprocess.run(argv, cwd=ROOT, env=node.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  universal_newlines=True, check=False)
         yield node
     finally:
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', node.root], check=False, stdout=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope='module')
+def bounded_run(tmp_path_factory):
+    with oss_node(str(tmp_path_factory.mktemp('obdfilter-bounded')), '--osts', '2',
+                  '--ost-mib-s-override', SLOW_OST.split('-')[1] + '=%g' % THROTTLE_MIB_S) as node:
+        node.run = node.playbook('survey-obdfilter.yml')
+        yield node
 
 
 @pytest.mark.xdist_group('obdfilter_bounded')
@@ -109,14 +114,11 @@ COVERING_FLOOR_MIB = 48
 
 
 def _cache_run(node, run_id, floor_mib):
-    """Run the bounded survey whose floor is ``floor_mib``: (the playbook's result, its only record, read hits)."""
+    """Run the bounded survey whose floor is ``floor_mib``: (its only record, the bytes its reads found cached)."""
     hits = Node(node.root).read_cache.read_hit_bytes()
-    extra = {'iokit_run_id': run_id, 'obdfilter_point_min_mib': floor_mib, 'obdfilter_point_s': 1.0,
-             'obdfilter_thrhi': 1, 'obdfilter_size_mib': 128}
-    argv = [ANSIBLE_PLAYBOOK, '-i', node.inventory, '-e', '@' + node.extra_vars, '-e', json.dumps(extra),
-            os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')]
-    run = subprocess.run(argv, cwd=ROOT, env=node.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         universal_newlines=True, check=False)
+    run = node.playbook('survey-obdfilter.yml', extra={
+        'iokit_run_id': run_id, 'obdfilter_point_min_mib': floor_mib, 'obdfilter_point_s': 1.0,
+        'obdfilter_thrhi': 1, 'obdfilter_size_mib': 128})
     assert run.returncode == 0, run.stdout[-6000:]
     records = read_envelope(envelope_path(node.results, run_id, 'localhost', 'obdfilter'))['records']
     assert len(records) == 1, records
@@ -125,19 +127,11 @@ def _cache_run(node, run_id, floor_mib):
 
 @pytest.fixture(scope='module')
 def cached_node(tmp_path_factory):
-    node = SimulatedNode(str(tmp_path_factory.mktemp('obdfilter-cache')))
-    node.sim('init', '--root', node.root, '--osts', '1', '--mdts', '1', '--ost-size-mib', '256',
-             '--ost-mib-s', '%g' % CACHE_THROTTLE_MIB_S, '--read-cache-mib', str(CACHE_MIB), '--no-mount', '--force')
-    try:
-        with open(node.inventory, 'w', encoding='utf-8') as handle:
-            handle.write(localhost_inventory(NODE_PYTHON, ('oss',)))
-        with open(node.extra_vars, 'w', encoding='utf-8') as handle:
-            json.dump(dict(SURVEY_VARS, iokit_results_dir=node.results, iokit_workdir=node.workdir), handle)
+    with oss_node(str(tmp_path_factory.mktemp('obdfilter-cache')), '--osts', '1',
+                  '--ost-mib-s', '%g' % CACHE_THROTTLE_MIB_S, '--read-cache-mib', str(CACHE_MIB)) as node:
         node.below = _cache_run(node, 'cache-below', BELOW_CACHE_MIB)
         node.covering = _cache_run(node, 'cache-floor', COVERING_FLOOR_MIB)
         yield node
-    finally:
-        subprocess.run([LUSTRE_SIM, 'destroy', '--root', node.root], check=False, stdout=subprocess.DEVNULL)
 
 
 @pytest.mark.xdist_group('obdfilter_cache')

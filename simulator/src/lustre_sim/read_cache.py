@@ -9,9 +9,9 @@ through to the device, the cache only serves the reads that follow.
 
 The state is ``state/read-cache.json``: ``extents``, a list of ``[object, start, end]`` (bytes), least recently
 used first, and ``read_hit_bytes``, how many bytes reads have found in the cache since the node was made (what a
-test checks to know the cache served a read, whatever the machine's speed). A range appended right after the most recent extent of the same object extends it, so that a
-sequential stream stays one extent whose bytes are older the lower their offset; eviction trims the least recent
-extent from its start.
+test checks to know the cache served a read, whatever the machine's speed). A range appended right after the most
+recent extent of the same object extends it, so that a sequential stream stays one extent whose bytes are older
+the lower their offset; eviction trims the least recent extent from its start.
 
 Imports only the leaf module ``statefile``, so that ``node`` can hold a cache.
 """

@@ -32,19 +32,22 @@ def _with_filename(code, filename):
 
 
 class CachingZipImporter(zipimport.zipimporter):
+    def _source_path(self, fullname):
+        name = fullname.rpartition('.')[2]
+        inner = os.path.join(name, '__init__.py') if self.is_package(fullname) else name + '.py'
+        return os.path.join(self.archive, self.prefix, inner)
+
     def get_filename(self, fullname):
         # zipimport's finds the name by compiling the module (and the import system asks it for every module)
         if self.get_source(fullname) is None:
             return zipimport.zipimporter.get_filename(self, fullname)
-        name = fullname.rpartition('.')[2]
-        inner = os.path.join(name, '__init__.py') if self.is_package(fullname) else name + '.py'
-        return os.path.join(self.archive, self.prefix, inner)
+        return self._source_path(fullname)
 
     def get_code(self, fullname):
         source = self.get_source(fullname)
         if source is None:
             return zipimport.zipimporter.get_code(self, fullname)
-        filename = self.get_filename(fullname)
+        filename = self._source_path(fullname)
         data = source.encode('utf-8')
         key = hashlib.sha256(MAGIC + fullname.encode() + b'\0' + data).hexdigest()
         path = os.path.join(CACHE, key[:2], key)
