@@ -109,6 +109,13 @@ def size_point(survey, full, floor, point_s=None, rate=None, time_left_s=None, g
     return PointSize(amount, limit, amount / rate, floor_refusal(survey, floor, rate, time_left_s))
 
 
+def point_sizing(full, floor, floor_reason, point_s=None):
+    """A plan's ``point_sizing``: what one point moves per target at full size, its floor and why, and ``point_s``
+    (None when unbounded), so that an estimate can time the fast profile beside the full grid
+    (``plan_estimate.fast_profile_bound``)."""
+    return {'full': full, 'floor': floor, 'floor_reason': floor_reason, 'point_s': point_s}
+
+
 def floor_refusal(survey, floor, rate, time_left_s):
     """An OptionProblem when moving ``floor`` at ``rate`` takes longer than ``time_left_s``, else None.
 
