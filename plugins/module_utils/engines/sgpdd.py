@@ -313,10 +313,10 @@ class SgpddSurvey(NativeSurvey):
             if needed > target.capacity_bytes:
                 problems.append(OptionProblem(
                     'point_min_mib', '%s holds %d bytes, but {boundary} (%d blocks) plus a bounded point\'s floor '
-                    '(%s; %d MiB in whole records at %d KiB x %d threads) need %d; lower {point_min_mib}'
+                    '(%s; %d MiB once rounded up to a %d KiB record for every thread) need %d; lower {point_min_mib}'
                     % (target.device, target.capacity_bytes, self.boundary, self.floor_reason or
                        'point_min_mib %d MiB per device' % self.point_min_mib, geometry.size_kib // KIB,
-                       largest['rsz_kib'], largest['thr'], needed),
+                       largest['rsz_kib'], needed),
                     mentions=('boundary', 'point_min_mib')))
         return problems
 
