@@ -300,7 +300,7 @@ class SgpddSurvey(NativeSurvey):
             problems.append(OptionProblem('point_s', 'must be more than 0 seconds', got='%g' % self.point_s))
         if self.point_min_mib is not None and self.point_min_mib < 1:
             problems.append(OptionProblem('point_min_mib', 'must be at least 1', got='%d' % self.point_min_mib))
-        if problems or self.point_s is None:
+        if problems or self.point_s is None or not self.targets:
             return problems
         # A bounded point moves at most its full size (checked above as size_mib) or its floor in whole records,
         # which may be more.
