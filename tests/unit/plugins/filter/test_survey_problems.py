@@ -69,6 +69,14 @@ INVALID = [
       'grid)',
       'sgpdd_iterations (1.5, default iokit_iterations): must be a whole number >= 1: how many times the sgpdd survey '
       'runs on each host']),
+    ('sgpdd', {'sgpdd_point_s': 0, 'sgpdd_point_min_mib': 0, 'sgpdd_controller_cache_mib': -1,
+               'sgpdd_sweep_start_near_knee': 'maybe'},
+     ['sgpdd_sweep_start_near_knee (maybe): must be true or false',
+      'sgpdd_controller_cache_mib (-1): must not be negative (0: no write-back cache)',
+      'sgpdd_point_s (0): must be more than 0 seconds', 'sgpdd_point_min_mib (0): must be at least 1']),
+    ('sgpdd', {'sgpdd_point_s': 20, '__sgpdd_engine': 'iokit'},
+     ['sgpdd_point_s (20): the installed sgpdd-survey moves its fixed size at every point; time-bounded points need '
+      'iokit_engine native']),
     ('obdfilter', {'obdfilter_size_mib': 3, 'obdfilter_rszlo': 2048, 'obdfilter_rszhi': 2048},
      ['obdfilter_size_mib (3): 3 MiB is not a multiple of the 2048 KiB record',
       'obdfilter_size_mib (3): 3 MiB per OST is less than one 2048 KiB record for each of 2 threads; raise '
