@@ -73,6 +73,8 @@ def fleet(tmp_path_factory):
     made['assumed'] = playbook('acceptance.yml', '--check', run_id='pbtest-plan-1')
     made['stored'] = playbook('survey-obdfilter.yml', run_id=STORED_RUN)
     made['measured'] = playbook('acceptance.yml', '--check', run_id='pbtest-plan-2')
+    made['fast'] = playbook('acceptance.yml', '--check', '-e', 'iokit_sweep_profile=fast', '-e',
+                            'obdfilter_point_min_mib=8', run_id='pbtest-plan-fast')
     try:
         yield made
     finally:
@@ -91,8 +93,11 @@ def test_check_mode_prints_the_run_plan_summed_over_the_stages(fleet):
     output = fleet['assumed'].stdout
     assert fleet['assumed'].returncode == 0, output[-6000:]
     plan = run_plan(output)
+    # the fast profile's worst case beside it (obdfilter has bounded points; its estimate's arithmetic is the unit
+    # tests')
     assert re.match(r'^run plan: 2 surveys on 2 hosts, \d+ points, 32 MiB written, about .+ \(surveys one after '
-                    r'another: obdfilter about .+, mds about .+\)$', plan[0]), plan
+                    r'another: obdfilter about .+, mds about .+\); fast profile at most .+ than the full grid\)$',
+                    plan[0]), plan
     for host, line in zip(HOSTS, plan[1:]):
         assert re.match(r'^%s: obdfilter, mds, \d+ points, 16 MiB written, about ' % host, line), plan
     # each survey's fleet line and host lines, the rate assumed and its source named
@@ -103,6 +108,20 @@ def test_check_mode_prints_the_run_plan_summed_over_the_stages(fleet):
         assert re.search(r'  %s: 1 points, 0 B written, about < 1 min \(assumed 5000 operations/s per MDT '
                          r'\(built-in guess\)\)' % host, output), output[-6000:]
     assert 'from run' not in output
+
+
+def test_the_fast_profile_reaches_every_surveys_module_and_its_plan_shows_the_saving(fleet):
+    output = fleet['fast'].stdout
+    assert fleet['fast'].returncode == 0, output[-6000:]
+    # obdfilter's module got the profile's adaptive sweep and 20 s points, above the floor given
+    assert len(re.findall(r'"time-bounded points: 20 s per test, floor point_min_mib 8 MiB per OST', output)) == len(
+        HOSTS), output[-6000:]
+    assert len(re.findall(r'adaptive sweep: up to the full grid \(2 points', output)) >= len(HOSTS), output[-6000:]
+    for host in HOSTS:
+        assert re.search(r'  %s: 2 points, 16 MiB written, about [^;]+; adaptive sweep: [^;]+; fast profile at most '
+                         r'.+ \(20 s per test, floor 8 per target: point_min_mib 8 MiB per OST\)' % host,
+                         output), output[-6000:]
+    assert 'fast profile at most' in run_plan(output)[0]
 
 
 def test_check_mode_shows_each_hosts_plan_in_the_modules_words(fleet):
