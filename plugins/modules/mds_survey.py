@@ -120,8 +120,8 @@ options:
         knee that one found, skipping the thread counts below (C(docs/adaptive-sweeps.md) says when that is safe).
       - mds-survey has a single thread sweep, so there is no earlier knee to start near and this changes nothing
         today; it is accepted so that a profile can set it for every survey alike.
+      - Unset, false (the role leaves it out while its variable is null).
     type: bool
-    default: false
 notes:
   - Only one mds survey runs on a node at a time (per O(workdir)) - a second start fails at once, naming the
     run id, host, pid and start time of the one running. A run that was killed is cleaned up before the next
@@ -334,7 +334,8 @@ def argument_spec():
         iokit_script=dict(type='str', default='mds-survey'),
         point_s=dict(type='float'),
         point_min_items=dict(type='int'),
-        sweep_start_near_knee=dict(type='bool', default=False),
+        # no default: the role leaves it out while its variable is null, and unset means false
+        sweep_start_near_knee=dict(type='bool'),
     )
     return spec
 
@@ -418,7 +419,7 @@ class MdsSpec(survey_module.ServerSurveySpec):
             start_number=params['start_number'], layer=params['layer'], **bounded)
         survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'],
                                                    params['sweep_patience'],
-                                                   start_near_knee=params['sweep_start_near_knee'])
+                                                   start_near_knee=bool(params['sweep_start_near_knee']))
         return survey
 
     def check(self, start, survey):
