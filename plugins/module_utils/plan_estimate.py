@@ -21,7 +21,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.lustre.iokit.plugins.module_utils import results, survey_catalog
+from ansible_collections.lustre.iokit.plugins.module_utils import point_budget, results, survey_catalog
 from ansible_collections.lustre.iokit.plugins.module_utils.units import MIB
 
 # Per survey that measures: the unit of its work amount, the unit of its rate, and the rate assumed when nothing
@@ -130,7 +130,31 @@ def estimate(survey, plan, rate=None, where=None, measured=None):
     bounds = adaptive_bounds((plan or {}).get('sweep'), duration)
     if bounds is not None:
         answer['adaptive'] = bounds
+    fast = fast_profile_bound((plan or {}).get('point_sizing'), duration, value)
+    if fast is not None:
+        answer['fast_profile'] = fast
     return answer
+
+
+def fast_profile_bound(sizing, duration, rate):
+    """The fast sweep profile's worst case beside the full grid's ``duration`` (``sizing``: the plan's
+    ``point_sizing``, ``point_budget.point_sizing``; ``rate``: per target, the estimate's), or None when the plan
+    has no sizing or the duration is unknown.
+
+    At worst the adaptive sweep never stops and no inner sweep starts near a knee, so every point of the full grid
+    runs; each of its tests moves ``max(floor, min(full, point_s x rate))`` instead of ``full`` (the plan's own
+    ``point_s`` when it has one, else the profile's), so the full grid's time scales by that over ``full``.  Above 1
+    when the floor (the node's cache) is larger than the I/O kit's size: then the fast profile is not faster.
+    """
+    if not isinstance(sizing, dict) or duration is None or not _number(rate):
+        return None
+    full, floor = _number(sizing.get('full')), _number(sizing.get('floor'))
+    if not full or full <= 0 or floor is None:
+        return None
+    point_s = _number(sizing.get('point_s')) or point_budget.FAST_POINT_S
+    per_point = max(floor, min(full, point_s * rate))
+    return {'point_s': point_s, 'floor': floor, 'floor_reason': sizing.get('floor_reason'),
+            'estimated_duration_most_s': round(duration * per_point / full, 1)}
 
 
 def adaptive_bounds(sweep, duration):
@@ -213,8 +237,17 @@ def fleet_totals(estimates):
     """
     durations = [item.get('estimated_duration_s') for item in estimates]
     known = [value for value in durations if _number(value) is not None]
+    fast = [fast_duration(item) for item in estimates]
     return {'hosts': len(estimates), 'points': sum(item.get('points') or 0 for item in estimates),
             'bytes_written': sum(item.get('bytes_written') or 0 for item in estimates),
             'bytes_read': sum(item.get('bytes_read') or 0 for item in estimates),
             'estimated_duration_s': max(known) if known else None,
-            'unknown_hosts': len(durations) - len(known)}
+            'unknown_hosts': len(durations) - len(known),
+            # the fast profile's worst case, only when every host of the fleet has one
+            'fast_duration_most_s': max(fast) if fast and None not in fast else None}
+
+
+def fast_duration(estimate):
+    """The fast profile's worst-case seconds of one host's ``estimate``, None when it has none."""
+    fast = estimate.get('fast_profile')
+    return _number(fast.get('estimated_duration_most_s')) if isinstance(fast, dict) else None

@@ -109,6 +109,13 @@ def size_point(survey, full, floor, point_s=None, rate=None, time_left_s=None, g
     return PointSize(amount, limit, amount / rate, floor_refusal(survey, floor, rate, time_left_s))
 
 
+def point_sizing(full, floor, floor_reason, point_s=None):
+    """A plan's ``point_sizing``: what one point moves per target at full size, its floor and why, and ``point_s``
+    (None when unbounded), so that an estimate can time the fast profile beside the full grid
+    (``plan_estimate.fast_profile_bound``)."""
+    return {'full': full, 'floor': floor, 'floor_reason': floor_reason, 'point_s': point_s}
+
+
 def floor_refusal(survey, floor, rate, time_left_s):
     """An OptionProblem when moving ``floor`` at ``rate`` takes longer than ``time_left_s``, else None.
 
@@ -181,7 +188,8 @@ def default_floor(survey, targets, mem_total_mib=None, osd_read_cache=True, zfs_
     * ost (one OST at a time from a client; ``mem_total_mib``: the OSS's): the OSS's page cache or ARC, as
       obdfilter, over one target;
     * sgpdd (``targets``: the devices of the host): sgp_dd bypasses the page cache; the controller's write-back
-      cache, ``controller_cache_mib`` for the host, or ``ASSUMED_CONTROLLER_CACHE_MIB`` when not reported;
+      cache, ``controller_cache_mib`` for the host (0 for none), or ``ASSUMED_CONTROLLER_CACHE_MIB`` when not
+      reported;
     * mds: ``MDS_FLOOR_ITEMS`` items per MDT (the files a point creates stay cached at any count; see above).
 
     A data floor is never below ``MIN_FLOOR_MIB``.
@@ -196,10 +204,11 @@ def default_floor(survey, targets, mem_total_mib=None, osd_read_cache=True, zfs_
     if survey == 'ost':
         targets = 1
     if survey == 'sgpdd':
+        # 0 is a statement too: a host bus adapter without a write-back cache
         cache = controller_cache_mib
-        source = 'controller cache %d MiB' % cache if cache else \
+        source = 'controller cache %d MiB' % cache if cache is not None else \
             'controller cache assumed %d MiB (not reported)' % ASSUMED_CONTROLLER_CACHE_MIB
-        cache = cache or ASSUMED_CONTROLLER_CACHE_MIB
+        cache = ASSUMED_CONTROLLER_CACHE_MIB if cache is None else cache
     elif zfs_arc_max_mib:
         cache = max(zfs_arc_max_mib, zfs_dirty_data_max_mib or 0)
         source = 'ZFS ARC max %d MiB' % zfs_arc_max_mib if cache == zfs_arc_max_mib else \

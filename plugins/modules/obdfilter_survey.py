@@ -52,6 +52,14 @@ options:
       - Omitted, the plan assumes the collection's built-in figure (500 MiB/s per OST) and says so in
         C(estimate_basis).
     type: float
+  sweep_start_near_knee:
+    description:
+      - With O(sweep=adaptive), each thread sweep that begins after one that stopped skips the thread counts below
+        half that sweep's knee, so that it starts one doubling below it; the points skipped are listed with the
+        reason in C(skipped_points). Safe where the knee moves little between record sizes and object counts, as on
+        one OST type (the fast sweep profile sets it).
+    type: bool
+    default: false
   point_s:
     description:
       - Time-bounded points (O(case=disk) only) - the seconds each test of a point aims at. A point then moves, per
@@ -372,7 +380,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 SURVEY = 'obdfilter'
 PARAMETER_NAMES = ('targets', 'case', 'size_mib', 'rszlo', 'rszhi', 'nobjlo', 'nobjhi', 'thrlo', 'thrhi', 'tests',
                    'verify', 'engine', 'timeout', 'nettype', 'server_shell', 'sweep', 'sweep_min_gain_pct',
-                   'sweep_patience', 'point_s', 'point_min_mib')
+                   'sweep_patience', 'sweep_start_near_knee', 'point_s', 'point_min_mib')
 TEST_CHOICES = ['write', 'rewrite', 'read', 'reread', 'rewrite_again']
 
 
@@ -384,6 +392,7 @@ def argument_spec():
     spec.update(
         targets=dict(type='list', elements='str', default=[]),
         plan_ost_mib_s=dict(type='float'),
+        sweep_start_near_knee=dict(type='bool', default=False),
         point_s=dict(type='float'),
         point_min_mib=dict(type='int'),
         case=dict(type='str', choices=list(obdfilter.CASES), default=obdfilter.CASE_DISK),
@@ -451,13 +460,20 @@ def mem_total_mib(path='/proc/meminfo'):
 
 def bounded_settings(params, targets, read_mem_total=mem_total_mib):
     """The engine's time-bounded point settings: ``point_s``, and the floor with where it came from (the option,
-    else ``point_budget.default_floor`` from the node's MemTotal over the OSTs surveyed)."""
-    if params['point_s'] is None:
-        return {}
+    else ``point_budget.default_floor`` from the node's MemTotal over the OSTs surveyed).
+
+    The floor is found without ``point_s`` too, so that the plan can show what the fast sweep profile would take;
+    only a bounded run needs it (ValueError when the node does not say), an unbounded one goes without.
+    """
     if params['point_min_mib'] is not None:
         return dict(point_s=params['point_s'], point_min_mib=params['point_min_mib'],
                     floor_reason='point_min_mib %d MiB per OST' % params['point_min_mib'])
-    floor, reason = point_budget.default_floor('obdfilter', len(targets), mem_total_mib=read_mem_total())
+    try:
+        floor, reason = point_budget.default_floor('obdfilter', len(targets), mem_total_mib=read_mem_total())
+    except ValueError:
+        if params['point_s'] is None:
+            return {}
+        raise
     return dict(point_s=params['point_s'], point_min_mib=floor, floor_reason=reason)
 
 
@@ -557,7 +573,8 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
         survey, self.targets = CASE_BUILDERS[params['case']](start, sweep_settings(params, page_kib()), devices)
         builder.set_environment(targets=self.targets)
         survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'],
-                                                   params['sweep_patience'])
+                                                   params['sweep_patience'],
+                                                   start_near_knee=params['sweep_start_near_knee'])
         return survey
 
     def check(self, start, survey):

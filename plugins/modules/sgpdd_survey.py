@@ -96,6 +96,45 @@ options:
     description: The C(sgpdd-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
     type: str
     default: sgpdd-survey
+  sweep_start_near_knee:
+    description:
+      - With O(sweep=adaptive), a thread sweep that begins after one that stopped skips the thread counts below
+        half that sweep's knee (the lowest thread count within O(sweep_min_gain_pct) of its best), so that it
+        starts one doubling below it; each point passed over is listed in RV(skipped_points) with the reason.
+      - Safe only when the curves saturate rather than decline past their knee, and when the rising side of each
+        curve is not needed in the report (docs/adaptive-sweeps.md, "Starting the next inner sweep near the
+        previous knee").
+      - Unset (the default), every thread sweep starts at O(thrlo), as with V(false).
+    type: bool
+  point_s:
+    description:
+      - Time-bounded points (O(engine=native) only) - the seconds each action of a point aims at. A point then
+        moves, per device, what that time allows at the rate the survey measured,
+        C(max(floor, min(O(size_mib), point_s x rate))), where the rate is that of the slowest device in the
+        slowest action of the previous point of the same thread sweep (or, for the first point of a thread sweep,
+        of an earlier one at the same or the nearest lower thread count); the survey's first point, with no rate
+        yet, moves the floor. The amount is a whole record for every thread of every region, the same bytes on
+        every device of the host, so that their figures compare; the slowest device takes the point's time.
+      - A point whose floor cannot be moved, at that rate, in the time left before O(timeout) (shared by its
+        actions) is not run and named in RV(errors), rather than cut short into a figure below its floor.
+      - Unset, every point moves O(size_mib), exactly as the I/O kit (the floor does not apply), so that results stay
+        comparable with the I/O kit's.
+    type: float
+  point_min_mib:
+    description:
+      - With O(point_s), the least a point moves per device per action (the floor), so that it measures the
+        devices rather than the RAID controller's write-back cache; it wins over O(point_s) and over O(size_mib).
+        O(boundary) blocks plus the floor must fit on every device.
+      - Unset, the controller's cache (O(controller_cache_mib), else 8192 MiB) over the devices surveyed, at least
+        512 MiB; the plan's C(bounded.floor_reason) says which.
+    type: int
+  controller_cache_mib:
+    description:
+      - The write-back cache, in MiB, of the RAID controller (or controllers) in front of this host's devices, which
+        the node cannot report; V(0) for a host bus adapter without one. Only the default of O(point_min_mib) uses
+        it.
+      - Unset, 8192 MiB is assumed (current controllers carry 2 to 8 GiB).
+    type: int
 notes:
   - O(engine=iokit) runs the installed script, which needs SCSI devices listed by C(sg_map); with sg3_utils 1.48
     or later the script counts every instance as failed, and the result says so in RV(errors).
@@ -198,6 +237,10 @@ records:
       With O(engine=native), C(start_time) and C(end_time) are when the action's sgp_dd instances were started
       and when the last one ended, in epoch seconds (UTC, to the millisecond) of the node's clock, so that
       statistics collected on the node can be cut per test; they are absent with O(engine=iokit).
+    - With O(point_s), each record also has C(bounded) (true), C(point_s), C(moved_mib_per_device) (what each
+      device moved per action), C(elapsed_s) (the seconds its actions took together), C(point_limit) (what set the
+      amount - V(time budget), V(floor), V(floor, no rate yet) or V(full size)) and C(sized_from_mib_s) (the rate
+      per device it was sized from, null for the first point); C(size_kib) is what it moved.
   returned: always
   type: list
   elements: dict
@@ -256,6 +299,11 @@ plan:
       case (the full grid again - a thread sweep that keeps gaining never stops), and C(points_fewest), every thread
       sweep flat from its first doubling. C(estimate.adaptive) repeats them with their durations
       (C(estimated_duration_most_s), C(estimated_duration_fewest_s), the latter the full duration's share by points).
+    - C(bounded), with O(point_s) - C(point_s), C(point_min_mib) (the floor used), C(floor_reason) (where the
+      floor came from), C(target_duration_s) (every action of every runnable point lasting O(point_s)),
+      C(worst_case_kib_per_device) (every point moving the larger of its full size and its floor, the most a
+      bounded sweep moves) and C(full_kib_per_device) (what the I/O kit's sweep moves). The plan's C(points),
+      C(bytes_written_per_device) and the estimate still show the full sizes.
   returned: always
   type: dict
 '''
@@ -265,8 +313,10 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils import point_budget
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import sgpdd
+from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import EngineContext
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 from ansible_collections.lustre.iokit.plugins.module_utils.safety import DeviceRefused, DeviceSafety
@@ -280,7 +330,8 @@ from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 SURVEY = 'sgpdd'
 PARAMETER_NAMES = ('devices', 'size_mib', 'crglo', 'crghi', 'thrlo', 'thrhi', 'rszlo', 'rszhi', 'actions',
                    'boundary', 'max_threads_per_region', 'destroy_data', 'allow_signatures', 'engine', 'timeout',
-                   'sweep', 'sweep_min_gain_pct', 'sweep_patience')
+                   'sweep', 'sweep_min_gain_pct', 'sweep_patience', 'sweep_start_near_knee', 'point_s',
+                   'point_min_mib', 'controller_cache_mib')
 
 
 def argument_spec():
@@ -300,6 +351,10 @@ def argument_spec():
         boundary=dict(type='int', default=sgpdd.DEFAULT_BOUNDARY_BLOCKS),
         max_threads_per_region=dict(type='int', default=sgpdd.SG_MAX_QUEUE),
         iokit_script=dict(type='str', default='sgpdd-survey'),
+        sweep_start_near_knee=dict(type='bool'),
+        point_s=dict(type='float'),
+        point_min_mib=dict(type='int'),
+        controller_cache_mib=dict(type='int'),
     )
     return spec
 
@@ -332,7 +387,30 @@ def option_problems(params):
     if 'write' in params['actions'] and not params['destroy_data']:
         problems.append(OptionProblem('destroy_data', 'must be true to run the write action, which overwrites the '
                                       'data on %s' % (', '.join(params['devices'] or []) or 'the devices')))
+    if params['point_s'] is not None and params['engine'] == 'iokit':
+        problems.append(OptionProblem('point_s', 'the installed sgpdd-survey moves its fixed size at every point; '
+                                      'time-bounded points need {engine} native', mentions='engine'))
+    if params['controller_cache_mib'] is not None and params['controller_cache_mib'] < 0:
+        problems.append(OptionProblem('controller_cache_mib', 'must not be negative (0: no write-back cache)',
+                                      got='%d' % params['controller_cache_mib']))
+    # The engine's own checks that need no device (those of the devices' sizes are the node's to make).
+    unattached = sgpdd.SgpddSurvey(EngineContext(None), [], params['size_mib'], point_s=params['point_s'],
+                                   point_min_mib=params['point_min_mib'])
+    problems.extend(unattached.problems())
     return problems
+
+
+def bounded_settings(params):
+    """The engine's time-bounded point settings: ``point_s``, and the floor with where it came from (the option,
+    else ``point_budget.default_floor`` from the controller's cache over the devices surveyed)."""
+    if params['point_s'] is None:
+        return {}
+    if params['point_min_mib'] is not None:
+        return dict(point_s=params['point_s'], point_min_mib=params['point_min_mib'],
+                    floor_reason='point_min_mib %d MiB per device' % params['point_min_mib'])
+    floor, reason = point_budget.default_floor('sgpdd', len(params['devices']),
+                                               controller_cache_mib=params['controller_cache_mib'])
+    return dict(point_s=params['point_s'], point_min_mib=floor, floor_reason=reason)
 
 
 class SgpddSpec(survey_module.ServerSurveySpec):
@@ -365,9 +443,10 @@ class SgpddSpec(survey_module.ServerSurveySpec):
             start.context, targets, params['size_mib'], actions=params['actions'], rszlo=params['rszlo'],
             rszhi=params['rszhi'], crglo=params['crglo'], crghi=params['crghi'], thrlo=params['thrlo'],
             thrhi=params['thrhi'], boundary=params['boundary'], max_threads_per_region=params['max_threads_per_region'],
-            mem_total_kib=self.environment['mem_total_kib'])
+            mem_total_kib=self.environment['mem_total_kib'], **bounded_settings(params))
         survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'],
-                                                   params['sweep_patience'])
+                                                   params['sweep_patience'],
+                                                   start_near_knee=bool(params['sweep_start_near_knee']))
         return survey
 
     def changed_in_check_mode(self, start, survey, plan):
@@ -376,11 +455,22 @@ class SgpddSpec(survey_module.ServerSurveySpec):
         return 'write' in start.module.params['actions']
 
     def plan_lines(self, params, plan):
-        return ['skipped points: %d; bytes written per device: %s'
-                % (len(plan['skipped_points']), plan['bytes_written_per_device'])]
+        lines = ['skipped points: %d; bytes written per device: %s'
+                 % (len(plan['skipped_points']), plan['bytes_written_per_device'])]
+        bounded = plan.get('bounded')
+        if bounded:
+            lines.append('time-bounded points: %g s per action, floor %s; about %d s if every action lasts its time; '
+                         'at worst %d MiB per device (every point at the larger of its full size and the floor), '
+                         'against %d MiB for the full sizes'
+                         % (bounded['point_s'], bounded['floor_reason'], bounded['target_duration_s'],
+                            bounded['worst_case_kib_per_device'] // 1024, bounded['full_kib_per_device'] // 1024))
+        return lines
 
     def planned(self, survey, plan):
-        return progress_utils.planned_points(plan['points'], self.resume_keys, 'size_kib')
+        # A point's time is its size over its rate, so the ETA weighs points by size; a time-bounded point lasts
+        # about its point_s per action whatever it moves, so they weigh the same.
+        weight_key = None if plan.get('bounded') else 'size_kib'
+        return progress_utils.planned_points(plan['points'], self.resume_keys, weight_key)
 
     def run_native(self, start, survey, run_dir):
         # sgp_dd keeps no state on the node: the engine has nothing to set up or tear down

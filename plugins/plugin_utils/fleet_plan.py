@@ -7,12 +7,14 @@
 The numbers come from ``module_utils/plan_estimate.py`` (one estimate per host and survey, which the survey
 roles register as ``<survey>_plan_estimate``); this is only their wording, for the ``fleet_plan`` filter.
 Hosts of one survey run side by side (the fleet takes as long as its slowest host); the stages of a run, one
-after the other (their durations add up).
+after the other (their durations add up).  Beside the full grid's time, a survey with time-bounded points shows the
+fast sweep profile's worst case (``iokit_sweep_profile=fast``: every point run, each test at its time or floor), and
+a run the fast profile's total, in which a stage without bounded points counts its full time.
 """
 
 from __future__ import annotations
 
-from ansible_collections.lustre.iokit.plugins.module_utils.plan_estimate import fleet_totals
+from ansible_collections.lustre.iokit.plugins.module_utils.plan_estimate import fast_duration, fleet_totals
 from ansible_collections.lustre.iokit.plugins.module_utils.units import GIB, MIB
 from ansible_collections.lustre.iokit.plugins.plugin_utils.fleet_progress import duration_text
 
@@ -42,7 +44,23 @@ def host_line(host, estimate):
         host, estimate.get('points') or 0, bytes_text(estimate.get('bytes_written')),
         _duration(estimate.get('estimated_duration_s')), estimate.get('estimate_basis') or 'no basis given')
     adaptive = adaptive_text(estimate.get('adaptive'))
-    return '%s; %s' % (line, adaptive) if adaptive else line
+    if adaptive:
+        line = '%s; %s' % (line, adaptive)
+    fast = estimate.get('fast_profile')
+    if isinstance(fast, dict) and fast.get('estimated_duration_most_s') is not None:
+        line += '; %s (%g s per test, floor %g per target: %s)' % (
+            fast_text(fast['estimated_duration_most_s'], estimate.get('estimated_duration_s')), fast['point_s'],
+            fast['floor'], fast.get('floor_reason') or 'given')
+    return line
+
+
+def fast_text(fast_s, full_s):
+    """``fast profile at most 12 min (60 % less than the full grid)``."""
+    text = 'fast profile at most %s' % duration_text(fast_s)
+    if full_s:
+        change = 100.0 * (1 - fast_s / float(full_s))
+        text += ' (%d %% %s than the full grid)' % (round(abs(change)), 'less' if change >= 0 else 'more')
+    return text
 
 
 def adaptive_text(bounds):
@@ -73,7 +91,19 @@ def survey_lines(survey, estimates):
     if len(known) > 1:
         slowest = max(known, key=lambda host: estimates[host]['estimated_duration_s'])
         line += ' (hosts side by side, the longest %s)' % slowest
+    if totals['fast_duration_most_s'] is not None:
+        line += '; ' + fast_text(totals['fast_duration_most_s'], totals['estimated_duration_s'])
     return [line] + ['  ' + host_line(host, estimates[host]) for host in hosts]
+
+
+def _fast_total(stages):
+    """The fast profile's worst case of stages one after another (``stages``: (its fast seconds or None, its full
+    seconds) each): a stage without bounded points counts its full time; None when no stage has bounded points or
+    a duration is unknown."""
+    if all(fast is None for fast, unused in stages):
+        return None
+    durations = [full if fast is None else fast for fast, full in stages]
+    return None if None in durations else sum(durations)
 
 
 def run_lines(entries):
@@ -99,7 +129,9 @@ def run_lines(entries):
                   'bytes_written': sum(estimate.get('bytes_written') or 0 for unused_survey, estimate in mine),
                   'estimated_duration_s': sum(known) if known else None,
                   'unknown_hosts': len(durations) - len(known)}
-        lines.append('%s: %s' % (host, _totals_text(totals, ', '.join(survey for survey, unused in mine))))
+        line = '%s: %s' % (host, _totals_text(totals, ', '.join(survey for survey, unused in mine)))
+        fast = _fast_total([(fast_duration(estimate), estimate.get('estimated_duration_s')) for unused, estimate in mine])
+        lines.append(line + ('; ' + fast_text(fast, totals['estimated_duration_s']) if fast is not None else ''))
     stage_totals = [fleet_totals([latest[key] for key in latest if key[0] == survey]) for survey in surveys]
     known = [totals['estimated_duration_s'] for totals in stage_totals if totals['estimated_duration_s'] is not None]
     total = {'points': sum(totals['points'] for totals in stage_totals),
@@ -113,4 +145,7 @@ def run_lines(entries):
         head += ' (surveys one after another: %s)' % ', '.join(
             '%s %s' % (survey, _duration(totals['estimated_duration_s'], totals['unknown_hosts']))
             for survey, totals in zip(surveys, stage_totals))
+    fast = _fast_total([(totals['fast_duration_most_s'], totals['estimated_duration_s']) for totals in stage_totals])
+    if fast is not None:
+        head += '; ' + fast_text(fast, total['estimated_duration_s'])
     return [head] + ['  ' + line for line in lines]

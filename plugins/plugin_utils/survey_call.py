@@ -13,19 +13,20 @@ the rule the preflight checks the variables with (``survey_checks.option_variabl
 The values no user sets directly (``computed_values()``: the ``iokit_*`` settings with their defaults, the MPI
 hostfile of the client surveys, the hosts of a test run from a console) carry the internal names
 ``__<prefix><suffix>`` that ``survey_checks`` maps to module options and names in its problems by the setting users
-give.
+give.  The survey variables a sweep profile fills (``sweep_profile.py``: those left unset) keep their own names.
 """
 
 from __future__ import annotations
 
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
-from ansible_collections.lustre.iokit.plugins.plugin_utils import survey_checks
+from ansible_collections.lustre.iokit.plugins.plugin_utils import survey_checks, sweep_profile
 
 # The collection-wide settings every survey role reads: the role variable suffix -> (setting, its default).
 SHARED_SETTINGS = {
     'engine': ('iokit_engine', 'native'),
     'timeout_s': ('iokit_timeout_s', 3600),
     'workdir': ('iokit_workdir', '/tmp/lustre-iokit'),
+    'sweep_profile': (sweep_profile.SETTING, sweep_profile.DEFAULT),
 }
 
 # Options survey_common gives the module itself, whatever the role's variables say.
@@ -101,6 +102,10 @@ def computed_values(survey, variables):
     if 'console' in entry.role_run:
         values[survey_checks.role_variable(prefix, 'selftest_hosts')] = _test_hosts(
             prefix, entry.role_run['console'], variables)
+    engine = entry.role_call.get('fixed', {}).get('engine', values[survey_checks.role_variable(prefix, 'engine')])
+    profile = values[survey_checks.role_variable(prefix, 'sweep_profile')]
+    values.update(sweep_profile.profile_values(prefix, survey_checks.module_argument_spec(survey), profile,
+                                               variables.get, engine))
     return values
 
 

@@ -40,6 +40,7 @@ from ansible.module_utils.common.validation import (
 
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
 from ansible_collections.lustre.iokit.plugins.module_utils.option_problem import OptionProblem
+from ansible_collections.lustre.iokit.plugins.plugin_utils import sweep_profile
 
 # survey: its role's variable prefix, its module, and where the role's call differs from the rule (the catalogue's
 # role_call: aliases, fixed, unset_zero)
@@ -61,6 +62,7 @@ INTERNAL = {
     'engine': 'iokit_engine',
     'mpi_hosts': '{prefix}hosts',
     'selftest_hosts': None,
+    'sweep_profile': 'iokit_sweep_profile',
 }
 
 
@@ -147,6 +149,7 @@ ROLE_CHECKS = (
     ('slowest_count', None, _at_least(0, 'must be >= 0')),
     ('workdir', 'iokit_workdir', _workdir),
     ('iterations', None, _iterations),
+    ('sweep_profile', 'iokit_sweep_profile', sweep_profile.problem),
 )
 
 

@@ -20,6 +20,10 @@ total KiB over the wall-clock time of all instances, min/max are the
 instances' decimal MB/s converted to MiB/s, and an instance without a timing
 line (either sg3_utils form) or with an error line counts as failed.
 
+With ``point_s`` set (time-bounded points, ``point_budget.py``) each point moves, per device, what that time
+allows at the rate the previous point measured, within the floor and the full size: the same sgp_dd commands
+with ``count`` sized before the point runs, whole records for every thread of every region.
+
 Differences from the script, on purpose: a block device is resolved to its
 sg node through sysfs (never by matching ``sg_map`` text); a device without
 one (NVMe, virtio, loop, dm) is driven as a block device with
@@ -42,6 +46,7 @@ import stat
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils import point_budget
 from ansible_collections.lustre.iokit.plugins.module_utils import sample_extraction as extraction
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
@@ -186,12 +191,19 @@ def sweep(rszlo, rszhi, crglo, crghi, thrlo, thrhi, max_threads_per_region=SG_MA
 
 
 class PointGeometry:
-    """The sgp_dd arithmetic of one point for one device."""
+    """The sgp_dd arithmetic of one point for one device.
 
-    def __init__(self, target, size_mib, rsz_kib, crg):
+    ``records_per_region``: None for the I/O kit's amount, ``size_mib`` over the regions; a time-bounded point
+    gives whole records (``rsz_kib`` each) instead, so that every device moves the same bytes whatever its block size.
+    """
+
+    def __init__(self, target, size_mib, rsz_kib, crg, records_per_region=None):
         self.block_size = target.block_size
         self.bpt = rsz_kib * KIB // target.block_size
-        self.blocks = size_mib * (MIB // target.block_size) // crg
+        if records_per_region is None:
+            self.blocks = size_mib * (MIB // target.block_size) // crg
+        else:
+            self.blocks = records_per_region * self.bpt
         self.rsz_kib = self.bpt * target.block_size // KIB
         self.size_kib = target.block_size * self.blocks * crg // KIB
 
@@ -234,7 +246,7 @@ class SgpddSurvey(NativeSurvey):
 
     def __init__(self, context, targets, size_mib, actions=ACTIONS, rszlo=1024, rszhi=1024, crglo=1, crghi=256,
                  thrlo=1, thrhi=4096, boundary=DEFAULT_BOUNDARY_BLOCKS, max_threads_per_region=SG_MAX_QUEUE,
-                 mem_total_kib=None, raw=None):
+                 mem_total_kib=None, raw=None, point_s=None, point_min_mib=None, floor_reason=None):
         self.context = context
         self.runner = context.runner
         self.targets = list(targets)
@@ -255,6 +267,12 @@ class SgpddSurvey(NativeSurvey):
         self.inner_sweeps = adaptive.InnerSweeps()
         # Points an earlier attempt of the run measured, (rsz_kib, crg, thr) to its record: not measured again.
         self.done_points = {}
+        # Time-bounded points (point_budget.py): seconds per action of a point, None for the I/O kit's fixed size;
+        # the floor in MiB per device and where it came from (the module derives the default).
+        self.point_s = point_s
+        self.point_min_mib = point_min_mib
+        self.floor_reason = floor_reason
+        self.sizing_rates = point_budget.SizingRates()
         self.errors = []
         self.aborted = None
 
@@ -273,10 +291,38 @@ class SgpddSurvey(NativeSurvey):
                     'size_mib', '%s holds %d bytes, but {boundary} (%d blocks) plus {size_mib} (%d MiB) need %d; '
                     'reduce {size_mib}' % (target.device, target.capacity_bytes, self.boundary, self.size_mib, needed),
                     mentions=('boundary', 'size_mib')))
+        return problems + self._bounded_problems()
+
+    def _bounded_problems(self):
+        """The time-bounded point's settings: a positive time, a floor of at least 1 MiB that every device holds."""
+        problems = []
+        if self.point_s is not None and self.point_s <= 0:
+            problems.append(OptionProblem('point_s', 'must be more than 0 seconds', got='%g' % self.point_s))
+        if self.point_min_mib is not None and self.point_min_mib < 1:
+            problems.append(OptionProblem('point_min_mib', 'must be at least 1', got='%d' % self.point_min_mib))
+        if problems or self.point_s is None or not self.targets:
+            return problems
+        # A bounded point moves at most its full size (checked above as size_mib) or its floor in whole records,
+        # which may be more.
+        floored = [self._at_floor(entry) for entry in self.points() if entry['skip'] is None]
+        largest = max(floored, key=lambda entry: entry['size_kib']) if floored else None
+        if largest is None or largest['size_kib'] <= self.size_mib * KIB * len(self.targets):
+            return problems
+        for target, geometry in zip(self.targets, self._geometries(largest)):
+            needed = (self.boundary + geometry.blocks * largest['crg']) * target.block_size
+            if needed > target.capacity_bytes:
+                problems.append(OptionProblem(
+                    'point_min_mib', '%s holds %d bytes, but {boundary} (%d blocks) plus a bounded point\'s floor '
+                    '(%s; %d MiB once rounded up to a %d KiB record for every thread) need %d; lower {point_min_mib}'
+                    % (target.device, target.capacity_bytes, self.boundary, self.floor_reason or
+                       'point_min_mib %d MiB per device' % self.point_min_mib, geometry.size_kib // KIB,
+                       largest['rsz_kib'], needed),
+                    mentions=('boundary', 'point_min_mib')))
         return problems
 
     def _geometries(self, point):
-        return [PointGeometry(target, self.size_mib, point['rsz_kib'], point['crg']) for target in self.targets]
+        return [PointGeometry(target, self.size_mib, point['rsz_kib'], point['crg'], point.get('records_per_region'))
+                for target in self.targets]
 
     def envelope_fields(self):
         return adaptive.envelope_fields(self.inner_sweeps, self.points())
@@ -286,7 +332,7 @@ class SgpddSurvey(NativeSurvey):
         the adaptive sweep's settings and bounds."""
         points = self.points()
         sweeps = self.inner_sweeps
-        return {
+        plan = {
             'points': points,
             'skipped_points': [point for point in points if point['skip']],
             'bytes_written_per_device': self.bytes_written_per_device(),
@@ -294,6 +340,25 @@ class SgpddSurvey(NativeSurvey):
             'sweep': adaptive.plan_fields(sweeps.mode, sweeps.min_gain_pct, sweeps.patience,
                                           adaptive.inner_sweep_sizes(points, 'thr', ('rsz_kib', 'crg'))),
         }
+        if self.point_s is not None:
+            plan['bounded'] = self.bounded_plan(points)
+        return plan
+
+    def bounded_plan(self, points):
+        """What time-bounded points change in the plan: the time and floor, and the worst case.
+
+        A point moves ``max(floor, min(full, point_s x rate))`` per device (point_budget.py), so at worst every
+        point moves the larger of its full size and its floor in whole records; each action aims at ``point_s``,
+        but a slow point whose floor takes longer lasts as long as its floor takes.
+        """
+        runnable = [entry for entry in points if entry['skip'] is None]
+        ndevs = max(len(self.targets), 1)
+        worst_kib = sum(max(entry['size_kib'], self._at_floor(entry)['size_kib']) // ndevs for entry in runnable)
+        full_kib = sum(entry['size_kib'] // ndevs for entry in runnable)
+        return {'point_s': self.point_s, 'point_min_mib': self.point_min_mib, 'floor_reason': self.floor_reason,
+                'target_duration_s': self.point_s * len(self.actions) * len(runnable),
+                'worst_case_kib_per_device': worst_kib * len(self.actions),
+                'full_kib_per_device': full_kib * len(self.actions)}
 
     def points(self):
         """Every sweep point with what would happen: run, ENOMEM or skip (and why)."""
@@ -334,6 +399,45 @@ class SgpddSurvey(NativeSurvey):
                 for target, geometry in zip(self.targets, self._geometries(entry)):
                     written[target.device] += geometry.size_kib * KIB
         return written
+
+    # -- time-bounded points ---------------------------------------------------------
+
+    def _granule_mib(self, entry):
+        """The unit a bounded amount is rounded up to: a record for every thread of the device.  sgp_dd's threads
+        share their region's records, so fewer would leave threads idle and the point would not measure its
+        thread count."""
+        return entry['rsz_kib'] * entry['thr'] / float(KIB)
+
+    def _sized(self, entry, amount_mib):
+        """The point's entry moving ``amount_mib`` per device: the I/O kit's geometry at the full size, else whole
+        records in every region."""
+        sized = dict(entry)
+        if amount_mib != self.size_mib:
+            sized['records_per_region'] = int(round(amount_mib * KIB / (entry['rsz_kib'] * entry['crg'])))
+        sized['size_kib'] = sum(geometry.size_kib for geometry in self._geometries(sized))
+        return sized
+
+    def _at_floor(self, entry):
+        """The point's entry moving its floor in whole records, the least a bounded point moves (the survey's
+        first point, which has no rate yet, moves just that)."""
+        size = point_budget.size_point('sgpdd', self.size_mib, self.point_min_mib, self.point_s,
+                                       granule=self._granule_mib(entry))
+        return self._sized(entry, size.amount)
+
+    def _bounded(self, entry):
+        """``(entry, size, rate)``: the point's entry with the amount a bounded point moves, its PointSize and the
+        rate per device it was sized from (None for the survey's first point).
+
+        Every device of the host moves the same amount, sized from the slowest device's rate, so that their figures
+        compare and the slowest one, which ends the action, takes the point's time; each action gets an equal share
+        of the time the survey has left.
+        """
+        rate = self.sizing_rates.rate_for(_outer_key(entry), entry['thr'])
+        remaining_s = self.runner.remaining_s()
+        time_left_s = remaining_s / len(self.actions) if remaining_s is not None else None
+        size = point_budget.size_point('sgpdd', self.size_mib, self.point_min_mib, self.point_s, rate, time_left_s,
+                                       self._granule_mib(entry))
+        return self._sized(entry, size.amount), size, rate
 
     def commands(self, action, point):
         """Every sgp_dd argument list of ``action`` at ``point``, device by device, region by region."""
@@ -418,11 +522,13 @@ class SgpddSurvey(NativeSurvey):
             earlier = self.done_points.get((entry['rsz_kib'], entry['crg'], entry['thr']))
             if earlier is not None:
                 # the module resumes: the point is in the envelope already, its figures still count
-                if not entry['enomem'] and not self.inner_sweeps.stopped(_outer_key(entry)):
+                if not entry['enomem'] and not self.inner_sweeps.stopped(_outer_key(entry), entry['thr']):
                     self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
                                                adaptive.figures(earlier['tests'], entry['instances']))
+                # and its rate sizes the next bounded point, as in the uninterrupted run
+                self.sizing_rates.measured(_outer_key(entry), entry['thr'], slowest_device_mib_s(earlier))
                 continue
-            stopped = self.inner_sweeps.stopped(_outer_key(entry))
+            stopped = self.inner_sweeps.stopped(_outer_key(entry), entry['thr'])
             if stopped:
                 self.inner_sweeps.skip(_point_key(entry), stopped)
                 continue
@@ -430,6 +536,13 @@ class SgpddSurvey(NativeSurvey):
                 self.aborted = self.runner.stop_reason
                 self.errors.append({'point': _point_key(entry), 'message': 'not run: %s' % self.aborted})
                 return
+            size = None
+            if self.point_s is not None and not entry['enomem']:
+                entry, size, sized_from = self._bounded(entry)
+                if size.refused is not None:
+                    # never cut short into a figure below its floor: the point fails, the sweep goes on
+                    self.errors.append({'point': _point_key(entry), 'message': 'not run: %s' % size.refused})
+                    continue
             prefix = prefix_line(ndevs, entry['size_kib'], entry['rsz_kib'], entry['crg'], entry['thr'])
             self._raw('summary', prefix)
             self._raw('detail', '==============> %s\n' % prefix)
@@ -440,6 +553,9 @@ class SgpddSurvey(NativeSurvey):
                       'devices': [target.device for target in self.targets],
                       'path_measured': _path_measured(self.targets),
                       'enomem': entry['enomem'], 'tests': {}}
+            if size is not None:
+                record.update(bounded=True, point_s=self.point_s, moved_mib_per_device=entry['size_kib'] / ndevs / KIB,
+                              point_limit=size.limit, sized_from_mib_s=sized_from)
             if entry['enomem']:
                 self._raw('detail', 'ENOMEM on %s\n' % (self.host or 'localhost'))
                 self._raw('summary', 'ENOMEM\n')
@@ -464,7 +580,22 @@ class SgpddSurvey(NativeSurvey):
             # min/max are single sgp_dd instances' rates: the spread is judged per instance
             self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
                                        adaptive.figures(record['tests'], entry['instances']))
+            if size is not None:
+                record['elapsed_s'] = round(sum(test['elapsed_s'] for test in record['tests'].values()), 6)
+            self.sizing_rates.measured(_outer_key(entry), entry['thr'], slowest_device_mib_s(record))
             yield record
+
+
+def slowest_device_mib_s(record):
+    """What sizes the next bounded point: MiB/s per device in the slowest action of a measured point.
+
+    Every device moved the point's amount and an action lasts until its slowest device is done, so the amount per
+    device over the action's time is the slowest device's rate, with sgp_dd's start included (its own figures
+    leave that out, and the point's time is what the rate is to predict).
+    """
+    rates = [test['mib_s'] / float(record['dev']) for test in (record.get('tests') or {}).values()
+             if test.get('status') == 'ok' and test.get('mib_s')]
+    return min(rates) if rates else None
 
 
 def _outer_key(entry):

@@ -18,7 +18,8 @@ from ansible_collections.lustre.iokit.plugins.filter.survey_problems import Filt
 from ansible_collections.lustre.iokit.plugins.filter.survey_problems import survey_problems
 from ansible_collections.lustre.iokit.plugins.filter.survey_variables import FilterModule as VariablesFilters
 from ansible_collections.lustre.iokit.plugins.filter.survey_variables import survey_variables
-from ansible_collections.lustre.iokit.plugins.plugin_utils import survey_checks
+from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
+from ansible_collections.lustre.iokit.plugins.plugin_utils import survey_call, survey_checks
 
 # What a role's defaults resolve to for the settings every survey role shares (vars/main.yml reads iokit_* into
 # the internal __<prefix>timeout_s and __<prefix>workdir).
@@ -68,6 +69,14 @@ INVALID = [
       'grid)',
       'sgpdd_iterations (1.5, default iokit_iterations): must be a whole number >= 1: how many times the sgpdd survey '
       'runs on each host']),
+    ('sgpdd', {'sgpdd_point_s': 0, 'sgpdd_point_min_mib': 0, 'sgpdd_controller_cache_mib': -1,
+               'sgpdd_sweep_start_near_knee': 'maybe'},
+     ['sgpdd_sweep_start_near_knee (maybe): must be true or false',
+      'sgpdd_controller_cache_mib (-1): must not be negative (0: no write-back cache)',
+      'sgpdd_point_s (0): must be more than 0 seconds', 'sgpdd_point_min_mib (0): must be at least 1']),
+    ('sgpdd', {'sgpdd_point_s': 20, '__sgpdd_engine': 'iokit'},
+     ['sgpdd_point_s (20): the installed sgpdd-survey moves its fixed size at every point; time-bounded points need '
+      'iokit_engine native']),
     ('obdfilter', {'obdfilter_size_mib': 3, 'obdfilter_rszlo': 2048, 'obdfilter_rszhi': 2048},
      ['obdfilter_size_mib (3): 3 MiB is not a multiple of the 2048 KiB record',
       'obdfilter_size_mib (3): 3 MiB per OST is less than one 2048 KiB record for each of 2 threads; raise '
@@ -75,6 +84,8 @@ INVALID = [
     ('obdfilter', {'obdfilter_thrlo': 4, 'obdfilter_thrhi': 2, 'obdfilter_tests': ['read']},
      ['obdfilter_thrlo (4): 4 is greater than obdfilter_thrhi (2)',
       "obdfilter_tests (['read']): the first test must be 'write' (the objects are empty until written), got 'read'"]),
+    ('obdfilter', {'__obdfilter_sweep_profile': 'quick', 'obdfilter_sweep': 'fastest'},
+     ['obdfilter_sweep (fastest): must be full or adaptive', 'iokit_sweep_profile (quick): must be one of fast, full']),
     ('obdfilter', {'obdfilter_case': 'tape', 'obdfilter_thrhi': 'many', 'obdfilter_slow_share': 0},
      ['obdfilter_case (tape): must be disk, network or netdisk', 'obdfilter_thrhi (many): must be a whole number',
       'obdfilter_slow_share (0): must be in (0, 1]']),
@@ -175,6 +186,11 @@ def test_each_roles_defaults_pass_its_modules_checks(survey):
     # the templated ones (iokit_* and the inventory's groups) are resolved by Ansible, not here
     given = dict((name, value) for name, value in defaults.items() if '{{' not in str(value))
     given.update(MUST_GIVE.get(survey, {}))
+    if survey in survey_catalog.MEASURING:
+        # as the preflight does: what the sweep profile fills in over the role's unset variables (the other computed
+        # values are the inventory's, such as an MPI hostfile, which a role's defaults alone do not have)
+        given.update((name, value) for name, value in survey_call.computed_values(
+            survey, survey_call.Variables(given)).items() if not name.startswith('__'))
     assert survey_problems(given, survey, memory_mib=4096) == []
 
 

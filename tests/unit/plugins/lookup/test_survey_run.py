@@ -27,7 +27,30 @@ def test_a_server_survey_runs_its_iterations_on_every_host_with_the_shared_setti
     assert (run['estimate'], run['fleet_plan']) == (True, True)
     assert (run['timeout_s'], run['workdir']) == (60, '/tmp/lustre-iokit')
     assert run['computed'] == {'__obdfilter_engine': 'native', '__obdfilter_timeout_s': 60,
-                               '__obdfilter_workdir': '/tmp/lustre-iokit'}
+                               '__obdfilter_workdir': '/tmp/lustre-iokit', '__obdfilter_sweep_profile': 'full',
+                               'obdfilter_sweep': 'full', 'obdfilter_sweep_start_near_knee': False,
+                               'obdfilter_point_s': None}
+
+
+def test_the_fast_profile_fills_only_what_the_user_left_unset():
+    fast = survey_run('obdfilter', inventory_hostname='oss1', iokit_sweep_profile='fast', obdfilter_sweep=None,
+                      obdfilter_point_s=45)['computed']
+    assert (fast['obdfilter_sweep'], fast['obdfilter_sweep_start_near_knee']) == ('adaptive', True)
+    assert 'obdfilter_point_s' not in fast  # the user's 45 s stays
+    kept = survey_run('obdfilter', inventory_hostname='oss1', iokit_sweep_profile='fast', obdfilter_sweep='full')
+    assert 'obdfilter_sweep' not in kept['computed'] and kept['computed']['obdfilter_point_s'] == 20
+
+
+def test_the_fast_profile_gives_each_survey_only_what_applies_to_it():
+    network = survey_run('obdfilter', inventory_hostname='oss1', iokit_sweep_profile='fast', obdfilter_case='network')
+    assert network['computed']['obdfilter_point_s'] is None  # no bounded points through the network
+    scripts = survey_run('obdfilter', inventory_hostname='oss1', iokit_sweep_profile='fast', iokit_engine='iokit')
+    assert scripts['computed']['obdfilter_sweep'] == 'full'  # the I/O kit's scripts run their own grid
+    mdtest = survey_run('mdtest', inventory_hostname='client1', iokit_sweep_profile='fast', mdtest_hosts=['c1'])
+    assert mdtest['computed']['mdtest_sweep'] == 'adaptive'
+    assert 'mdtest_sweep_start_near_knee' not in mdtest['computed']  # its steps have different axes
+    ior = survey_run('ior', inventory_hostname='client1', iokit_sweep_profile='fast', ior_hosts=['c1'])
+    assert not [name for name in ior['computed'] if not name.startswith('__')]
 
 
 def test_lnet_runs_on_its_console_alone_after_preparing_every_host_of_the_test():

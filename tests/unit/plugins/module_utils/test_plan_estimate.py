@@ -145,7 +145,7 @@ def test_fleet_totals_add_the_work_and_take_the_slowest_host():
         {'points': 3, 'bytes_written': 20, 'bytes_read': 2, 'estimated_duration_s': 90.0},
         {'points': 1, 'bytes_written': 0, 'bytes_read': 0, 'estimated_duration_s': None}])
     assert totals == {'hosts': 3, 'points': 6, 'bytes_written': 30, 'bytes_read': 3, 'estimated_duration_s': 90.0,
-                      'unknown_hosts': 1}
+                      'unknown_hosts': 1, 'fast_duration_most_s': None}
 
 
 def test_an_adaptive_plan_gives_the_full_grid_as_its_worst_case_and_a_flat_start_as_its_fewest():

@@ -103,6 +103,8 @@ def test_sizing_rates_previous_point_of_the_sweep_then_same_threads_of_an_earlie
     ('sgpdd', 8, {}, 1024, '1024 MiB per device: controller cache assumed 8192 MiB (not reported) over 8 devices'),
     ('sgpdd', 2, {'controller_cache_mib': 4096}, 2048,
      '2048 MiB per device: controller cache 4096 MiB over 2 devices'),
+    ('sgpdd', 4, {'controller_cache_mib': 0}, 512,
+     '512 MiB per device: controller cache 0 MiB over 4 devices (at least 512 MiB)'),
 ])
 def test_default_floor_from_node_figures(survey, targets, figures, floor, reason):
     assert point_budget.default_floor(survey, targets, **figures) == (floor, reason)

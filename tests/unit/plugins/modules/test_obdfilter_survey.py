@@ -383,7 +383,11 @@ def test_the_default_floor_is_memtotal_over_the_osts_surveyed(tmp_path):
                         'floor_reason': '8192 MiB per OST: page cache up to MemTotal 65536 MiB over 8 OSTs'}
     params['point_min_mib'] = 1000
     assert obdfilter_survey.bounded_settings(params, ['ost0'], lambda: 65536)['point_min_mib'] == 1000
-    assert obdfilter_survey.bounded_settings({'point_s': None, 'point_min_mib': 1000}, ['ost0']) == {}
+    # unbounded, the floor is still found (the plan shows the fast profile with it), but never required
+    assert obdfilter_survey.bounded_settings({'point_s': None, 'point_min_mib': 1000}, ['ost0'])['point_s'] is None
+    assert obdfilter_survey.bounded_settings({'point_s': None, 'point_min_mib': None}, ['ost0'], lambda: None) == {}
+    with pytest.raises(ValueError, match='MemTotal'):
+        obdfilter_survey.bounded_settings({'point_s': 20.0, 'point_min_mib': None}, ['ost0'], lambda: None)
 
 
 def test_check_mode_shows_the_bounded_points_and_their_worst_case(run_module, tmp_path):

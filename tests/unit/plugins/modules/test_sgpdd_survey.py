@@ -237,3 +237,104 @@ def test_the_iokit_engine_does_not_resume(run_module, tmp_path, monkeypatch):
     monkeypatch.setattr(sgpdd_survey.survey_module, 'iokit_script_path', lambda module: '/bin/true')
     result = run_module(dict(BASE, workdir=str(tmp_path), engine='iokit'))
     assert calls == ['/bin/true'] and 'attempts' not in result['envelope']
+
+
+# --------------------------------------------------------------------------
+# Time-bounded points and the start near the knee
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'point_s': 10.0, 'engine': 'iokit'}, 'point_s: the installed sgpdd-survey moves its fixed size at every point; '
+     'time-bounded points need engine native'),
+    ({'point_s': 0.0}, 'point_s: must be more than 0 seconds, got 0'),
+    ({'point_s': -1.0}, 'point_s: must be more than 0 seconds, got -1'),
+    ({'point_s': 10.0, 'point_min_mib': 0}, 'point_min_mib: must be at least 1, got 0'),
+    ({'point_s': 10.0, 'controller_cache_mib': -1}, 'controller_cache_mib: must not be negative (0: no write-back '
+     'cache), got -1'),
+])
+def test_bounded_settings_that_cannot_apply_are_refused_before_any_command(run_module, change, message):
+    result = run_module(dict(BASE, **change))
+    assert result['failed'] is True and message in result['msg'], result['msg']
+    assert Node.devices.commands == []
+
+
+def test_the_default_floor_is_the_controller_cache_over_the_devices():
+    params = {'devices': ['/dev/sd%s' % letter for letter in 'bcdefghi'], 'point_s': 20.0, 'point_min_mib': None,
+              'controller_cache_mib': None}
+    assert sgpdd_survey.bounded_settings(params) == {
+        'point_s': 20.0, 'point_min_mib': 1024,
+        'floor_reason': '1024 MiB per device: controller cache assumed 8192 MiB (not reported) over 8 devices'}
+    params['controller_cache_mib'] = 16384
+    assert sgpdd_survey.bounded_settings(params)['floor_reason'] == (
+        '2048 MiB per device: controller cache 16384 MiB over 8 devices')
+    params['point_min_mib'] = 1000
+    assert sgpdd_survey.bounded_settings(params) == {
+        'point_s': 20.0, 'point_min_mib': 1000, 'floor_reason': 'point_min_mib 1000 MiB per device'}
+    assert sgpdd_survey.bounded_settings(dict(params, point_s=None)) == {}
+
+
+def test_a_default_floor_the_devices_cannot_hold_names_point_min_mib_and_where_it_came_from(run_module):
+    # the fake devices hold 64 MiB; 8 GiB assumed over two devices is 4 GiB each
+    result = run_module(dict(BASE, point_s=5.0), check_mode=True)
+    assert result['failed'] is True and sgp_dd_commands() == []
+    assert result['msg'].startswith('point_min_mib: /dev/loop0 holds 67108864 bytes, but boundary (1024 blocks) plus '
+                                    'a bounded point\'s floor (4096 MiB per device: controller cache assumed 8192 MiB '
+                                    '(not reported) over 2 devices; 4096 MiB'), result['msg']
+
+
+def test_check_mode_shows_the_default_floor_and_the_worst_case(run_module, monkeypatch):
+    def one_gib_target(identity, runner):
+        return sgpdd.Target(identity['device'], identity['path'], sgpdd.PATH_BLOCK, 4096, 262144, identity['name'],
+                            identity['block'])
+    monkeypatch.setattr(sgpdd.__name__ + '.resolve_target', one_gib_target)
+    result = run_module(dict(BASE, point_s=5.0, controller_cache_mib=0), check_mode=True)
+    bounded = result['plan']['bounded']
+    assert bounded['floor_reason'] == '512 MiB per device: controller cache 0 MiB over 2 devices (at least 512 MiB)'
+    assert (bounded['point_min_mib'], bounded['target_duration_s']) == (512, 5.0 * 2 * 3)
+    # every point at its 512 MiB floor at worst, against 4 MiB for the I/O kit's: three points, two actions
+    assert bounded['worst_case_kib_per_device'] == 2 * 3 * 512 * 1024
+    assert bounded['full_kib_per_device'] == 2 * 3 * 4 * 1024
+
+
+def test_check_mode_prints_the_bounded_points_in_a_line(run_module):
+    result = run_module(dict(BASE, point_s=5.0, point_min_mib=8), check_mode=True)
+    assert result['plan']['lines'][1] == (
+        'time-bounded points: 5 s per action, floor point_min_mib 8 MiB per device; about 30 s if every action lasts '
+        'its time; at worst 48 MiB per device (every point at the larger of its full size and the floor), against '
+        '24 MiB for the full sizes')
+    # the points, what they write and the estimate are the full grid's
+    assert result['plan']['bytes_written_per_device'] == {'/dev/loop0': 3 * 4 * 1048576, '/dev/loop1': 3 * 4 * 1048576}
+
+
+def test_a_bounded_run_records_what_each_point_moved(run_module, tmp_path):
+    result = run_module(dict(BASE, workdir=str(tmp_path), point_s=5.0, point_min_mib=8))
+    assert result['status'] == 'ok', result['errors']
+    records = result['records']
+    # the floor wins over the 4 MiB full size at every point, whatever the rate
+    assert [(r['bounded'], r['point_s'], r['moved_mib_per_device'], r['size_kib']) for r in records] == [
+        (True, 5.0, 8, 2 * 8 * 1024)] * 3
+    assert [r['point_limit'] for r in records] == ['floor, no rate yet', 'floor', 'floor']
+    assert records[0]['sized_from_mib_s'] is None and records[1]['sized_from_mib_s'] > 0
+    assert records[0]['elapsed_s'] == pytest.approx(sum(test['elapsed_s'] for test in records[0]['tests'].values()))
+    # 8 MiB of 1 MiB records on each device: 2048 blocks of 4 KiB in its one region, or 1024 in each of two
+    assert sorted(set(option for argv in sgp_dd_commands() for option in argv if option.startswith('count='))) == [
+        'count=1024', 'count=2048']
+    assert result['envelope']['parameters']['point_s'] == 5.0
+    assert results.validate_envelope(result['envelope']) == []
+
+
+def test_the_eta_weighs_bounded_points_alike_and_full_ones_by_size():
+    points = [{'rsz_kib': 1024, 'crg': 1, 'thr': thr, 'size_kib': 2 * 8192, 'skip': None} for thr in (1, 2)]
+    spec = sgpdd_survey.SgpddSpec()
+    assert [point.get('weight') for point in spec.planned(None, {'points': points})] == [16384, 16384]
+    # a bounded point lasts about its point_s per action whatever it moves: each weighs one point
+    bounded = spec.planned(None, {'points': points, 'bounded': {'point_s': 20.0}})
+    assert bounded == [{'rsz_kib': 1024, 'crg': 1, 'thr': thr} for thr in (1, 2)]
+
+
+@pytest.mark.parametrize('given, started_near', [({}, False), ({'sweep_start_near_knee': False}, False),
+                                                 ({'sweep_start_near_knee': True}, True)])
+def test_the_start_near_the_knee_reaches_the_adaptive_sweep(run_module, tmp_path, given, started_near):
+    result = run_module(dict(BASE, workdir=str(tmp_path), sweep='adaptive', **given))
+    assert result['status'] == 'ok'
+    assert result['sweep']['start_near_knee'] is started_near

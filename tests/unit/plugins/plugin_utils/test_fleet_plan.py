@@ -92,3 +92,38 @@ def test_an_adaptive_sweeps_host_line_says_up_to_the_full_grid_and_as_few_as_a_f
         '  oss1: 4 points, 600.0 GiB written, about 20 min (assumed 500 MiB/s per OST (built-in guess)); adaptive sweep:'
         ' up to the full grid (4 points, about 20 min) if every curve keeps gaining, as few as 2 points (about 10 min)'
         ' if every curve is flat from its first doubling')
+
+
+def test_the_fast_profiles_worst_case_scales_the_full_grid_by_what_a_point_moves():
+    sizing = {'full': 16384, 'floor': 512, 'floor_reason': 'test', 'point_s': None}
+    # 20 s at 100 MiB/s moves 2000 MiB of the full 16384: the full grid's hour becomes 2000/16384 of it
+    assert plan_estimate.fast_profile_bound(sizing, 3600.0, 100.0)['estimated_duration_most_s'] == round(
+        3600.0 * 2000 / 16384, 1)
+    # the floor wins over the time: a node whose cache is larger than the I/O kit's size is not faster
+    big_cache = dict(sizing, floor=32768)
+    assert plan_estimate.fast_profile_bound(big_cache, 3600.0, 100.0)['estimated_duration_most_s'] == 7200.0
+    # a plan's own point_s is the one it would use
+    assert plan_estimate.fast_profile_bound(dict(sizing, point_s=40), 3600.0, 100.0)['point_s'] == 40
+    assert plan_estimate.fast_profile_bound(None, 3600.0, 100.0) is None
+    assert plan_estimate.fast_profile_bound(sizing, None, 100.0) is None
+
+
+def with_fast(entry, fast_s):
+    estimate = dict(entry['estimate'], fast_profile={'point_s': 20, 'floor': 512, 'floor_reason': 'test',
+                                                     'estimated_duration_most_s': fast_s})
+    return dict(entry, estimate=estimate)
+
+
+def test_check_mode_shows_the_full_grid_and_the_fast_profile_per_host_per_survey_and_for_the_run():
+    entries = [with_fast(ENTRIES[0], 60.0), with_fast(ENTRIES[1], 120.0), ENTRIES[2]]
+    survey = fleet_plan(entries, survey='obdfilter')
+    assert survey[0].endswith('about 10 min (hosts side by side, the longest oss2); '
+                              'fast profile at most 2 min (80 % less than the full grid)')
+    assert survey[1].endswith('; fast profile at most 1 min (80 % less than the full grid) '
+                              '(20 s per test, floor 512 per target: test)')
+    run = fleet_plan(entries)
+    # obdfilter's 2 min beside mds's full 2 min (it has no bounded points in this plan)
+    assert run[0].endswith('; fast profile at most 4 min (67 % less than the full grid)')
+    assert '  mds1: mds, 2 points, 0 B written, about 2 min' in run
+    # a fleet where one host has no fast estimate shows none (its worst case is unknown)
+    assert 'fast profile' not in fleet_plan([with_fast(ENTRIES[0], 60.0), ENTRIES[1]], survey='obdfilter')[0]

@@ -419,3 +419,270 @@ def test_a_resumed_adaptive_sweep_skips_the_done_points_and_still_stops_past_the
     # thr 8 runs (flat after thr 4, which the earlier attempt measured), then the sweep stops: 16 is skipped
     assert [record['thr_per_dev'] for record in records] == [8]
     assert [item['point']['thr'] for item in engine.inner_sweeps.skipped_points] == [16]
+
+
+def test_the_next_thread_sweep_may_start_near_the_previous_knee():
+    clock = FakeClock()
+    engine = survey(SaturatingRunner(clock, knee=4), [block_target('loop0')], clock, size_mib=8, rszlo=1024,
+                    rszhi=2048, crglo=1, crghi=1, thrlo=1, thrhi=16, actions=['write', 'read'])
+    engine.inner_sweeps = adaptive.InnerSweeps('adaptive', start_near_knee=True)
+    records = list(engine.run())
+    # the 1 MiB sweep saturates at 4 threads (stopping at 8); the 2 MiB one starts one doubling below that knee
+    assert [(record['rsz_kib'], record['thr_per_dev']) for record in records] == [
+        (1024, 1), (1024, 2), (1024, 4), (1024, 8), (2048, 2), (2048, 4), (2048, 8)]
+    passed_over = [(item['point']['rsz_kib'], item['point']['thr'], item['reason'].split(':')[0])
+                   for item in engine.inner_sweeps.skipped_points]
+    assert passed_over == [(1024, 16, 'read saturated at thr 8'),
+                           (2048, 1, 'started near the previous knee (thr 4 at crg 1, rsz_kib 1024)'),
+                           (2048, 16, 'read saturated at thr 8')]
+
+
+# --------------------------------------------------------------------------
+# Time-bounded points
+
+
+class RateRunner(FakeRunner):
+    """Devices that move data at a set rate: ``rates`` maps a device's sgp_dd path to its MiB/s as a function of
+    its threads; its regions share that rate, each sgp_dd lasts what it moves over its share and prints that
+    rate, and a batch lasts as long as its slowest instance.  ``deadline_s`` on the fake clock gives the survey's
+    timeout (``remaining_s``, as a Runner has)."""
+
+    def __init__(self, clock, rates, deadline_s=None):
+        FakeRunner.__init__(self, clock)
+        self.rates = rates
+        self.deadline_s = deadline_s
+
+    def remaining_s(self):
+        if self.deadline_s is None:
+            return None
+        return max(0.0, self.deadline_s - self.clock.now)
+
+    def run_many(self, argvs, env=None, cwd=None):
+        self.batches.append([list(argv) for argv in argvs])
+        regions = {}
+        for argv in argvs:
+            regions.setdefault(device_of(argv), []).append(argv)
+        results = []
+        for argv in argvs:
+            mine = regions[device_of(argv)]
+            threads = sum(int(option(other, 'thr')) for other in mine)
+            region_mib_s = self.rates[device_of(argv)](threads) / len(mine)
+            seconds = int(option(argv, 'count')) * int(option(argv, 'bs')) / 1048576.0 / region_mib_s
+            results.append(CommandResult(argv, 0, '', OLD_TIMING % (seconds, region_mib_s * 1.048576), seconds))
+        self.clock.now += max(result.elapsed_s for result in results)
+        return results
+
+
+def option(argv, name):
+    return next(arg.split('=', 1)[1] for arg in argv if arg.startswith(name + '='))
+
+
+def device_of(argv):
+    return option(argv, 'of') if option(argv, 'if') == '/dev/zero' else option(argv, 'if')
+
+
+# sdb (4 KiB blocks, through its sg node) rises 4 MiB/s per thread to 16 MiB/s from 4 threads on; loop0 (512-byte
+# blocks) is twice as fast.  Powers of two keep the fake clock's times exact.
+SLOW, FAST = '/dev/sg1', '/dev/loop0'
+
+
+def slow_and_fast_devices():
+    return {SLOW: lambda thr: min(4.0 * thr, 16.0), FAST: lambda thr: 2 * min(4.0 * thr, 16.0)}
+
+
+def bounded_engine(clock, runner, **options):
+    settings = dict(size_mib=1024, crglo=1, crghi=1, thrlo=1, thrhi=8, actions=['write', 'read'], point_s=10.0,
+                    point_min_mib=64, floor_reason='point_min_mib 64 MiB per device')
+    settings.update(options)
+    targets = [block_target('loop0', mib=4096), sg_target('sdb', 'sg1', block_size=4096, mib=4096)]
+    return survey(runner, targets, clock, **settings)
+
+
+def bytes_per_device(runner):
+    """Each sgp_dd batch as (threads per device, {device: bytes it moves over its regions})."""
+    moved = []
+    for batch in runner.batches:
+        per_device = {}
+        for argv in batch:
+            per_device[device_of(argv)] = (per_device.get(device_of(argv), 0)
+                                           + int(option(argv, 'count')) * int(option(argv, 'bs')))
+        threads = sum(int(option(argv, 'thr')) for argv in batch if device_of(argv) == SLOW)
+        moved.append((threads, per_device))
+    return moved
+
+
+def test_a_bounded_point_moves_the_floor_first_then_its_time_at_the_slowest_devices_rate():
+    clock = FakeClock()
+    runner = RateRunner(clock, slow_and_fast_devices())
+    engine = bounded_engine(clock, runner)
+    records = list(engine.run())
+    assert engine.errors == []
+    # per device, per action: thr 1 has no rate yet (the floor); thr 2 at 4 MiB/s x 10 s = 40 MiB, below the 64 MiB
+    # floor; thr 4 at 8 MiB/s: 80 MiB; thr 8 at 16 MiB/s: 160 MiB; never the 1024 MiB of the full size
+    assert [(r['thr_per_dev'], r['moved_mib_per_device'], r['point_limit'], r['sized_from_mib_s'])
+            for r in records] == [(1, 64, 'floor, no rate yet', None), (2, 64, 'floor', 4.0),
+                                  (4, 80, 'time budget', 8.0), (8, 160, 'time budget', 16.0)]
+    assert all(r['bounded'] is True and r['point_s'] == 10.0 for r in records)
+    assert [r['size_kib'] for r in records] == [2 * mib * 1024 for mib in (64, 64, 80, 160)]
+    # on the plateau the slow device's action lasts its point_s exactly; the figure is still data over time
+    last = records[-1]
+    assert [last['tests'][action]['elapsed_s'] for action in ('write', 'read')] == [10.0, 10.0]
+    assert last['elapsed_s'] == 20.0
+    assert last['tests']['write']['mib_s'] == 2 * 160 / 10.0
+
+
+def test_every_device_moves_the_same_bytes_in_whole_records_for_every_thread():
+    clock = FakeClock()
+    runner = RateRunner(clock, slow_and_fast_devices())
+    list(bounded_engine(clock, runner).run())
+    mib = 1048576
+    assert bytes_per_device(runner) == [(thr, {SLOW: amount * mib, FAST: amount * mib})
+                                        for thr, amount in ((1, 64), (1, 64), (2, 64), (2, 64), (4, 80), (4, 80),
+                                                            (8, 160), (8, 160))]
+    # sgp_dd's count is in each device's own blocks: 80 MiB is 20480 blocks of 4 KiB and 163840 of 512 bytes
+    assert [(option(argv, 'count'), option(argv, 'bs'), option(argv, 'bpt')) for argv in runner.batches[4]] == [
+        ('163840', '512', '2048'), ('20480', '4096', '256')]
+
+
+def test_with_several_regions_each_region_moves_whole_records_for_each_of_its_threads():
+    clock = FakeClock()
+    runner = RateRunner(clock, slow_and_fast_devices())
+    engine = bounded_engine(clock, runner, crglo=4, crghi=4, thrlo=8, thrhi=8, point_min_mib=70)
+    (record,) = list(engine.run())
+    # 70 MiB rounded up to a 1 MiB record for each of the 8 threads: 72 MiB, 18 records in each of 4 regions
+    assert record['moved_mib_per_device'] == 72 and record['point_limit'] == 'floor, no rate yet'
+    write = runner.batches[0]
+    assert [(device_of(argv), option(argv, 'seek'), option(argv, 'thr'), option(argv, 'count')) for argv in write] == [
+        (FAST, str(1024 + region * 18 * 2048), '2', str(18 * 2048)) for region in range(4)] + [
+        (SLOW, str(1024 + region * 18 * 256), '2', str(18 * 256)) for region in range(4)]
+
+
+def test_a_bounded_point_never_moves_more_than_the_full_size():
+    clock = FakeClock()
+    runner = RateRunner(clock, slow_and_fast_devices())
+    records = list(bounded_engine(clock, runner, size_mib=128).run())
+    assert [(r['moved_mib_per_device'], r['point_limit']) for r in records] == [
+        (64, 'floor, no rate yet'), (64, 'floor'), (80, 'time budget'), (128, 'full size')]
+    # at the full size the commands are the I/O kit's
+    assert [option(argv, 'count') for argv in runner.batches[-1]] == [str(128 * 2048), str(128 * 256)]
+
+
+def test_the_floor_wins_over_the_full_size():
+    clock = FakeClock()
+    records = list(bounded_engine(clock, RateRunner(clock, slow_and_fast_devices()), size_mib=32).run())
+    assert [(r['moved_mib_per_device'], r['point_limit']) for r in records] == [
+        (64, 'floor, no rate yet'), (64, 'floor'), (64, 'floor'), (64, 'floor')]
+
+
+def test_a_point_whose_floor_cannot_be_moved_before_the_timeout_is_not_run_and_says_why():
+    # the first point's two actions move 64 MiB at 4 MiB/s on the slow device: 32 s; 20 s are left then, 10 s per
+    # action, less than the 16 s the floor takes at that rate
+    clock = FakeClock()
+    runner = RateRunner(clock, slow_and_fast_devices(), deadline_s=100.0 + 32.0 + 20.0)
+    engine = bounded_engine(clock, runner, thrhi=2)
+    records = list(engine.run())
+    assert [r['thr_per_dev'] for r in records] == [1]
+    assert len(runner.batches) == 2
+    [error] = engine.errors
+    assert error['point'] == {'rsz_kib': 1024, 'crg': 1, 'thr': 2}
+    assert error['message'].startswith('not run: point_min_mib: every sgpdd point must move at least 64 MiB')
+    assert 'about 16 s at the 4.0 MiB/s measured so far, more than the 10 s left before timeout' in error['message']
+    assert engine.aborted is None
+
+
+def test_with_time_enough_the_timeout_bounds_nothing():
+    clock = FakeClock()
+    runner = RateRunner(clock, slow_and_fast_devices(), deadline_s=100.0 + 10000.0)
+    records = list(bounded_engine(clock, runner).run())
+    assert [r['moved_mib_per_device'] for r in records] == [64, 64, 80, 160]
+
+
+def test_a_short_time_left_bounds_the_point_like_point_s():
+    # the first point takes 32 s; what is left then, shared by the two actions, bounds the next point when it is
+    # shorter than point_s
+    clock = FakeClock()
+    runner = RateRunner(clock, slow_and_fast_devices(), deadline_s=100.0 + 32.0 + 2 * 48.0)
+    records = list(bounded_engine(clock, runner, thrhi=2, point_s=30.0).run())
+    # 30 s at 4 MiB/s is 120 MiB; 48 s left per action allow 192: point_s is the tighter bound
+    assert [(r['moved_mib_per_device'], r['point_limit']) for r in records] == [
+        (64, 'floor, no rate yet'), (120, 'time budget')]
+    clock = FakeClock()
+    runner = RateRunner(clock, slow_and_fast_devices(), deadline_s=100.0 + 32.0 + 2 * 20.0)
+    records = list(bounded_engine(clock, runner, thrhi=2, point_s=30.0).run())
+    # 20 s left per action: 80 MiB, not the 120 MiB of point_s
+    assert [(r['moved_mib_per_device'], r['point_limit']) for r in records] == [
+        (64, 'floor, no rate yet'), (80, 'time budget')]
+
+
+def test_a_resumed_bounded_sweep_sizes_its_next_point_from_the_earlier_attempts():
+    clock = FakeClock()
+    whole = [(r['thr_per_dev'], r['moved_mib_per_device'])
+             for r in bounded_engine(clock, RateRunner(clock, slow_and_fast_devices())).run()]
+    clock = FakeClock()
+    killed = bounded_engine(clock, RateRunner(clock, slow_and_fast_devices()))
+    done = [record for record, unused in zip(killed.run(), range(2))]
+    clock = FakeClock()
+    runner = RateRunner(clock, slow_and_fast_devices())
+    resumed = bounded_engine(clock, runner)
+    resumed.done_points = dict(((r['rsz_kib'], r['crg_per_dev'], r['thr_per_dev']), r) for r in done)
+    records = list(resumed.run())
+    # only the missing points run, and they move what they moved in the uninterrupted run
+    assert [(r['thr_per_dev'], r['moved_mib_per_device']) for r in records] == whole[2:] == [(4, 80), (8, 160)]
+    assert len(runner.batches) == 4
+
+
+def test_without_point_s_the_plan_and_commands_are_the_io_kits():
+    def commands_and_plan(**options):
+        clock = FakeClock()
+        runner = FakeRunner(clock)
+        engine = survey(runner, [block_target('loop0'), block_target('loop1')], clock, size_mib=4, crghi=2, thrhi=2,
+                        actions=['write', 'read'], **options)
+        records = list(engine.run())
+        return runner.batches, engine.plan(), records
+
+    today = commands_and_plan()
+    with_floor_only = commands_and_plan(point_min_mib=512)
+    assert with_floor_only == today
+    assert 'bounded' not in today[1] and not any('bounded' in record for record in today[2])
+
+
+def test_the_plan_of_bounded_points_gives_their_time_and_the_worst_case():
+    clock = FakeClock()
+    engine = bounded_engine(clock, FakeRunner(clock), size_mib=32, crghi=2, thrhi=2, point_min_mib=63)
+    plan = engine.plan()
+    # three runnable points, two actions: 60 s if each action lasts its 10 s; at worst every point moves its 63 MiB
+    # floor in whole records for every thread: 63 MiB at one thread, 64 MiB at two
+    assert plan['bounded'] == {'point_s': 10.0, 'point_min_mib': 63, 'floor_reason': 'point_min_mib 64 MiB per device',
+                               'target_duration_s': 60.0, 'worst_case_kib_per_device': 2 * (63 + 64 + 64) * 1024,
+                               'full_kib_per_device': 2 * 3 * 32 * 1024}
+    # the points and what they write are the full grid's, so a rerun recognises the same points
+    assert [p['size_kib'] for p in plan['points'] if p['skip'] is None] == [2 * 32 * 1024] * 3
+    assert plan['bytes_written_per_device'] == {'/dev/loop0': 3 * 32 * 1048576, '/dev/sdb': 3 * 32 * 1048576}
+
+
+@pytest.mark.parametrize('options, message', [
+    ({'point_s': 0.0}, 'point_s: must be more than 0 seconds, got 0'),
+    ({'point_s': -1.5}, 'point_s: must be more than 0 seconds, got -1.5'),
+    ({'point_min_mib': 0}, 'point_min_mib: must be at least 1, got 0'),
+])
+def test_bounded_settings_are_checked(options, message):
+    clock = FakeClock()
+    engine = bounded_engine(clock, FakeRunner(clock), **options)
+    assert [str(problem) for problem in engine.problems()] == [message]
+
+
+def test_a_floor_the_devices_cannot_hold_is_refused_naming_point_min_mib():
+    clock = FakeClock()
+    targets = [block_target('loop0', mib=64)]
+    engine = survey(FakeRunner(clock), targets, clock, size_mib=32, crghi=1, thrhi=2, point_s=10.0,
+                    point_min_mib=101, floor_reason='101 MiB per device: controller cache 101 MiB over 1 device')
+    [problem] = engine.problems()
+    # the largest floor is the two-thread point's, 101 MiB rounded up to a record for each thread
+    assert str(problem) == (
+        'point_min_mib: /dev/loop0 holds 67108864 bytes, but boundary (1024 blocks) plus a bounded point\'s floor '
+        '(101 MiB per device: controller cache 101 MiB over 1 device; 102 MiB once rounded up to a 1024 KiB record '
+        'for every thread) need %d; lower point_min_mib' % (1024 * 512 + 102 * 1048576))
+    assert problem.mentions == ('boundary', 'point_min_mib')
+    # the I/O kit's fixed size fits: without point_s the floor is never moved
+    engine.point_s = None
+    assert engine.problems() == []
