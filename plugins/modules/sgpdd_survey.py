@@ -402,9 +402,8 @@ def option_problems(params):
 
 def bounded_settings(params):
     """The engine's time-bounded point settings: ``point_s``, and the floor with where it came from (the option,
-    else ``point_budget.default_floor`` from the controller's cache over the devices surveyed)."""
-    if params['point_s'] is None:
-        return {}
+    else ``point_budget.default_floor`` from the controller's cache over the devices surveyed).  The floor is given
+    without ``point_s`` too: the plan then shows what the fast sweep profile would take (``point_sizing``)."""
     if params['point_min_mib'] is not None:
         return dict(point_s=params['point_s'], point_min_mib=params['point_min_mib'],
                     floor_reason='point_min_mib %d MiB per device' % params['point_min_mib'])

@@ -270,7 +270,9 @@ def test_the_default_floor_is_the_controller_cache_over_the_devices():
     params['point_min_mib'] = 1000
     assert sgpdd_survey.bounded_settings(params) == {
         'point_s': 20.0, 'point_min_mib': 1000, 'floor_reason': 'point_min_mib 1000 MiB per device'}
-    assert sgpdd_survey.bounded_settings(dict(params, point_s=None)) == {}
+    # unbounded, the floor is still given: the plan shows what the fast profile would move
+    assert sgpdd_survey.bounded_settings(dict(params, point_s=None)) == {
+        'point_s': None, 'point_min_mib': 1000, 'floor_reason': 'point_min_mib 1000 MiB per device'}
 
 
 def test_a_default_floor_the_devices_cannot_hold_names_point_min_mib_and_where_it_came_from(run_module):

@@ -642,6 +642,8 @@ def test_without_point_s_the_plan_and_commands_are_the_io_kits():
 
     today = commands_and_plan()
     with_floor_only = commands_and_plan(point_min_mib=512)
+    # the floor alone only tells the plan what the fast profile would move
+    assert with_floor_only[1].pop('point_sizing')['floor'] == 512
     assert with_floor_only == today
     assert 'bounded' not in today[1] and not any('bounded' in record for record in today[2])
 
