@@ -363,9 +363,8 @@ def option_problems(params):
 
 def bounded_settings(params, targets):
     """The engine's time-bounded point settings: ``point_s``, and the floor with where it came from (the option,
-    else ``point_budget.default_floor``)."""
-    if params['point_s'] is None:
-        return {}
+    else ``point_budget.default_floor``).  The floor is given without ``point_s`` too: the plan then shows what the
+    fast sweep profile would take (``point_sizing``)."""
     if params['point_min_items'] is not None:
         return dict(point_s=params['point_s'], point_min_items=params['point_min_items'],
                     floor_reason='point_min_items %d items per MDT' % params['point_min_items'])

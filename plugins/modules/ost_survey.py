@@ -277,8 +277,9 @@ def option_problems(params):
 
 def bounded_settings(params):
     """The engine's time-bounded point settings: ``point_s`` and the floor (``point_min_mib``, which the option
-    checks require with it: the client cannot derive it from the OSS's memory)."""
-    if params['point_s'] is None:
+    checks require with it: the client cannot derive it from the OSS's memory).  A floor given without ``point_s``
+    still goes to the engine: the plan then shows what the fast sweep profile would take (``point_sizing``)."""
+    if params['point_min_mib'] is None:
         return {}
     return dict(point_s=params['point_s'], point_min_mib=params['point_min_mib'],
                 floor_reason='point_min_mib %d MiB per OST' % params['point_min_mib'])

@@ -441,6 +441,9 @@ class MdsSurvey(NativeSurvey):
         }
         if self.point_s is not None:
             plan['bounded'] = self.bounded_plan(runnable)
+        if self.point_min_items is not None:
+            plan['point_sizing'] = point_budget.point_sizing(self.file_count, self.point_min_items, self.floor_reason,
+                                                             self.point_s)
         return plan
 
     def bounded_plan(self, runnable):

@@ -387,6 +387,9 @@ class OstSurvey(NativeSurvey):
         }
         if self.point_s is not None:
             plan['bounded'] = self.bounded_plan()
+        if self.point_min_mib is not None:
+            plan['point_sizing'] = point_budget.point_sizing(self.size_mib, self.point_min_mib, self.floor_reason,
+                                                             self.point_s)
         return plan
 
     def bounded_plan(self):

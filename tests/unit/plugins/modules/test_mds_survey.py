@@ -179,7 +179,18 @@ def test_the_default_floor_is_point_budgets_items_per_mdt():
     assert settings['floor_reason'].startswith('10000 items per MDT')
     given = mds_survey.bounded_settings({'point_s': 20.0, 'point_min_items': 500}, ['mdt0'])
     assert given == {'point_s': 20.0, 'point_min_items': 500, 'floor_reason': 'point_min_items 500 items per MDT'}
-    assert mds_survey.bounded_settings({'point_s': None, 'point_min_items': 500}, ['mdt0']) == {}
+    # unbounded, the floor is still given: the plan shows what the fast profile would create
+    assert mds_survey.bounded_settings({'point_s': None, 'point_min_items': None}, ['mdt0'])['point_min_items'] == 10000
+
+
+def test_check_mode_shows_the_fast_profiles_worst_case_beside_the_full_grid(run_module, tmp_path):
+    plan = run_module(base(tmp_path), check_mode=True)['plan']
+    assert 'bounded' not in plan
+    assert plan['point_sizing'] == {'full': 100, 'floor': 10000, 'point_s': None,
+                                    'floor_reason': plan['point_sizing']['floor_reason']}
+    # the floor is above file_count: the fast profile would take longer than the full grid
+    fast = plan['estimate']['fast_profile']
+    assert fast['floor'] == 10000 and fast['estimated_duration_most_s'] > plan['estimated_duration_s']
 
 
 def test_check_mode_shows_the_bounded_points_and_their_worst_case(run_module, tmp_path):

@@ -243,6 +243,14 @@ def test_check_mode_shows_the_bounded_points_and_their_worst_case(run_module, tm
         'against 8 MiB for the full size')
 
 
+def test_without_a_floor_check_mode_has_no_fast_profile_estimate(run_module, tmp_path, mount):
+    # the client cannot find the floor: without point_min_mib there is nothing to time the fast profile with
+    assert 'point_sizing' not in run_module(base(tmp_path, mount), check_mode=True)['plan']
+    plan = run_module(base(tmp_path, mount, point_min_mib=64), check_mode=True)['plan']
+    assert 'bounded' not in plan and plan['point_sizing']['floor'] == 64
+    assert plan['estimate']['fast_profile']['floor'] == 64
+
+
 def test_a_bounded_run_records_what_each_ost_moved(run_module, tmp_path, mount):
     # OST 0 moves the floor; the fake client's dd ends at once, so the rate it measured sizes the next OSTs at
     # size_mib

@@ -667,6 +667,9 @@ def test_without_point_s_the_plan_and_commands_are_the_io_kits(tmp_path):
 
     today = commands_and_plan(tmp_path / 'today')
     with_floor_only = commands_and_plan(tmp_path / 'floor', point_min_items=5000)
+    # the floor alone only tells the plan what the fast profile would create
+    assert with_floor_only[1].pop('point_sizing') == {'full': 400, 'floor': 5000, 'floor_reason': None,
+                                                      'point_s': None}
     assert with_floor_only == today
     assert 'bounded' not in today[1] and not any('bounded' in record for record in today[2])
 

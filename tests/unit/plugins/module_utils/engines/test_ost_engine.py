@@ -570,6 +570,9 @@ def test_the_plan_of_bounded_points_gives_their_time_and_the_worst_case(tmp_path
     assert plan['bounded'] == {'point_s': 8.0, 'point_min_mib': 256, 'floor_reason': 'point_min_mib 256 MiB per OST',
                                'target_duration_s': 48.0, 'worst_case_mib_per_ost': 512, 'full_mib_per_ost': 256}
     assert plan['bytes_written_per_ost'] == 128 * 1024 * 1024
+    # and what the fast profile's estimate reads
+    assert plan['point_sizing'] == {'full': 128, 'floor': 256, 'floor_reason': 'point_min_mib 256 MiB per OST',
+                                    'point_s': 8.0}
 
 
 def test_the_free_space_check_counts_the_floor_when_it_is_above_size_mib(tmp_path):
