@@ -392,12 +392,14 @@ class MdsSurvey(NativeSurvey):
 
     def free_inode_problems(self):
         """Each MDT with fewer free inodes than the survey holds at once (the files of a thread count and the
-        test directories), naming ``file_count``; the count is the MDT's ``osd-*.<mdt>.filesfree`` (one that
-        cannot be read is not checked: None in ``free_inodes``).  Returns ``(problems, free_inodes)``.
+        test directories), naming ``file_count``, or ``point_min_items`` when a bounded point's floor is what holds
+        the most; the count is the MDT's ``osd-*.<mdt>.filesfree`` (one that cannot be read is not checked: None in
+        ``free_inodes``).  Returns ``(problems, free_inodes)``.
         """
-        runnable = [self._most_items(point)
-                    for point in sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count) if point['skip'] is None]
-        needed = max(runnable or [0]) + self.dir_count
+        most = [self._most_items(point)
+                for point in sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count) if point['skip'] is None]
+        option, files = max(most or [('file_count', 0)], key=lambda item: item[1])
+        needed = files + self.dir_count
         problems = []
         free = {}
         for target in self.targets:
@@ -407,21 +409,22 @@ class MdsSurvey(NativeSurvey):
             free[target.name] = int(words[0]) if words and words[0].isdigit() else None
             if free[target.name] is not None and free[target.name] < needed:
                 rule = ('%d files and %d directories do not fit %s, which has %d free inodes (lctl get_param %s); '
-                        'lower {file_count} (mds_file_count)'
-                        % (needed - self.dir_count, self.dir_count, target.name, free[target.name], param))
-                problems.append(OptionProblem('file_count', rule, mentions='file_count'))
+                        'lower {%s} (mds_%s)'
+                        % (files, self.dir_count, target.name, free[target.name], param, option, option))
+                problems.append(OptionProblem(option, rule, mentions=option))
         return problems, free
 
     def _most_items(self, point):
-        """The most files ``point`` may hold on one MDT: its full count, or the floor when a bounded point's is
-        larger (the floor wins over ``file_count``)."""
+        """``(option, files)``: the most files ``point`` may hold on one MDT and the option that sets it - its full
+        count (``file_count``), or a bounded point's floor when that is larger (the floor wins over the full
+        count)."""
         full = point['files_per_thread'] * point['thr']
         if self.point_s is None:
-            return full
+            return 'file_count', full
         # with no rate the rule gives the floor, rounded up to whole files for every thread
-        floor = point_budget.size_point('mds', self.file_count, self.point_min_items, self.point_s,
-                                        granule=point['thr']).amount
-        return max(full, int(floor))
+        floor = int(point_budget.size_point('mds', self.file_count, self.point_min_items, self.point_s,
+                                            granule=point['thr']).amount)
+        return ('point_min_items', floor) if floor > full else ('file_count', full)
 
     def plan(self):
         """The sweep, what would be created, and the adaptive sweep's settings and bounds, for check mode."""
@@ -456,7 +459,7 @@ class MdsSurvey(NativeSurvey):
         tests = len(self.tests)
         return {'point_s': self.point_s, 'point_min_items': self.point_min_items, 'floor_reason': self.floor_reason,
                 'target_duration_s': self.point_s * tests * len(runnable),
-                'worst_case_operations_per_mdt': sum(self._most_items(point) for point in runnable) * tests,
+                'worst_case_operations_per_mdt': sum(self._most_items(point)[1] for point in runnable) * tests,
                 'full_operations_per_mdt': sum(point['files_per_thread'] * point['thr'] for point in runnable) * tests}
 
     def thread_argv(self, target, test, point):

@@ -700,8 +700,11 @@ def test_the_inode_check_counts_the_floor_when_it_is_above_file_count(tmp_path):
     bounded = make_survey(tmp_path / 'bounded', FewInodes(), thrlo=1, thrhi=8, file_count=500, point_s=10.0,
                           point_min_items=1001)[0]
     problems, unused = bounded.free_inode_problems()
-    # thr 8 creates its floor rounded up to 1008 files, and the directory is an inode too
-    assert [str(problem) for problem in problems][0].startswith('file_count: 1008 files and 1 directories do not fit')
+    # thr 8 creates its floor rounded up to 1008 files, and the directory is an inode too: the floor is to lower
+    assert [str(problem) for problem in problems] == [
+        'point_min_items: 1008 files and 1 directories do not fit testfs-MDT%04d, which has 1005 free inodes (lctl '
+        'get_param osd-*.testfs-MDT%04d.filesfree); lower point_min_items (mds_point_min_items)' % (index, index)
+        for index in (0, 1)]
 
 
 @pytest.mark.parametrize('options, message', [
