@@ -94,6 +94,34 @@ options:
     description: The C(mds-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
     type: str
     default: mds-survey
+  point_s:
+    description:
+      - Time-bounded points (O(engine=native) only) - the seconds each test of a thread count aims at. A point
+        then creates, per MDT, what that time allows at the rate the survey measured,
+        C(max(floor, min(O(file_count), point_s x rate))), where the rate (items per second) is the slowest MDT's
+        slowest test of the previous thread count; the survey's first point, with no rate yet, creates the floor.
+        The count is whole files for every thread, the same on every MDT, and every test of the point
+        (C(lookup), C(md_getattr), C(setxattr), C(destroy)) acts on the files its C(create) made.
+      - A point whose floor cannot be created, at that rate, in the time left before O(timeout) (shared by its
+        tests) is not run and named in RV(errors), rather than cut short.
+      - Unset, every point creates O(file_count) files per MDT, exactly as the I/O kit (the floor does not
+        apply), so that results stay comparable with the I/O kit's.
+    type: float
+  point_min_items:
+    description:
+      - With O(point_s), the least a point creates per MDT (the floor); it wins over O(point_s) and over
+        O(file_count).
+      - Unset, 10000 items. No item count the survey uses outgrows the MDS's caches (the files a point creates
+        stay cached whatever their number), so the floor only keeps a point well past its threads' start.
+    type: int
+  sweep_start_near_knee:
+    description:
+      - With O(sweep=adaptive), an inner sweep that begins after one that stopped starts one doubling below the
+        knee that one found, skipping the thread counts below (C(docs/adaptive-sweeps.md) says when that is safe).
+      - mds-survey has a single thread sweep, so there is no earlier knee to start near and this changes nothing
+        today; it is accepted so that a profile can set it for every survey alike.
+      - Unset, false (the role leaves it out while its variable is null).
+    type: bool
 notes:
   - Only one mds survey runs on a node at a time (per O(workdir)) - a second start fails at once, naming the
     run id, host, pid and start time of the one running. A run that was killed is cleaned up before the next
@@ -135,6 +163,15 @@ EXAMPLES = r'''
     targets: [testfs-MDT0000]
   check_mode: true
   register: mds_plan
+
+- name: Time-bounded points - each test of a thread count aims at 20 s, at least 10000 files per MDT
+  lustre.iokit.mds_survey:
+    point_s: 20
+    timeout: 1200
+    run_id: "{{ iokit_run_id }}"
+  async: 1500
+  poll: 0
+  register: mds_bounded_job
 '''
 
 RETURN = r'''
@@ -191,6 +228,11 @@ records:
     - Added by this module - C(files_per_thread), C(stripe_count) and C(per_mdt), a list with each MDT's
       C(target), C(index), C(echo_client) and C(tests) (C(ops_s), C(min_ops_s), C(max_ops_s), C(samples),
       C(status), C(message)).
+    - With O(point_s), each record also has C(bounded) (true), C(point_s), C(moved_items_per_mdt) (the files
+      each MDT created, and every test then acted on), C(elapsed_s) (the seconds its tests took together),
+      C(point_limit) (what set the count - V(time budget), V(floor), V(floor, no rate yet) or V(full size)) and
+      C(sized_from_ops_s) (the rate per MDT it was sized from, null for the first point); C(file) and
+      C(files_per_thread) are the point's count.
   returned: always
   type: list
   elements: dict
@@ -245,6 +287,11 @@ plan:
       case (the full grid again - a thread sweep that keeps gaining never stops), and C(points_fewest), every thread
       sweep flat from its first doubling. C(estimate.adaptive) repeats them with their durations
       (C(estimated_duration_most_s), C(estimated_duration_fewest_s), the latter the full duration's share by points).
+    - C(bounded), with O(point_s) - C(point_s), C(point_min_items) (the floor used), C(floor_reason) (where the
+      floor came from), C(target_duration_s) (every test of every runnable point lasting O(point_s)),
+      C(worst_case_operations_per_mdt) (every point creating the larger of its full count and the floor, times
+      the tests) and C(full_operations_per_mdt) (what the I/O kit's sweep does). The plan's C(points) and the
+      estimate still show the full counts.
   returned: always
   type: dict
 '''
@@ -255,6 +302,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import point_budget
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import run_tag
@@ -265,7 +313,8 @@ from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 
 SURVEY = 'mds'
 PARAMETER_NAMES = ('targets', 'thrlo', 'thrhi', 'file_count', 'dir_count', 'stripe_count', 'tests', 'layer',
-                   'start_number', 'engine', 'timeout', 'sweep', 'sweep_min_gain_pct', 'sweep_patience')
+                   'start_number', 'engine', 'timeout', 'sweep', 'sweep_min_gain_pct', 'sweep_patience',
+                   'sweep_start_near_knee', 'point_s', 'point_min_items')
 
 
 def argument_spec():
@@ -283,6 +332,10 @@ def argument_spec():
         layer=dict(type='str', choices=list(mds.LAYERS), default='mdd'),
         start_number=dict(type='int', default=mds.DEFAULT_START_NUMBER),
         iokit_script=dict(type='str', default='mds-survey'),
+        point_s=dict(type='float'),
+        point_min_items=dict(type='int'),
+        # no default: the role leaves it out while its variable is null, and unset means false
+        sweep_start_near_knee=dict(type='bool'),
     )
     return spec
 
@@ -301,7 +354,22 @@ def option_problems(params):
     problems.extend(mds.option_problems(params['thrlo'], params['thrhi'], params['file_count'], dir_count,
                                         params['stripe_count'], params['tests'], params['start_number'],
                                         params['layer']))
+    problems.extend(mds.bounded_problems(params['point_s'], params['point_min_items']))
+    if params['point_s'] is not None and params['engine'] == 'iokit':
+        problems.append(OptionProblem('point_s', 'the installed mds-survey creates its fixed file_count at every '
+                                      'point; time-bounded points need {engine} native', mentions='engine'))
     return problems
+
+
+def bounded_settings(params, targets):
+    """The engine's time-bounded point settings: ``point_s``, and the floor with where it came from (the option,
+    else ``point_budget.default_floor``).  The floor is given without ``point_s`` too: the plan then shows what the
+    fast sweep profile would take (``point_sizing``)."""
+    if params['point_min_items'] is not None:
+        return dict(point_s=params['point_s'], point_min_items=params['point_min_items'],
+                    floor_reason='point_min_items %d items per MDT' % params['point_min_items'])
+    floor, reason = point_budget.default_floor('mds', len(targets))
+    return dict(point_s=params['point_s'], point_min_items=floor, floor_reason=reason)
 
 
 class MdsSpec(survey_module.ServerSurveySpec):
@@ -343,12 +411,14 @@ class MdsSpec(survey_module.ServerSurveySpec):
                              % params['stripe_count'])
         builder.set_environment(lustre_version=lctl.version(), kernel=os.uname()[2],
                                 targets=[target.as_dict() for target in targets])
+        bounded = bounded_settings(params, targets) if params['engine'] == 'native' else {}
         survey = mds.MdsSurvey(
             start.context, targets, thrlo=params['thrlo'], thrhi=params['thrhi'], file_count=params['file_count'],
             dir_count=params['dir_count'], stripe_count=params['stripe_count'], tests=params['tests'],
-            start_number=params['start_number'], layer=params['layer'])
+            start_number=params['start_number'], layer=params['layer'], **bounded)
         survey.inner_sweeps = adaptive.InnerSweeps(params['sweep'], params['sweep_min_gain_pct'],
-                                                   params['sweep_patience'])
+                                                   params['sweep_patience'],
+                                                   start_near_knee=bool(params['sweep_start_near_knee']))
         return survey
 
     def check(self, start, survey):
@@ -357,12 +427,23 @@ class MdsSpec(survey_module.ServerSurveySpec):
         survey_module.fail_on_problems(start.module, inode_problems)
 
     def plan_lines(self, params, plan):
-        return ['thread counts to run: %s' % [point['thr'] for point in plan['points'] if not point['skip']],
-                'MDTs: %s' % [target['target'] for target in plan['targets']],
-                'files per MDT per point: %s' % plan['files_per_mdt_per_point']]
+        lines = ['thread counts to run: %s' % [point['thr'] for point in plan['points'] if not point['skip']],
+                 'MDTs: %s' % [target['target'] for target in plan['targets']],
+                 'files per MDT per point: %s' % plan['files_per_mdt_per_point']]
+        bounded = plan.get('bounded')
+        if bounded:
+            lines.append('time-bounded points: %g s per test, floor %s; about %d s if every test lasts its time; '
+                         'at worst %d operations per MDT (every point at the larger of its full count and the '
+                         'floor), against %d for the full counts'
+                         % (bounded['point_s'], bounded['floor_reason'], bounded['target_duration_s'],
+                            bounded['worst_case_operations_per_mdt'], bounded['full_operations_per_mdt']))
+        return lines
 
     def planned(self, survey, plan):
-        # The progress counts the thread counts of the plan, each weighed by the files it touches.
+        # The progress counts the thread counts of the plan, each weighed by the files it touches; a time-bounded
+        # point lasts about its point_s per test whatever it creates, so they weigh the same.
+        if plan.get('bounded'):
+            return [dict(thr=point['thr']) for point in plan['points'] if point['skip'] is None]
         return [dict(thr=point['thr'], weight=point['thr'] * point['files_per_thread'])
                 for point in plan['points'] if point['skip'] is None]
 

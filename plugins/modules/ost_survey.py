@@ -63,6 +63,27 @@ options:
     description: The C(ost-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
     type: str
     default: ost-survey
+  point_s:
+    description:
+      - Time-bounded points (O(engine=native) only) - the seconds each test of an OST (its write, its read) aims
+        at. Each OST's file is then C(max(O(point_min_mib), min(O(size_mib), point_s x rate))) MiB, whole 1 MiB
+        blocks, where the rate is the write rate of the OST written before it; the first OST, with no rate yet,
+        moves the floor. The OSTs are measured one after another, so each is sized from the one before rather
+        than all from the slowest, and the size is fixed when the file is written (its read reads it back).
+      - An OST whose floor cannot be written and read, at that rate, in the time left before O(timeout) (less the
+        reads still to come of the OSTs already written) is not written and named in RV(errors), rather than cut
+        short; the survey goes on with the next OST.
+      - Needs O(point_min_mib). Unset, every OST moves O(size_mib), exactly as the I/O kit, so that results stay
+        comparable with the I/O kit's.
+    type: float
+  point_min_mib:
+    description:
+      - With O(point_s), the least an OST's file may be (the floor), so that it measures the OST rather than the
+        OSS's cache; it wins over O(point_s) and over O(size_mib). Required with O(point_s).
+      - The floor is the OSS's cache (a file the OSS can hold whole is read back from its memory), one OST at a
+        time - C(MemTotal) in MiB of the largest OSS for ldiskfs, the ARC's maximum on ZFS, at least 512. This
+        client cannot read the OSS's memory, so the module does not guess it.
+    type: int
 notes:
   - Differences from the I/O kit, on purpose - the OST index printed by C(target_obd) is used (the I/O kit uses
     the line position, which breaks on sparse indices); parameters are read for this mount's instance only (two
@@ -100,6 +121,18 @@ EXAMPLES = r'''
     mount_point: /mnt/testfs
   check_mode: true
   register: ost_plan
+
+- name: Time-bounded points - each OST's write and read aim at 20 s, at least 64 GiB (the OSSs' memory)
+  lustre.iokit.ost_survey:
+    mount_point: /mnt/testfs
+    size_mib: 262144
+    point_s: 20
+    point_min_mib: 65536
+    timeout: 3600
+    run_id: "{{ iokit_run_id }}"
+  async: 3900
+  poll: 0
+  register: ost_bounded_job
 '''
 
 RETURN = r'''
@@ -157,6 +190,11 @@ records:
       O(engine=iokit)).
     - C(attempt) - on the record, the attempt of the run id that made it; on an C(osts) entry written and read
       whole, the attempt that measured that OST (an earlier one after a resume, see O(force_rerun)).
+    - With O(point_s), the record also has C(bounded) (true) and C(point_s), and every C(osts) entry written has
+      C(moved_mib) (its file, written then read), C(point_limit) (what set it - V(time budget), V(floor),
+      V(floor, no rate yet) or V(full size)), C(sized_from_mib_s) (the write rate of the OST it was sized from,
+      null for the first) and, once read, C(elapsed_s) (its write and read times together); its rates are
+      C(moved_mib) over its times.
   returned: when something was measured
   type: list
   elements: dict
@@ -183,6 +221,10 @@ plan:
       rate comes from (here always assumed; the survey role replaces it with a stored earlier run's when the
       results store has one). C(estimated_duration_s) and C(estimate_basis) are repeated at the top of the plan.
     - C(lines), in check mode - the plan in a few lines, as the survey playbooks show it.
+    - C(bounded), with O(point_s) - C(point_s), C(point_min_mib), C(floor_reason), C(target_duration_s) (every
+      test of every active OST lasting O(point_s)), C(worst_case_mib_per_ost) (the larger of O(size_mib) and the
+      floor, written and read) and C(full_mib_per_ost) (what the I/O kit moves). C(bytes_written_per_ost) and the
+      estimate still show O(size_mib).
   returned: always
   type: dict
 '''
@@ -200,7 +242,7 @@ from ansible_collections.lustre.iokit.plugins.module_utils.survey_args import co
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
 
 SURVEY = 'ost'
-PARAMETER_NAMES = ('mount_point', 'size_mib', 'min_free_factor', 'engine', 'timeout')
+PARAMETER_NAMES = ('mount_point', 'size_mib', 'min_free_factor', 'engine', 'timeout', 'point_s', 'point_min_mib')
 
 
 def argument_spec():
@@ -210,6 +252,8 @@ def argument_spec():
         size_mib=dict(type='int', default=ost.DEFAULT_SIZE_MIB),
         min_free_factor=dict(type='float', default=ost.DEFAULT_MIN_FREE_FACTOR),
         iokit_script=dict(type='str', default='ost-survey'),
+        point_s=dict(type='float'),
+        point_min_mib=dict(type='int'),
     )
     spec.update(progress_utils.resume_argument_spec())
     return spec
@@ -224,7 +268,21 @@ def option_problems(params):
         problems.append(OptionProblem('min_free_factor', 'must be at least 1 (the file itself)',
                                       got='%g' % params['min_free_factor']))
     problems.extend(common_option_problems(params))
+    problems.extend(ost.bounded_problems(params['point_s'], params['point_min_mib']))
+    if params['point_s'] is not None and params['engine'] == 'iokit':
+        problems.append(OptionProblem('point_s', 'the installed ost-survey moves its fixed size at every OST; '
+                                      'time-bounded points need {engine} native', mentions='engine'))
     return problems
+
+
+def bounded_settings(params):
+    """The engine's time-bounded point settings: ``point_s`` and the floor (``point_min_mib``, which the option
+    checks require with it: the client cannot derive it from the OSS's memory).  A floor given without ``point_s``
+    still goes to the engine: the plan then shows what the fast sweep profile would take (``point_sizing``)."""
+    if params['point_min_mib'] is None:
+        return {}
+    return dict(point_s=params['point_s'], point_min_mib=params['point_min_mib'],
+                floor_reason='point_min_mib %d MiB per OST' % params['point_min_mib'])
 
 
 class OstSpec(survey_module.ServerSurveySpec):
@@ -249,9 +307,10 @@ class OstSpec(survey_module.ServerSurveySpec):
         params = start.module.params
         # Checks, the cache change and its undoing run on the control runner: the restore still runs after a
         # timeout.
+        bounded = bounded_settings(params) if params['engine'] == 'native' else {}
         survey = self.engine = ost.OstSurvey(
             start.context, params['mount_point'], size_mib=params['size_mib'],
-            min_free_factor=params['min_free_factor'], workdir=params['workdir'])
+            min_free_factor=params['min_free_factor'], workdir=params['workdir'], **bounded)
         survey.inspect()
         return survey
 
@@ -270,9 +329,18 @@ class OstSpec(survey_module.ServerSurveySpec):
         return bool(survey.active_osts())
 
     def plan_lines(self, params, plan):
-        return ['OSTs: %s in %s' % ([ost['ost'] for ost in plan['osts']], plan['directory'])]
+        lines = ['OSTs: %s in %s' % ([ost['ost'] for ost in plan['osts']], plan['directory'])]
+        bounded = plan.get('bounded')
+        if bounded:
+            lines.append('time-bounded points: %g s per test, floor %s; about %d s if every test lasts its time; '
+                         'at worst %d MiB per OST (every OST at the larger of its full size and the floor, written '
+                         'and read), against %d MiB for the full size'
+                         % (bounded['point_s'], bounded['floor_reason'], bounded['target_duration_s'],
+                            bounded['worst_case_mib_per_ost'], bounded['full_mib_per_ost']))
+        return lines
 
     def planned(self, survey, plan):
+        # Every OST moves the same size_mib, or a bounded OST lasts about its point_s per test: the steps weigh alike.
         return survey.steps()
 
     def record_point(self, record):

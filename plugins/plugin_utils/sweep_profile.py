@@ -13,8 +13,10 @@
 A profile only fills the survey variables a user left unset (absent or null): ``obdfilter_sweep: full`` under the
 fast profile keeps that survey's full grid.  Each survey takes the settings its module has (the ost survey has no
 thread sweep, only bounded points; ior and lnet none of them), and only where they apply: the I/O kit's own scripts
-(``iokit_engine=iokit``) run their fixed grid, and obdfilter bounds its points only on the OSTs themselves
-(``obdfilter_case=disk``; through the network there is no device cache to size a floor from).  The values are given under the role variables'
+(``iokit_engine=iokit``) run their fixed grid, obdfilter bounds its points only on the OSTs themselves
+(``obdfilter_case=disk``; through the network there is no device cache to size a floor from), and ost only when
+``ost_point_min_mib`` is given (its floor is the OSS's cache, which the client it runs on cannot read, so it has no
+default and the module refuses bounded points without it).  The values are given under the role variables'
 names, so that the preflight checks and the module gets exactly what the profile set
 (``survey_call.computed_values``).
 """
@@ -50,4 +52,6 @@ def profile_values(prefix, options, profile, get, engine):
                   if option in options and get(prefix + option) is None)
     if prefix == 'obdfilter_' and (get('obdfilter_case') or 'disk') != 'disk' and 'obdfilter_point_s' in values:
         values['obdfilter_point_s'] = None
+    if prefix == 'ost_' and get('ost_point_min_mib') is None and 'ost_point_s' in values:
+        values['ost_point_s'] = None
     return values

@@ -30,6 +30,12 @@ non-zero (``--threads: PID <n> had rc=<m>``, m > 0) or a missing ``Total:``
 line is an error (the script would print an average of 0); a run stopped by
 the deadline gives ``incomplete`` instead of a number.
 
+With ``point_s`` set (time-bounded points, point_budget.py) a point creates, per MDT,
+``max(floor, min(file_count, point_s x rate))`` items instead of ``file_count``,
+the rate being the slowest MDT's slowest test of the point it is sized from;
+every test of the point (lookup, md_getattr, setxattr, destroy) acts on the
+files its create made, so they all use the count the point was sized to.
+
 Everything the survey creates is written to the node state before it is
 created (the echo clients, with the test directories and the file range of
 a ``create`` not yet destroyed) and crossed off once undone, so that a
@@ -50,6 +56,7 @@ import re
 import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
+from ansible_collections.lustre.iokit.plugins.module_utils import point_budget
 from ansible_collections.lustre.iokit.plugins.module_utils import sample_extraction as extraction
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
@@ -192,6 +199,16 @@ def option_problems(thrlo, thrhi, file_count, dir_count, stripe_count, tests, st
     return _sweep_problems(thrlo, thrhi, file_count, dir_count)
 
 
+def bounded_problems(point_s, point_min_items):
+    """The time-bounded point's settings: a positive time and a floor of at least one item."""
+    problems = []
+    if point_s is not None and point_s <= 0:
+        problems.append(OptionProblem('point_s', 'must be more than 0 seconds', got='%g' % point_s))
+    if point_min_items is not None and point_min_items < 1:
+        problems.append(OptionProblem('point_min_items', 'must be at least 1', got='%d' % point_min_items))
+    return problems
+
+
 def _tests_problems(tests):
     """``tests``: known names, each once, from create to destroy."""
     problems = []
@@ -288,6 +305,14 @@ def global_stats(per_mdt):
             'status': STATUS_OK}
 
 
+def slowest_rate(record):
+    """The slowest MDT's slowest test of a measured point, items per second: what sizes the next bounded point."""
+    rates = [figures.get('ops_s') for entry in record.get('per_mdt') or [] if isinstance(entry, dict)
+             for figures in (entry.get('tests') or {}).values()]
+    rates = [rate for rate in rates if rate]
+    return min(rates) if rates else None
+
+
 def prefix_line(ndevs, file_count, dir_count, thr):
     return 'mdt %1d file %7d dir %4d thr %4d ' % (ndevs, file_count, dir_count, thr)
 
@@ -313,11 +338,14 @@ class MdsSurvey(NativeSurvey):
     down first, and the wall clock stamps each test's
     ``start_time``/``end_time`` so that statistics sampled on the node can be
     cut per test.  ``raw``: an object with ``summary(text)`` and
-    ``detail(text)`` (or None).
+    ``detail(text)`` (or None).  ``point_s``, ``point_min_items`` and
+    ``floor_reason``: time-bounded points (see the module docstring), None
+    for the I/O kit's fixed ``file_count``.
     """
 
     def __init__(self, context, targets, thrlo=4, thrhi=32, file_count=100000, dir_count=None, stripe_count=0,
-                 tests=TESTS, start_number=DEFAULT_START_NUMBER, layer='mdd', raw=None):
+                 tests=TESTS, start_number=DEFAULT_START_NUMBER, layer='mdd', raw=None, point_s=None,
+                 point_min_items=None, floor_reason=None):
         self.context = context
         self.runner = context.runner
         # The echo clients are attached and detached with no deadline, as the module's own lctl commands are.
@@ -336,6 +364,13 @@ class MdsSurvey(NativeSurvey):
         self.raw = raw
         self.host = context.host
         self.wall_clock = context.wall_clock
+        self.clock = context.clock
+        # Time-bounded points: seconds per test of a point, None for the I/O kit's fixed file_count; the floor in
+        # items per MDT and where it came from (the module says).
+        self.point_s = point_s
+        self.point_min_items = point_min_items
+        self.floor_reason = floor_reason
+        self.sizing_rates = point_budget.SizingRates()
         # Full unless the caller sets an adaptive one: the thread sweep may then stop once the MDTs saturate.
         self.inner_sweeps = adaptive.InnerSweeps()
         # Thread counts an earlier attempt of the run measured, to their records: not measured again.
@@ -352,16 +387,19 @@ class MdsSurvey(NativeSurvey):
 
     def problems(self):
         return option_problems(self.thrlo, self.thrhi, self.file_count, self.dir_count, self.stripe_count,
-                               self.tests, self.start_number, self.layer)
+                               self.tests, self.start_number, self.layer) + bounded_problems(self.point_s,
+                                                                                             self.point_min_items)
 
     def free_inode_problems(self):
         """Each MDT with fewer free inodes than the survey holds at once (the files of a thread count and the
-        test directories), naming ``file_count``; the count is the MDT's ``osd-*.<mdt>.filesfree`` (one that
-        cannot be read is not checked: None in ``free_inodes``).  Returns ``(problems, free_inodes)``.
+        test directories), naming ``file_count``, or ``point_min_items`` when a bounded point's floor is what holds
+        the most; the count is the MDT's ``osd-*.<mdt>.filesfree`` (one that cannot be read is not checked: None in
+        ``free_inodes``).  Returns ``(problems, free_inodes)``.
         """
-        runnable = [point['files_per_thread'] * point['thr']
-                    for point in sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count) if point['skip'] is None]
-        needed = max(runnable or [0]) + self.dir_count
+        most = [self._most_items(point)
+                for point in sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count) if point['skip'] is None]
+        option, files = max(most or [('file_count', 0)], key=lambda item: item[1])
+        needed = files + self.dir_count
         problems = []
         free = {}
         for target in self.targets:
@@ -371,16 +409,28 @@ class MdsSurvey(NativeSurvey):
             free[target.name] = int(words[0]) if words and words[0].isdigit() else None
             if free[target.name] is not None and free[target.name] < needed:
                 rule = ('%d files and %d directories do not fit %s, which has %d free inodes (lctl get_param %s); '
-                        'lower {file_count} (mds_file_count)'
-                        % (needed - self.dir_count, self.dir_count, target.name, free[target.name], param))
-                problems.append(OptionProblem('file_count', rule, mentions='file_count'))
+                        'lower {%s} (mds_%s)'
+                        % (files, self.dir_count, target.name, free[target.name], param, option, option))
+                problems.append(OptionProblem(option, rule, mentions=option))
         return problems, free
+
+    def _most_items(self, point):
+        """``(option, files)``: the most files ``point`` may hold on one MDT and the option that sets it - its full
+        count (``file_count``), or a bounded point's floor when that is larger (the floor wins over the full
+        count)."""
+        full = point['files_per_thread'] * point['thr']
+        if self.point_s is None:
+            return 'file_count', full
+        # with no rate the rule gives the floor, rounded up to whole files for every thread
+        floor = int(point_budget.size_point('mds', self.file_count, self.point_min_items, self.point_s,
+                                            granule=point['thr']).amount)
+        return ('point_min_items', floor) if floor > full else ('file_count', full)
 
     def plan(self):
         """The sweep, what would be created, and the adaptive sweep's settings and bounds, for check mode."""
         points = sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count)
         runnable = [point for point in points if point['skip'] is None]
-        return {
+        plan = {
             'points': points,
             'targets': [target.as_dict() for target in self.targets],
             'echo_clients': [target.echo_client for target in self.targets],
@@ -392,6 +442,25 @@ class MdsSurvey(NativeSurvey):
             'sweep': adaptive.plan_fields(self.inner_sweeps.mode, self.inner_sweeps.min_gain_pct,
                                           self.inner_sweeps.patience, adaptive.inner_sweep_sizes(points, 'thr', ())),
         }
+        if self.point_s is not None:
+            plan['bounded'] = self.bounded_plan(runnable)
+        if self.point_min_items is not None:
+            plan['point_sizing'] = point_budget.point_sizing(self.file_count, self.point_min_items, self.floor_reason,
+                                                             self.point_s)
+        return plan
+
+    def bounded_plan(self, runnable):
+        """What time-bounded points change in the plan: the time and floor, and the worst case.
+
+        A point creates ``max(floor, min(file_count, point_s x rate))`` files per MDT (point_budget.py), so at worst
+        every point creates the larger of its full count and the floor; every test touches each file once, so the
+        operations are the files times the tests, the unit of the plan's estimate.
+        """
+        tests = len(self.tests)
+        return {'point_s': self.point_s, 'point_min_items': self.point_min_items, 'floor_reason': self.floor_reason,
+                'target_duration_s': self.point_s * tests * len(runnable),
+                'worst_case_operations_per_mdt': sum(self._most_items(point)[1] for point in runnable) * tests,
+                'full_operations_per_mdt': sum(point['files_per_thread'] * point['thr'] for point in runnable) * tests}
 
     def thread_argv(self, target, test, point):
         """The ``lctl --threads`` argument list of ``test`` on ``target`` at ``point``."""
@@ -483,23 +552,38 @@ class MdsSurvey(NativeSurvey):
             earlier = self.done_points.get(point['thr'])
             if earlier is not None:
                 # the module resumes: the point is in the envelope already, its figures still count
-                if not self.inner_sweeps.stopped({}):
+                if not self.inner_sweeps.stopped({}, point['thr']):
                     self.inner_sweeps.measured({}, point['thr'], adaptive.figures(earlier['tests'], ndevs, 'ops_s'))
+                # and its rate sizes the next bounded point, as in the uninterrupted run
+                self.sizing_rates.measured({}, point['thr'], slowest_rate(earlier))
                 continue
-            stopped = self.inner_sweeps.stopped({})
+            stopped = self.inner_sweeps.stopped({}, point['thr'])
             if stopped:
                 self.inner_sweeps.skip({'thr': point['thr']}, stopped)
                 continue
             if self.runner.expired():
                 self._stop({'thr': point['thr']}, 'not run')
                 return
-            prefix = prefix_line(ndevs, self.file_count, self.dir_count, point['thr'])
+            file_count, size = self.file_count, None
+            if self.point_s is not None:
+                point, size, sized_from = self._bounded(point)
+                if size.refused is not None:
+                    # never cut short into a figure below its floor: the point is not run, the sweep goes on
+                    self.errors.append({'point': {'thr': point['thr']}, 'message': 'not run: %s' % size.refused})
+                    continue
+                file_count = int(size.amount)
+            prefix = prefix_line(ndevs, file_count, self.dir_count, point['thr'])
             self._raw('summary', prefix)
             self._raw('detail', '=======> %s\n' % prefix)
-            record = {'mdt': ndevs, 'file': self.file_count, 'dir': self.dir_count, 'thr': point['thr'],
+            record = {'mdt': ndevs, 'file': file_count, 'dir': self.dir_count, 'thr': point['thr'],
                       'host': self.host, 'files_per_thread': point['files_per_thread'],
                       'stripe_count': self.stripe_count, 'tests': {},
                       'per_mdt': [dict(target.as_dict(), tests={}) for target in self.targets]}
+            if size is not None:
+                record.update(bounded=True, point_s=self.point_s,
+                              moved_items_per_mdt=point['files_per_thread'] * point['thr'], point_limit=size.limit,
+                              sized_from_ops_s=sized_from)
+            started = self.clock()
             for test in self.tests:
                 stats, interrupted = self._run_test(test, point, record)
                 record['tests'][test] = stats
@@ -518,7 +602,24 @@ class MdsSurvey(NativeSurvey):
             self._raw('summary', '\n')
             # min/max are single-MDT rates: the spread is judged per MDT
             self.inner_sweeps.measured({}, point['thr'], adaptive.figures(record['tests'], ndevs, 'ops_s'))
+            if size is not None:
+                record['elapsed_s'] = round(self.clock() - started, 6)
+                self.sizing_rates.measured({}, point['thr'], slowest_rate(record))
             yield record
+
+    def _bounded(self, point):
+        """``(point, size, rate)``: the point with the files per thread a bounded point creates, its PointSize and
+        the rate (items per second per MDT) it was sized from.
+
+        Every MDT creates the same count (sized from the slowest MDT), whole files for every thread, rounded up so
+        that rounding never takes it below the floor; each test gets the time the survey has left over its tests.
+        """
+        rate = self.sizing_rates.rate_for({}, point['thr'])
+        remaining_s = self.runner.remaining_s()
+        time_left_s = remaining_s / len(self.tests) if remaining_s is not None else None
+        size = point_budget.size_point('mds', self.file_count, self.point_min_items, self.point_s, rate, time_left_s,
+                                       granule=point['thr'])
+        return dict(point, files_per_thread=int(size.amount) // point['thr']), size, rate
 
     def _before_destroy(self, record):
         """Record each MDT's ranges as being destroyed, so that a kill during the destroy test leaves them findable.

@@ -30,6 +30,14 @@ OST's figure null and is reported (the script would compute a rate anyway),
 and the survey refuses to start when an OST has less free space than
 ``size_mib * min_free_factor``.
 
+With ``point_s`` set (time-bounded points, point_budget.py) each OST's file
+is ``max(floor, min(size_mib, point_s x rate))`` MiB instead of ``size_mib``.
+The OSTs are measured one after another, so there is no slowest OST of a
+point to size from: each OST is sized from the rate of the OST written before
+it, the first one moves the floor.  An OST's amount is fixed when its file is
+written (its read reads that file back), and by then only the earlier OSTs'
+writes have been measured, so the write rate sizes it.
+
 Everything changed is written to the node state first (the scratch
 directory, each file, the old ``max_cached_mb``) and crossed off once undone.
 
@@ -49,6 +57,7 @@ import re
 import shutil
 import time
 
+from ansible_collections.lustre.iokit.plugins.module_utils import point_budget
 from ansible_collections.lustre.iokit.plugins.module_utils import sample_extraction as extraction
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.contract import NativeSurvey
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
@@ -63,6 +72,9 @@ CACHE_PAGES = 256
 DEFAULT_SIZE_MIB = 30
 DEFAULT_MIN_FREE_FACTOR = 2.0
 OPERATIONS = ('write', 'read')
+# The OSTs are one series that one dd measures after another: SizingRates' axis value for every OST, so that each
+# is sized from the one before.
+ONE_DD = 1
 
 _TARGET_OBD_RE = re.compile(r'^\s*(?P<index>\d+):\s+(?P<uuid>\S+)\s+(?P<state>\S+)')
 _DF_OST_RE = re.compile(r'^(?P<uuid>\S+)\s+(?P<total>\d+)\s+(?P<used>\d+)\s+(?P<available>\d+)\s+\S+\s+\S*\[OST:(?P<index>\d+)\]')
@@ -201,6 +213,22 @@ def report_text(record, program='ost-survey', date_text=None):
     return '\n'.join(lines) + '\n'
 
 
+def bounded_problems(point_s, point_min_mib):
+    """The time-bounded point's settings: a positive time and a floor of at least 1 MiB, which must be given."""
+    problems = []
+    if point_s is not None and point_s <= 0:
+        problems.append(OptionProblem('point_s', 'must be more than 0 seconds', got='%g' % point_s))
+    if point_min_mib is not None and point_min_mib < 1:
+        problems.append(OptionProblem('point_min_mib', 'must be at least 1', got='%d' % point_min_mib))
+    if point_s is not None and point_min_mib is None:
+        # the floor is the OSS's cache (point_budget.default_floor), and the client cannot read the OSS's memory
+        problems.append(OptionProblem(
+            'point_min_mib', 'time-bounded points ({point_s}) need the floor per OST, and this client cannot read '
+            'the OSS\'s memory: give the largest OSS\'s MemTotal in MiB (its page cache), or on ZFS its ARC '
+            'maximum, at least %d' % point_budget.MIN_FLOOR_MIB, mentions='point_s'))
+    return problems
+
+
 # --------------------------------------------------------------------------
 # The survey
 
@@ -214,12 +242,14 @@ class OstSurvey(NativeSurvey):
     seconds, stamped on each OST's row as
     ``<operation>_start_time``/``<operation>_end_time`` (beside
     ``<operation>_time_s``) so that statistics sampled on the nodes can be
-    cut per OST and operation.
+    cut per OST and operation.  ``point_s``, ``point_min_mib`` and
+    ``floor_reason``: time-bounded points (see the module docstring), None
+    for the I/O kit's fixed ``size_mib``.
     """
 
     def __init__(self, context, mount_point, size_mib=DEFAULT_SIZE_MIB, min_free_factor=DEFAULT_MIN_FREE_FACTOR,
                  workdir='/tmp/lustre-iokit', page_size=None, lctl='lctl', lfs='lfs',
-                 mountinfo_path='/proc/self/mountinfo'):
+                 mountinfo_path='/proc/self/mountinfo', point_s=None, point_min_mib=None, floor_reason=None):
         self.context = context
         # The checks and the plan run on the control runner, under no deadline; the module hands the survey the
         # measuring runner (``context.runner``) once they are done, right before setup.
@@ -229,6 +259,15 @@ class OstSurvey(NativeSurvey):
         self.mount_point = mount_point.rstrip('/') or '/'
         self.size_mib = size_mib
         self.min_free_factor = min_free_factor
+        # Time-bounded points: seconds per test (write, read) of an OST, None for the I/O kit's fixed size_mib; the
+        # floor in MiB per OST and where it came from (the module says).
+        self.point_s = point_s
+        self.point_min_mib = point_min_mib
+        self.floor_reason = floor_reason
+        self.sizing_rates = point_budget.SizingRates()
+        # The reads still to come of the OSTs this attempt wrote, in seconds at their write rates: the time before
+        # the timeout that a bounded OST's write cannot count on.
+        self._pending_read_s = 0.0
         self.workdir = workdir
         self.page_size = page_size or os.sysconf('SC_PAGE_SIZE')
         self.host = context.host
@@ -300,22 +339,33 @@ class OstSurvey(NativeSurvey):
     def active_osts(self):
         return [ost for ost in self.osts if ost['active']]
 
+    def problems(self):
+        return bounded_problems(self.point_s, self.point_min_mib)
+
+    def largest_file(self):
+        """``(option, MiB)``: the largest file an OST may get and the option that sets it - ``size_mib``, or with
+        time-bounded points the floor when that is larger (the floor wins over the full size)."""
+        if self.point_s is not None and self.point_min_mib > self.size_mib:
+            return 'point_min_mib', self.point_min_mib
+        return 'size_mib', self.size_mib
+
     def space_problems(self):
-        """Active OSTs with less than ``size_mib * min_free_factor`` available (from ``lfs df``), each an
-        OptionProblem of ``size_mib``."""
-        needed_kib = int(math.ceil(self.size_mib * MIB * self.min_free_factor / KIB))
+        """Active OSTs with less than the largest file (``largest_file``) times ``min_free_factor`` available (from
+        ``lfs df``), each an OptionProblem of the option that sets that file."""
+        option, largest_mib = self.largest_file()
+        needed_kib = int(math.ceil(largest_mib * MIB * self.min_free_factor / KIB))
         problems = []
         for ost in self.active_osts():
             available = self.available_kib.get(ost['ost'])
             if available is None:
-                problems.append(OptionProblem('size_mib', 'lfs df shows no free space for OST index %d (%s)'
+                problems.append(OptionProblem(option, 'lfs df shows no free space for OST index %d (%s)'
                                               % (ost['ost'], ost['uuid'])))
             elif available < needed_kib:
                 problems.append(OptionProblem(
-                    'size_mib', 'OST index %d (%s) has %d KiB available, the survey needs %d KiB ({size_mib} %d x '
-                    '{min_free_factor} %g)' % (ost['ost'], ost['uuid'], available, needed_kib, self.size_mib,
+                    option, 'OST index %d (%s) has %d KiB available, the survey needs %d KiB ({%s} %d x '
+                    '{min_free_factor} %g)' % (ost['ost'], ost['uuid'], available, needed_kib, option, largest_mib,
                                                self.min_free_factor),
-                    mentions=('size_mib', 'min_free_factor')))
+                    mentions=(option, 'min_free_factor')))
         return problems
 
     def steps(self):
@@ -324,7 +374,7 @@ class OstSurvey(NativeSurvey):
 
     def plan(self):
         """What the survey would do: the OSTs, the files, the bytes per OST and the cache change."""
-        return {
+        plan = {
             'mount_point': self.mount_point,
             'fsname': self.fsname,
             'directory': self.directory,
@@ -335,15 +385,32 @@ class OstSurvey(NativeSurvey):
             'max_cached_mb': cache_limit_mb(self.page_size),
             'estimated_duration_s': None,
         }
+        if self.point_s is not None:
+            plan['bounded'] = self.bounded_plan()
+        if self.point_min_mib is not None:
+            plan['point_sizing'] = point_budget.point_sizing(self.size_mib, self.point_min_mib, self.floor_reason,
+                                                             self.point_s)
+        return plan
+
+    def bounded_plan(self):
+        """What time-bounded points change in the plan: the time and floor, and the worst case.
+
+        An OST moves ``max(floor, min(size_mib, point_s x rate))`` (point_budget.py), written then read, so at worst
+        every OST moves the larger of the floor and ``size_mib`` twice.
+        """
+        tests = len(OPERATIONS)
+        return {'point_s': self.point_s, 'point_min_mib': self.point_min_mib, 'floor_reason': self.floor_reason,
+                'target_duration_s': self.point_s * tests * len(self.active_osts()),
+                'worst_case_mib_per_ost': self.largest_file()[1] * tests, 'full_mib_per_ost': self.size_mib * tests}
 
     def file_path(self, ost):
         return os.path.join(self.directory, 'file%d' % ost['ost'])
 
-    def write_argv(self, path):
-        return ['dd', 'of=' + path, 'if=/dev/zero', 'count=%d' % self.size_mib, 'bs=%d' % BLOCK_SIZE]
+    def write_argv(self, path, size_mib=None):
+        return ['dd', 'of=' + path, 'if=/dev/zero', 'count=%d' % (size_mib or self.size_mib), 'bs=%d' % BLOCK_SIZE]
 
-    def read_argv(self, path):
-        return ['dd', 'if=' + path, 'of=/dev/null', 'count=%d' % self.size_mib, 'bs=%d' % BLOCK_SIZE]
+    def read_argv(self, path, size_mib=None):
+        return ['dd', 'if=' + path, 'of=/dev/null', 'count=%d' % (size_mib or self.size_mib), 'bs=%d' % BLOCK_SIZE]
 
     # -- node state ------------------------------------------------------------------------
 
@@ -432,6 +499,8 @@ class OstSurvey(NativeSurvey):
             'complete': completed == list(OPERATIONS),
             'osts': entries,
         }
+        if self.point_s is not None:
+            record.update(bounded=True, point_s=self.point_s)
         for operation in OPERATIONS:
             # a pass cut short is not summarised: its worst/best/average would be over some OSTs only
             record[operation] = operation_statistics(entries if operation in completed else [], operation,
@@ -440,7 +509,12 @@ class OstSurvey(NativeSurvey):
 
     def _run_pass(self, operation, entries):
         for entry in entries:
-            if not entry['active'] or entry['ost'] in self.done_points:
+            if not entry['active']:
+                continue
+            if entry['ost'] in self.done_points:
+                if operation == 'write':
+                    # an earlier attempt's OST sizes the next, as in the uninterrupted run
+                    self.sizing_rates.measured({}, ONE_DD, entry.get('write_mib_s'))
                 continue
             if self.runner.expired():
                 self._stop({'ost': entry['ost'], 'operation': operation}, 'not run')
@@ -458,6 +532,13 @@ class OstSurvey(NativeSurvey):
     def _run_step(self, operation, entry):
         """Write or read one OST's file into ``entry``; False when the survey was stopped during it."""
         path = os.path.join(self.directory, 'file%d' % entry['ost'])
+        if operation == 'write' and self.point_s is not None:
+            size = self._bounded(entry)
+            if size.refused is not None:
+                # never cut short by the timeout: the OST is not written (nor read), the survey goes on
+                self.errors.append({'point': {'ost': entry['ost'], 'operation': operation},
+                                    'message': 'not run: %s' % size.refused})
+                return True
         if operation == 'write':
             self.node_state.record('paths', self.run_id, path=path, mount_point=self.mount_point, survey='ost')
             self._files.append(path)
@@ -471,11 +552,14 @@ class OstSurvey(NativeSurvey):
                                     'message': 'lfs setstripe -i %d failed (rc %s): %s' % (
                                         entry['ost'], result.rc, (result.stderr or result.stdout).strip())})
                 return True
-            argv = self.write_argv(path)
+            argv = self.write_argv(path, entry.get('moved_mib'))
         else:
             if entry['write_mib_s'] is None:
                 return True
-            argv = self.read_argv(path)
+            if self.point_s is not None:
+                # this read is under way: no longer one still to come
+                self._pending_read_s = max(0.0, self._pending_read_s - entry['write_time_s'])
+            argv = self.read_argv(path, entry.get('moved_mib'))
         seconds, result, interrupted, (start_time, end_time) = self._measure(argv)
         # Times even for a failed or cut dd: its I/O still shows in the statistics of that window.
         entry[operation + '_start_time'] = start_time
@@ -489,8 +573,37 @@ class OstSurvey(NativeSurvey):
                                     operation, entry['ost'], result.rc, result.stderr.strip())})
             return True
         entry[operation + '_time_s'] = seconds
-        entry[operation + '_mib_s'] = rate_mib_s(self.size_mib, seconds)
+        entry[operation + '_mib_s'] = rate_mib_s(entry.get('moved_mib', self.size_mib), seconds)
+        if self.point_s is not None:
+            self._bounded_measured(operation, entry)
         return True
+
+    def _bounded(self, entry):
+        """The PointSize of ``entry``'s OST, sized from the OST written before it, kept in the row
+        (``moved_mib``, ``point_limit``, ``sized_from_mib_s``).
+
+        The OST's write and read share the time the survey has left, less the reads still to come of the OSTs
+        already written (every read follows every write).
+        """
+        rate = self.sizing_rates.rate_for({}, ONE_DD)
+        remaining_s = self.runner.remaining_s()
+        time_left_s = None
+        if remaining_s is not None:
+            time_left_s = max(0.0, remaining_s - self._pending_read_s) / len(OPERATIONS)
+        size = point_budget.size_point('ost', self.size_mib, self.point_min_mib, self.point_s, rate, time_left_s,
+                                       granule=1)
+        if size.refused is None:
+            entry.update(moved_mib=int(size.amount), point_limit=size.limit, sized_from_mib_s=rate)
+        return size
+
+    def _bounded_measured(self, operation, entry):
+        """A bounded OST's test ended: its write sizes the next OST and leaves its read to come; its read ends the
+        OST's point."""
+        if operation == 'write':
+            self.sizing_rates.measured({}, ONE_DD, entry['write_mib_s'])
+            self._pending_read_s += entry['write_time_s']
+        else:
+            entry['elapsed_s'] = round(entry['write_time_s'] + entry['read_time_s'], 6)
 
     def _stop(self, point, what):
         self.aborted = self.runner.stop_reason or 'stopped'

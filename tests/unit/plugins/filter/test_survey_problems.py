@@ -100,6 +100,16 @@ INVALID = [
       '32, so every thread count would be skipped', 'iokit_workdir (tmp): must be an absolute path other than /']),
     ('mds', {'mds_thrlo': 0, 'mds_dir_count': None},
      ['mds_thrlo (0): must be at least 1']),
+    ('mds', {'mds_point_s': 0, 'mds_point_min_items': 0, 'mds_sweep_start_near_knee': 'maybe'},
+     ['mds_sweep_start_near_knee (maybe): must be true or false', 'mds_point_s (0): must be more than 0 seconds',
+      'mds_point_min_items (0): must be at least 1']),
+    ('mds', {'mds_point_s': 20, '__mds_engine': 'iokit'},
+     ['mds_point_s (20): the installed mds-survey creates its fixed file_count at every point; time-bounded points '
+      'need iokit_engine native']),
+    ('ost', {'ost_point_s': 20},
+     ["ost_point_min_mib (unset): time-bounded points (ost_point_s) need the floor per OST, and this client cannot "
+      "read the OSS's memory: give the largest OSS's MemTotal in MiB (its page cache), or on ZFS its ARC maximum, "
+      "at least 512"]),
     ('ost', {'ost_size_mib': 0, 'ost_slow_share': 2},
      ['ost_size_mib (0): must be at least 1', 'ost_slow_share (2): must be in (0, 1]']),
     ('ost', {'ost_min_free_factor': 0.5, '__ost_timeout_s': '0', 'ost_slowest_count': -1},

@@ -53,6 +53,16 @@ def test_the_fast_profile_gives_each_survey_only_what_applies_to_it():
     assert not [name for name in ior['computed'] if not name.startswith('__')]
 
 
+def test_the_fast_profile_bounds_mds_points_and_ost_ones_only_with_their_floor():
+    mds = survey_run('mds', inventory_hostname='mds1', iokit_sweep_profile='fast')['computed']
+    assert (mds['mds_sweep'], mds['mds_sweep_start_near_knee'], mds['mds_point_s']) == ('adaptive', True, 20)
+    # the client cannot read the OSS's memory: no floor, no bounded points (the module would refuse them)
+    ost = survey_run('ost', inventory_hostname='client1', iokit_sweep_profile='fast')['computed']
+    assert ost['ost_point_s'] is None
+    given = survey_run('ost', inventory_hostname='client1', iokit_sweep_profile='fast', ost_point_min_mib=65536)
+    assert given['computed']['ost_point_s'] == 20
+
+
 def test_lnet_runs_on_its_console_alone_after_preparing_every_host_of_the_test():
     variables = dict(lnet_console_host='oss1', lnet_server_hosts=['oss1', 'oss2'], lnet_client_hosts=['client1'])
     console = survey_run('lnet', inventory_hostname='oss1', **variables)

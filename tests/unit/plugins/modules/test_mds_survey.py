@@ -159,3 +159,72 @@ def test_a_rerun_with_other_parameters_is_refused_and_force_rerun_starts_over(ru
     forced = run_module(base(tmp_path, thrhi=4, file_count=200, force_rerun=True))
     assert forced['status'] == 'ok' and thread_counts_measured() == [1, 2, 4]
     assert [record['attempt'] for record in forced['records']] == [1, 1, 1]
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'point_s': 10.0, 'engine': 'iokit'}, 'point_s: the installed mds-survey creates its fixed file_count at every '
+     'point; time-bounded points need engine native'),
+    ({'point_s': -1.0}, 'point_s: must be more than 0 seconds, got -1'),
+    ({'point_s': 10.0, 'point_min_items': 0}, 'point_min_items: must be at least 1, got 0'),
+])
+def test_bounded_points_that_cannot_apply_are_refused_before_anything_is_made(run_module, tmp_path, change, message):
+    result = run_module(base(tmp_path, **change))
+    assert result['failed'] is True and message in result['msg'], result['msg']
+    assert made_anything() == []
+
+
+def test_the_default_floor_is_point_budgets_items_per_mdt():
+    settings = mds_survey.bounded_settings({'point_s': 20.0, 'point_min_items': None}, ['mdt0', 'mdt1'])
+    assert (settings['point_s'], settings['point_min_items']) == (20.0, 10000)
+    assert settings['floor_reason'].startswith('10000 items per MDT')
+    given = mds_survey.bounded_settings({'point_s': 20.0, 'point_min_items': 500}, ['mdt0'])
+    assert given == {'point_s': 20.0, 'point_min_items': 500, 'floor_reason': 'point_min_items 500 items per MDT'}
+    # unbounded, the floor is still given: the plan shows what the fast profile would create
+    assert mds_survey.bounded_settings({'point_s': None, 'point_min_items': None}, ['mdt0'])['point_min_items'] == 10000
+
+
+def test_check_mode_shows_the_fast_profiles_worst_case_beside_the_full_grid(run_module, tmp_path):
+    plan = run_module(base(tmp_path), check_mode=True)['plan']
+    assert 'bounded' not in plan
+    assert plan['point_sizing'] == {'full': 100, 'floor': 10000, 'point_s': None,
+                                    'floor_reason': plan['point_sizing']['floor_reason']}
+    # the floor is above file_count: the fast profile would take longer than the full grid
+    fast = plan['estimate']['fast_profile']
+    assert fast['floor'] == 10000 and fast['estimated_duration_most_s'] > plan['estimated_duration_s']
+
+
+def test_check_mode_shows_the_bounded_points_and_their_worst_case(run_module, tmp_path):
+    result = run_module(base(tmp_path, point_s=5.0, point_min_items=8), check_mode=True)
+    plan = result['plan']
+    assert plan['bounded']['target_duration_s'] == 5.0 * 5 * 2
+    assert plan['lines'][3] == ('time-bounded points: 5 s per test, floor point_min_items 8 items per MDT; about 50 s '
+                                'if every test lasts its time; at worst 1000 operations per MDT (every point at the '
+                                'larger of its full count and the floor), against 1000 for the full counts')
+
+
+def test_a_bounded_run_records_what_each_point_created(run_module, tmp_path):
+    result = run_module(base(tmp_path, point_s=5.0, point_min_items=8))
+    assert result['status'] == 'ok', result['errors']
+    # the first point creates the floor; the next, sized at the fake MDTs' 1000 items per second, would create 5000
+    # and is capped at file_count
+    assert [(r['thr'], r['moved_items_per_mdt'], r['point_limit']) for r in result['records']] == [
+        (1, 8, 'floor, no rate yet'), (2, 100, 'full size')]
+    assert all(r['bounded'] is True and r['elapsed_s'] >= 0 for r in result['records'])
+    assert [thr_test[:2] for thr_test in Node.fake.threads_started[:2]] == [(1, 'create'), (1, 'create')]
+    assert [argv[-1] for argv in Node.fake.calls if argv[1:2] == ['--threads']][:2] == ['8', '8']
+    assert result['envelope']['parameters']['point_s'] == 5.0
+    assert results.validate_envelope(result['envelope']) == []
+
+
+def test_the_eta_weighs_bounded_points_alike_and_full_ones_by_files():
+    points = [{'thr': thr, 'files_per_thread': 100 // thr, 'skip': None} for thr in (1, 2)]
+    spec = mds_survey.MdsSpec()
+    assert spec.planned(None, {'points': points}) == [{'thr': 1, 'weight': 100}, {'thr': 2, 'weight': 100}]
+    # a bounded point lasts about its point_s per test whatever it creates: each weighs one point
+    assert spec.planned(None, {'points': points, 'bounded': {'point_s': 20.0}}) == [{'thr': 1}, {'thr': 2}]
+
+
+def test_sweep_start_near_knee_reaches_the_adaptive_sweep(run_module, tmp_path):
+    result = run_module(base(tmp_path, sweep='adaptive', sweep_start_near_knee=True))
+    assert result['sweep']['start_near_knee'] is True
+    assert run_module(base(tmp_path, run_id='other'))['sweep']['start_near_knee'] is False

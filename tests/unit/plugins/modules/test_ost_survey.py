@@ -216,3 +216,53 @@ def test_a_rerun_with_another_size_is_refused_naming_it(run_module, tmp_path, mo
     refused = run_module(base(tmp_path, mount, size_mib=8))
     assert refused['failed'] is True and dd_runs() == []
     assert 'ost: run test-run not resumed' in refused['msg'] and 'size_mib was 4' in refused['msg']
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'point_s': 10.0, 'point_min_mib': 2, 'engine': 'iokit'}, 'point_s: the installed ost-survey moves its fixed '
+     'size at every OST; time-bounded points need engine native'),
+    ({'point_s': -1.0, 'point_min_mib': 2}, 'point_s: must be more than 0 seconds, got -1'),
+    ({'point_s': 10.0, 'point_min_mib': 0}, 'point_min_mib: must be at least 1, got 0'),
+    ({'point_s': 10.0}, "point_min_mib: time-bounded points (point_s) need the floor per OST, and this client cannot "
+     "read the OSS's memory"),
+])
+def test_bounded_points_that_cannot_apply_are_refused_before_anything_is_made(run_module, tmp_path, mount, change,
+                                                                              message):
+    result = run_module(base(tmp_path, mount, **change))
+    assert result['failed'] is True and message in result['msg'], result['msg']
+    assert Node.fake.calls == []
+
+
+def test_check_mode_shows_the_bounded_points_and_their_worst_case(run_module, tmp_path, mount):
+    result = run_module(base(tmp_path, mount, point_s=5.0, point_min_mib=8), check_mode=True)
+    assert changes() == []
+    assert result['plan']['bounded']['target_duration_s'] == 5.0 * 2 * 3
+    assert result['plan']['lines'][1] == (
+        'time-bounded points: 5 s per test, floor point_min_mib 8 MiB per OST; about 30 s if every test lasts its '
+        'time; at worst 16 MiB per OST (every OST at the larger of its full size and the floor, written and read), '
+        'against 8 MiB for the full size')
+
+
+def test_without_a_floor_check_mode_has_no_fast_profile_estimate(run_module, tmp_path, mount):
+    # the client cannot find the floor: without point_min_mib there is nothing to time the fast profile with
+    assert 'point_sizing' not in run_module(base(tmp_path, mount), check_mode=True)['plan']
+    plan = run_module(base(tmp_path, mount, point_min_mib=64), check_mode=True)['plan']
+    assert 'bounded' not in plan and plan['point_sizing']['floor'] == 64
+    assert plan['estimate']['fast_profile']['floor'] == 64
+
+
+def test_a_bounded_run_records_what_each_ost_moved(run_module, tmp_path, mount):
+    # OST 0 moves the floor; the fake client's dd ends at once, so the rate it measured sizes the next OSTs at
+    # size_mib
+    result = run_module(base(tmp_path, mount, point_s=5.0, point_min_mib=2))
+    assert result['status'] == 'ok', result['errors']
+    [record] = result['records']
+    assert (record['bounded'], record['point_s']) == (True, 5.0)
+    rows = [row for row in record['osts'] if row['active']]
+    assert [(row['ost'], row['moved_mib'], row['point_limit']) for row in rows] == [
+        (0, 2, 'floor, no rate yet'), (2, 4, 'full size'), (3, 4, 'full size')]
+    assert rows[0]['sized_from_mib_s'] is None and rows[1]['sized_from_mib_s'] == rows[0]['write_mib_s']
+    assert all(row['elapsed_s'] == round(row['write_time_s'] + row['read_time_s'], 6) for row in rows)
+    assert [argv[3] for argv in Node.fake.calls if argv[0] == 'dd'] == ['count=2', 'count=4', 'count=4'] * 2
+    assert result['envelope']['parameters']['point_min_mib'] == 2
+    assert results.validate_envelope(result['envelope']) == []

@@ -8,6 +8,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import functools
+
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
@@ -493,3 +495,225 @@ def test_adaptive_thread_sweep_stops_one_point_past_the_knee(tmp_path, mode, exp
         assert len(reasons) == 1 and 'create saturated at thr 4: +0.0 % < 3 %' in reasons.pop()
     else:
         assert survey.inner_sweeps.skipped_points == []
+
+
+# --------------------------------------------------------------------------
+# Time-bounded points
+
+
+class RateRunner(FakeRunner):
+    """MDTs that handle items at set rates: a ``--threads`` run lasts the files it handles (threads x ``-n``) over
+    its MDT's rate for that test (items per second, ``rates[devno](test, thr)``) and lctl prints that rate; a batch
+    lasts as long as its slowest MDT.  ``deadline_s`` on the wall clock gives the survey's timeout
+    (``remaining_s``, as a Runner has)."""
+
+    def __init__(self, rates, deadline_s=None):
+        FakeRunner.__init__(self)
+        self.item_rates = rates
+        self.deadline_s = deadline_s
+        self.batches = []
+
+    def remaining_s(self):
+        if self.deadline_s is None:
+            return None
+        return max(0.0, self.deadline_s - self.wall.now)
+
+    def run_many(self, argvs, env=None, cwd=None):
+        if not all(argv[1:2] == ['--threads'] for argv in argvs):
+            return FakeRunner.run_many(self, argvs, env=env, cwd=cwd)
+        results = []
+        batch = []
+        for argv in argvs:
+            self.calls.append(list(argv))
+            thr, devno, test = int(argv[2]), int(argv[4]), argv[5][len('test_'):]
+            per_thread = int(argv[argv.index('-n') + 1])
+            rate = self.item_rates[devno](test, thr)
+            self.threads_started.append((thr, test, self.wall.now))
+            batch.append((thr, test, devno, per_thread))
+            results.append(CommandResult(argv, 0, threads_output(thr, test, rate, (), devno), '',
+                                         thr * per_thread / rate))
+        self.batches.append(batch)
+        self.wall.sleep(max(result.elapsed_s for result in results))
+        return results
+
+
+def slow_and_fast_mdts():
+    """MDT0001 (devno 28) creates 95 files per second per thread up to 300; its other tests are four times faster;
+    MDT0000 (devno 27) is twice as fast in every test."""
+    def slow(test, thr):
+        create = min(95.0 * thr, 300.0)
+        return create if test == 'create' else 4 * create
+    return {28: slow, 27: lambda test, thr: 2 * slow(test, thr)}
+
+
+def bounded_mds(tmp_path, runner, **options):
+    settings = dict(thrlo=1, thrhi=8, dir_count=1, file_count=20000, point_s=10.0, point_min_items=1001,
+                    floor_reason='point_min_items 1001 items per MDT')
+    settings.update(options)
+    # the survey times its points on the clock the fake MDTs move
+    context = functools.partial(EngineContext, clock=runner.wall)
+    survey = make_survey(tmp_path, runner, make_context=context, **settings)[0]
+    survey.setup()
+    return survey
+
+
+def files_per_thread_per_mdt(runner):
+    """Each test's --threads batch as (threads, test, {devno: files per thread})."""
+    return [(batch[0][0], batch[0][1], dict((devno, per_thread) for unused, unused, devno, per_thread in batch))
+            for batch in runner.batches]
+
+
+def test_a_bounded_point_creates_the_floor_first_then_its_time_at_the_slowest_mdts_rate(tmp_path):
+    runner = RateRunner(slow_and_fast_mdts())
+    survey = bounded_mds(tmp_path, runner)
+    records = list(survey.run())
+    assert survey.errors == []
+    # per MDT: thr 1 has no rate yet (the floor); thr 2 at 95/s x 10 s = 950, below the 1001 floor, which is rounded
+    # up to whole files for 2 threads; thr 4 at 190/s: 1900; thr 8 at 300/s: 3000; never the 20000 of file_count
+    assert [(r['thr'], r['moved_items_per_mdt'], r['point_limit'], r['sized_from_ops_s']) for r in records] == [
+        (1, 1001, 'floor, no rate yet', None), (2, 1002, 'floor', 95.0), (4, 1900, 'time budget', 190.0),
+        (8, 3000, 'time budget', 300.0)]
+    assert all(r['bounded'] is True and r['point_s'] == 10.0 for r in records)
+    assert [(r['file'], r['files_per_thread']) for r in records] == [(1001, 1001), (1002, 501), (1900, 475),
+                                                                     (3000, 375)]
+    # every test of a point acts on the files its create made, and every MDT handles the same count
+    expected = [(thr, test, {27: per_thread, 28: per_thread})
+                for thr, per_thread in ((1, 1001), (2, 501), (4, 475), (8, 375)) for test in mds.TESTS]
+    assert files_per_thread_per_mdt(runner) == expected
+    # on the plateau the slowest MDT's slowest test (create) lasts its point_s exactly, the others a quarter of it
+    last = records[-1]
+    assert last['elapsed_s'] == 10.0 + 4 * 2.5
+    assert last['tests']['create']['end_time'] - last['tests']['create']['start_time'] == 10.0
+    assert [entry['tests']['create']['ops_s'] for entry in last['per_mdt']] == [600.0, 300.0]
+    # the I/O kit's summary line says what the point created
+    assert parse_mds_survey(survey.raw.summary_text)[-1]['file'] == 3000
+
+
+def test_a_bounded_point_never_creates_more_than_file_count(tmp_path):
+    runner = RateRunner(slow_and_fast_mdts())
+    records = list(bounded_mds(tmp_path, runner, file_count=2000).run())
+    # thr 8 would create 3000: file_count caps it, split as the I/O kit splits it
+    assert [(r['moved_items_per_mdt'], r['point_limit']) for r in records] == [
+        (1001, 'floor, no rate yet'), (1002, 'floor'), (1900, 'time budget'), (2000, 'full size')]
+    assert records[-1]['files_per_thread'] == 250
+
+
+def test_the_floor_wins_over_file_count(tmp_path):
+    runner = RateRunner(slow_and_fast_mdts())
+    records = list(bounded_mds(tmp_path, runner, file_count=500).run())
+    # the floor, rounded up to whole files for every thread
+    assert [(r['thr'], r['moved_items_per_mdt'], r['point_limit']) for r in records] == [
+        (1, 1001, 'floor, no rate yet'), (2, 1002, 'floor'), (4, 1004, 'floor'), (8, 1008, 'floor')]
+
+
+def first_point_s():
+    """How long the first bounded point lasts on slow_and_fast_mdts: 1001 files at 95 per second to create, then
+    four tests at 380 per second."""
+    return 1001 / 95.0 + 4 * 1001 / 380.0
+
+
+def test_a_point_whose_floor_cannot_be_created_before_the_timeout_is_not_run_and_says_why(tmp_path):
+    # after the first point 50.5 s are left, 10.1 s per test, less than the 10.5 s its floor takes at 95 per second
+    runner = RateRunner(slow_and_fast_mdts(), deadline_s=1800000000.0 + first_point_s() + 50.5)
+    survey = bounded_mds(tmp_path, runner)
+    records = list(survey.run())
+    assert [r['thr'] for r in records] == [1]
+    assert sorted(set(thr for thr, unused, unused in files_per_thread_per_mdt(runner))) == [1]
+    # the next points are sized from the same rate (thr 1's, the last one measured) and refused alike
+    assert [error['point'] for error in survey.errors] == [{'thr': 2}, {'thr': 4}, {'thr': 8}]
+    message = survey.errors[0]['message']
+    assert message.startswith('not run: point_min_items: every mds point must move at least 1001 items per target')
+    assert 'about 11 s at the 95.0 items/s measured so far, more than the 10 s left before timeout' in message
+
+
+def test_the_time_left_bounds_a_point_as_point_s_does(tmp_path):
+    # after the first point 60.5 s are left, 12.1 s per test: thr 2 at 95 per second gets 1150 files (whole files
+    # for its 2 threads), not 30 s worth
+    runner = RateRunner(slow_and_fast_mdts(), deadline_s=1800000000.0 + first_point_s() + 60.5)
+    survey = bounded_mds(tmp_path, runner, thrhi=2, point_s=30.0)
+    records = list(survey.run())
+    assert [(r['thr'], r['moved_items_per_mdt'], r['point_limit']) for r in records] == [
+        (1, 1001, 'floor, no rate yet'), (2, 1150, 'time budget')]
+    assert survey.errors == []
+
+
+def test_with_time_enough_the_timeout_bounds_nothing(tmp_path):
+    runner = RateRunner(slow_and_fast_mdts(), deadline_s=1800000000.0 + 10000.0)
+    records = list(bounded_mds(tmp_path, runner).run())
+    assert [r['moved_items_per_mdt'] for r in records] == [1001, 1002, 1900, 3000]
+
+
+def test_a_resumed_bounded_sweep_sizes_its_next_point_from_the_earlier_attempts(tmp_path):
+    whole = [(r['thr'], r['moved_items_per_mdt'])
+             for r in bounded_mds(tmp_path / 'whole', RateRunner(slow_and_fast_mdts())).run()]
+    killed = bounded_mds(tmp_path / 'killed', RateRunner(slow_and_fast_mdts()))
+    done = [record for record, unused in zip(killed.run(), range(2))]
+    runner = RateRunner(slow_and_fast_mdts())
+    resumed = bounded_mds(tmp_path / 'resumed', runner)
+    resumed.done_points = dict((record['thr'], record) for record in done)
+    records = list(resumed.run())
+    # only the missing points run, and they create what they created in the uninterrupted run
+    assert [(r['thr'], r['moved_items_per_mdt']) for r in records] == whole[2:]
+    assert sorted(set(thr for thr, unused, unused in files_per_thread_per_mdt(runner))) == [4, 8]
+
+
+def test_without_point_s_the_plan_and_commands_are_the_io_kits(tmp_path):
+    def commands_and_plan(path, **options):
+        runner = FakeRunner()
+        survey = make_survey(path, runner, thrlo=1, thrhi=4, file_count=400, **options)[0]
+        survey.setup()
+        records = list(survey.run())
+        return runner.calls, survey.plan(), records
+
+    today = commands_and_plan(tmp_path / 'today')
+    with_floor_only = commands_and_plan(tmp_path / 'floor', point_min_items=5000)
+    # the floor alone only tells the plan what the fast profile would create
+    assert with_floor_only[1].pop('point_sizing') == {'full': 400, 'floor': 5000, 'floor_reason': None,
+                                                      'point_s': None}
+    assert with_floor_only == today
+    assert 'bounded' not in today[1] and not any('bounded' in record for record in today[2])
+
+
+def test_the_plan_of_bounded_points_gives_their_time_and_the_worst_case(tmp_path):
+    survey = make_survey(tmp_path, FakeRunner(), thrlo=1, thrhi=8, file_count=500, point_s=10.0,
+                         point_min_items=1001, floor_reason='point_min_items 1001 items per MDT')[0]
+    plan = survey.plan()
+    # four points of five tests: 200 s if each test lasts its 10 s; at worst every point creates its floor, rounded
+    # up to whole files for its threads, and every test touches each file
+    assert plan['bounded'] == {'point_s': 10.0, 'point_min_items': 1001,
+                               'floor_reason': 'point_min_items 1001 items per MDT', 'target_duration_s': 200.0,
+                               'worst_case_operations_per_mdt': (1001 + 1002 + 1004 + 1008) * 5,
+                               'full_operations_per_mdt': (500 + 500 + 500 + 496) * 5}
+    # the points are the full grid's, so a rerun recognises the same points
+    assert [point['files_per_thread'] for point in plan['points']] == [500, 250, 125, 62]
+
+
+def test_the_inode_check_counts_the_floor_when_it_is_above_file_count(tmp_path):
+    class FewInodes(FakeRunner):
+        def _answer(self, argv):
+            if argv[1:3] == ['get_param', '-n'] and argv[3].endswith('.filesfree'):
+                return CommandResult(argv, 0, '1005\n', '', 0.01)
+            return FakeRunner._answer(self, argv)
+
+    full = make_survey(tmp_path / 'full', FewInodes(), thrlo=1, thrhi=8, file_count=500)[0]
+    assert full.free_inode_problems()[0] == []
+    bounded = make_survey(tmp_path / 'bounded', FewInodes(), thrlo=1, thrhi=8, file_count=500, point_s=10.0,
+                          point_min_items=1001)[0]
+    problems, unused = bounded.free_inode_problems()
+    # thr 8 creates its floor rounded up to 1008 files, and the directory is an inode too: the floor is to lower
+    assert [str(problem) for problem in problems] == [
+        'point_min_items: 1008 files and 1 directories do not fit testfs-MDT%04d, which has 1005 free inodes (lctl '
+        'get_param osd-*.testfs-MDT%04d.filesfree); lower point_min_items (mds_point_min_items)' % (index, index)
+        for index in (0, 1)]
+
+
+@pytest.mark.parametrize('options, message', [
+    ({'point_s': 0.0}, 'point_s: must be more than 0 seconds, got 0'),
+    ({'point_s': -5.0}, 'point_s: must be more than 0 seconds, got -5'),
+    ({'point_min_items': 0}, 'point_min_items: must be at least 1, got 0'),
+])
+def test_bounded_settings_are_checked(tmp_path, options, message):
+    settings = dict(point_s=10.0, point_min_items=1001)
+    settings.update(options)
+    survey = make_survey(tmp_path, FakeRunner(), **settings)[0]
+    assert [str(problem) for problem in survey.problems()] == [message]

@@ -96,9 +96,11 @@ def make_survey(tmp_path, make_context=EngineContext, **options):
     mount = tmp_path / 'mnt'
     mount.mkdir()
     clock = FakeClock(1000.0)
+    runner_class = options.pop('runner_class', FakeRunner)
     runner_options = dict((key, options.pop(key)) for key in list(options)
-                          if key in ('seconds', 'available', 'getname_rc', 'stop_at', 'dd_fail'))
-    runner = FakeRunner(clock, str(mount), **runner_options)
+                          if key in ('seconds', 'available', 'getname_rc', 'stop_at', 'dd_fail', 'rates',
+                                     'deadline_s'))
+    runner = runner_class(clock, str(mount), **runner_options)
     state = NodeState(str(tmp_path / 'work'))
     mountinfo = tmp_path / 'mountinfo'
     mountinfo.write_text('42 27 0:39 / %s rw,relatime - lustre 10.0.0.1@tcp:/testfs rw\n' % mount)
@@ -390,3 +392,206 @@ def test_iokit_die_with_exit_zero_text_is_an_error():
     record, errors, unused = ost.run_iokit(ScriptRunner(), 'ost-survey', 30, '/mnt/x')
     assert record is None
     assert 'ost-survey printed no result (rc 2)' in errors[0]['message']
+
+
+# -- time-bounded points ----------------------------------------------------------------------------------------
+
+
+class RateRunner(FakeRunner):
+    """OSTs that move data at set rates: a dd lasts its ``count`` MiB over ``rates[(operation, OST index)]`` MiB/s.
+    ``deadline_s`` on the fake clock is the survey's timeout: ``remaining_s`` as a Runner has it, and a dd that would
+    run past it is cut there."""
+
+    def __init__(self, clock, mount, rates=None, deadline_s=None, **options):
+        FakeRunner.__init__(self, clock, mount, **options)
+        self.rates = rates or {}
+        self.deadline_s = deadline_s
+        self.moved = []
+
+    def remaining_s(self):
+        if self.deadline_s is None:
+            return None
+        return max(0.0, self.deadline_s - self.clock.now)
+
+    def run(self, argv, env=None, cwd=None):
+        if argv[0] != 'dd':
+            return FakeRunner.run(self, argv, env=env, cwd=cwd)
+        self.calls.append(list(argv))
+        operation = 'write' if argv[1].startswith('of=') else 'read'
+        index = int(argv[1].rsplit('file', 1)[1])
+        count = int([word for word in argv if word.startswith('count=')][0][len('count='):])
+        self.moved.append((operation, index, count))
+        seconds = count / self.rates[(operation, index)]
+        if self.deadline_s is not None and self.clock.now + seconds > self.deadline_s:
+            self.clock.now = self.deadline_s
+            self.stop_reason = 'timeout'
+            return CommandResult(argv, -15, '', '', seconds, timed_out=True)
+        self.clock.now += seconds
+        return CommandResult(argv, 0, '', '', seconds)
+
+
+def uneven_osts():
+    """OST 0 writes 128 MiB/s, OST 2 64 and OST 3 256; each reads twice as fast as it writes."""
+    writes = {0: 128.0, 2: 64.0, 3: 256.0}
+    rates = dict((('write', index), rate) for index, rate in writes.items())
+    rates.update((('read', index), 2 * rate) for index, rate in writes.items())
+    return rates
+
+
+def even_osts():
+    """Every OST writes 128 MiB/s and reads 256."""
+    return dict(((operation, index), 128.0 if operation == 'write' else 256.0)
+                for operation in ost.OPERATIONS for index in (0, 2, 3))
+
+
+def bounded_ost_survey(tmp_path, **options):
+    settings = dict(size_mib=4096, point_s=8.0, point_min_mib=256, floor_reason='point_min_mib 256 MiB per OST',
+                    runner_class=RateRunner, rates=uneven_osts())
+    settings.update(options)
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    survey, runner, unused_state = make_survey(tmp_path, **settings)
+    survey.inspect()
+    survey.setup()
+    return survey, runner
+
+
+def measured_osts(record):
+    return [(row['ost'], row['moved_mib'], row['point_limit'], row['sized_from_mib_s'])
+            for row in record['osts'] if 'moved_mib' in row]
+
+
+def test_each_ost_is_sized_from_the_one_written_before_it_and_the_first_moves_the_floor(tmp_path):
+    survey, runner = bounded_ost_survey(tmp_path)
+    record = survey.sweep()
+    assert survey.errors == [] and record['complete'] is True
+    assert (record['bounded'], record['point_s'], record['size_mib']) == (True, 8.0, 4096)
+    # OST 0 has no rate yet: the floor; OST 2 at OST 0's 128 MiB/s x 8 s; OST 3 at OST 2's 64 MiB/s x 8 s
+    assert measured_osts(record) == [(0, 256, 'floor, no rate yet', None), (2, 1024, 'time budget', 128.0),
+                                     (3, 512, 'time budget', 64.0)]
+    # each file is written then read back whole, never the 4096 MiB of the full size
+    assert runner.moved == [('write', 0, 256), ('write', 2, 1024), ('write', 3, 512),
+                            ('read', 0, 256), ('read', 2, 1024), ('read', 3, 512)]
+    rows = dict((row['ost'], row) for row in record['osts'])
+    # the figures are what each OST moved over its time: OST 2, slower than the OST that sized it, takes twice
+    # its point_s, which is why per-OST figures stay comparable but not all OSTs last point_s
+    assert [(rows[index]['write_mib_s'], rows[index]['read_mib_s']) for index in (0, 2, 3)] == [
+        (128.0, 256.0), (64.0, 128.0), (256.0, 512.0)]
+    assert (rows[2]['write_time_s'], rows[2]['read_time_s'], rows[2]['elapsed_s']) == (16.0, 8.0, 24.0)
+    assert 'moved_mib' not in rows[1]
+    assert parse_ost_survey(ost.report_text(record))['write']['worst'] == {'ost': 2, 'mib_s': 64.0}
+    survey.teardown(runner)
+
+
+def test_a_bounded_ost_never_moves_more_than_size_mib(tmp_path):
+    survey, unused_runner = bounded_ost_survey(tmp_path, size_mib=768)
+    assert [(index, mib, limit) for index, mib, limit, unused in measured_osts(survey.sweep())] == [
+        (0, 256, 'floor, no rate yet'), (2, 768, 'full size'), (3, 512, 'time budget')]
+
+
+def test_the_floor_wins_over_size_mib(tmp_path):
+    survey, runner = bounded_ost_survey(tmp_path, size_mib=128)
+    assert [(index, mib, limit) for index, mib, limit, unused in measured_osts(survey.sweep())] == [
+        (0, 256, 'floor, no rate yet'), (2, 256, 'floor'), (3, 256, 'floor')]
+    assert [count for unused, unused, count in runner.moved] == [256] * 6
+
+
+def test_an_ost_whose_floor_and_the_reads_to_come_do_not_fit_before_the_timeout_is_not_written(tmp_path):
+    # after OST 0's 2 s write, 5 s are left and its read (2 s at its write rate) is still to come: 1.5 s for each
+    # test of OST 2, less than the 2 s its floor takes at 128 MiB/s
+    survey, runner = bounded_ost_survey(tmp_path, deadline_s=1000.0 + 2.0 + 5.0)
+    record = survey.sweep()
+    assert runner.moved == [('write', 0, 256), ('read', 0, 256)]
+    assert [error['point'] for error in survey.errors] == [{'ost': 2, 'operation': 'write'},
+                                                           {'ost': 3, 'operation': 'write'}]
+    message = survey.errors[0]['message']
+    assert message.startswith('not run: point_min_mib: every ost point must move at least 256 MiB per target')
+    assert 'about 2 s at the 128.0 MiB/s measured so far, more than the 1 s left before timeout' in message
+    # OST 0's read, kept time for, completes: the survey was not cut
+    assert survey.aborted is None and record['complete'] is True
+    rows = dict((row['ost'], row) for row in record['osts'])
+    assert rows[0]['read_mib_s'] == 256.0 and rows[2]['write_mib_s'] is None and rows[2]['read_mib_s'] is None
+
+
+def test_the_time_left_bounds_an_ost_as_point_s_does(tmp_path):
+    # at OST 2's write 12 s are left, 2 of them for OST 0's read to come: 5 s for each of its tests, 640 MiB at
+    # 128 MiB/s; then nothing is left for OST 3 beyond the reads to come
+    survey, runner = bounded_ost_survey(tmp_path, rates=even_osts(), deadline_s=1000.0 + 2.0 + 12.0)
+    record = survey.sweep()
+    assert measured_osts(record) == [(0, 256, 'floor, no rate yet', None), (2, 640, 'time budget', 128.0)]
+    assert [error['point'] for error in survey.errors] == [{'ost': 3, 'operation': 'write'}]
+    assert runner.moved == [('write', 0, 256), ('write', 2, 640), ('read', 0, 256), ('read', 2, 640)]
+    assert survey.aborted is None and runner.clock.now <= 1014.0
+
+
+def test_with_time_enough_the_timeout_bounds_nothing(tmp_path):
+    survey, unused_runner = bounded_ost_survey(tmp_path, deadline_s=1000.0 + 10000.0)
+    assert [mib for unused, mib, unused, unused in measured_osts(survey.sweep())] == [256, 1024, 512]
+
+
+def test_a_resumed_bounded_survey_sizes_the_osts_left_from_the_earlier_attempts(tmp_path):
+    whole, unused_runner = bounded_ost_survey(tmp_path / 'whole')
+    rows = dict((row['ost'], row) for row in whole.sweep()['osts'])
+    resumed, runner = bounded_ost_survey(tmp_path / 'resumed')
+    resumed.done_points = {0: dict(rows[0], attempt=1)}
+    record = resumed.sweep()
+    # only OSTs 2 and 3 run, and they move what they moved in the uninterrupted run: OST 2 from OST 0's rate
+    assert runner.moved == [('write', 2, 1024), ('write', 3, 512), ('read', 2, 1024), ('read', 3, 512)]
+    assert measured_osts(record) == [(0, 256, 'floor, no rate yet', None), (2, 1024, 'time budget', 128.0),
+                                     (3, 512, 'time budget', 64.0)]
+
+
+def test_without_point_s_the_plan_commands_and_record_are_the_io_kits(tmp_path):
+    def commands_plan_and_record(name, **options):
+        path = tmp_path / name
+        path.mkdir()
+        survey, runner, unused_state = make_survey(path, size_mib=8, **options)
+        survey.inspect()
+        survey.setup()
+        record = survey.sweep()
+        survey.teardown(runner)
+        # the same paths in either directory
+        calls = [[word.replace(str(path), '<tmp>') for word in call] for call in runner.calls]
+        plan = survey.plan()
+        return calls, (plan['bytes_written_per_ost'], 'bounded' in plan), record
+
+    today = commands_plan_and_record('today')
+    with_floor_only = commands_plan_and_record('floor', point_min_mib=512)
+    assert with_floor_only[:2] == today[:2]
+    assert 'bounded' not in today[2] and 'bounded' not in with_floor_only[2]
+    assert not any('moved_mib' in row for row in with_floor_only[2]['osts'])
+
+
+def test_the_plan_of_bounded_points_gives_their_time_and_the_worst_case(tmp_path):
+    survey, unused_runner, unused_state = make_survey(tmp_path, size_mib=128, point_s=8.0, point_min_mib=256,
+                                                      floor_reason='point_min_mib 256 MiB per OST')
+    survey.inspect()
+    plan = survey.plan()
+    # three active OSTs, each written and read: 48 s if each test lasts its 8 s; at worst each moves its floor
+    assert plan['bounded'] == {'point_s': 8.0, 'point_min_mib': 256, 'floor_reason': 'point_min_mib 256 MiB per OST',
+                               'target_duration_s': 48.0, 'worst_case_mib_per_ost': 512, 'full_mib_per_ost': 256}
+    assert plan['bytes_written_per_ost'] == 128 * 1024 * 1024
+    # and what the fast profile's estimate reads
+    assert plan['point_sizing'] == {'full': 128, 'floor': 256, 'floor_reason': 'point_min_mib 256 MiB per OST',
+                                    'point_s': 8.0}
+
+
+def test_the_free_space_check_counts_the_floor_when_it_is_above_size_mib(tmp_path):
+    survey, unused_runner, unused_state = make_survey(tmp_path, size_mib=128, point_s=8.0, point_min_mib=512,
+                                                      available={0: 600 * 1024, 1: None, 2: 10 ** 7, 3: 10 ** 7})
+    survey.inspect()
+    assert [str(problem) for problem in survey.space_problems()] == [
+        'point_min_mib: OST index 0 (testfs-OST0000_UUID) has 614400 KiB available, the survey needs 1048576 KiB '
+        '(point_min_mib 512 x min_free_factor 2)']
+
+
+@pytest.mark.parametrize('options, message', [
+    ({'point_s': 0.0}, 'point_s: must be more than 0 seconds, got 0'),
+    ({'point_min_mib': 0}, 'point_min_mib: must be at least 1, got 0'),
+    ({'point_min_mib': None}, "point_min_mib: time-bounded points (point_s) need the floor per OST, and this client "
+                              "cannot read the OSS's memory: give the largest OSS's MemTotal in MiB"),
+])
+def test_bounded_settings_are_checked(tmp_path, options, message):
+    settings = dict(point_s=8.0, point_min_mib=256)
+    settings.update(options)
+    survey, unused_runner, unused_state = make_survey(tmp_path, **settings)
+    assert [str(problem) for problem in survey.problems()][0].startswith(message)
