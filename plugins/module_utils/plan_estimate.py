@@ -199,11 +199,14 @@ def measured_rate(survey, envelope):
     """The rate ``envelope`` (an earlier ``ok`` run of ``survey``) measured, as ``estimate`` takes it; else None.
 
     Its ``plan_work`` (the work its plan had, times its iterations), less the share of points an adaptive sweep
-    left out, over the time it ran.
+    left out, over the time it ran.  A run with time-bounded points (``point_s`` among its parameters) gives none:
+    its points moved less than its plan's full sizes, so that work over its time would be a rate too high.
     """
     if not isinstance(envelope, dict) or envelope.get('survey') != survey:
         return None
     if envelope.get('status') != results.STATUS_OK:
+        return None
+    if (envelope.get('parameters') or {}).get('point_s') is not None:
         return None
     work = envelope.get('plan_work')
     if not isinstance(work, dict) or work.get('unit') != WORK_UNITS[survey][0]:

@@ -121,6 +121,11 @@ def test_an_adaptive_run_counts_only_the_points_it_measured():
     assert measured['rate'] == 5.0
 
 
+def test_a_bounded_run_gives_no_rate_its_points_moved_less_than_the_plan():
+    assert plan_estimate.measured_rate('obdfilter', envelope(parameters={'point_s': 20.0})) is None
+    assert plan_estimate.measured_rate('obdfilter', envelope(parameters={'point_s': None}))['rate'] == 10.0
+
+
 def test_merged_iterations_each_ran_the_plan():
     assert plan_estimate.measured_rate('obdfilter', envelope(duration_s=40.0, parameters={'iterations': 2}))['rate'] == 10.0
 
