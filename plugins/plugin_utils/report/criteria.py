@@ -323,9 +323,10 @@ def history_cases(judgment: dict, context: dict) -> list[dict]:
                            '%s: %d value(s) without a comparable earlier run in the history, not judged (%s)' % (
                                item['survey'], item['values'], _runs(context))))
     if not cases:
-        cases.append(_case('history', HISTORY_CHECK, '-', '-', None, None, limit, '%',
-                           'the history has no sample of this run, nothing was judged against it (%s)'
-                           % _runs(context)))
+        # Asked for and not done: failed, as a criterion that matches nothing, so that it cannot pass unnoticed.
+        cases.append(_case('history', HISTORY_CHECK, '-', '-', False, None, limit, '%',
+                           'the history database has no sample of this run: nothing was judged against its history '
+                           '(record the run, then report again) (%s)' % _runs(context)))
     return cases
 
 
