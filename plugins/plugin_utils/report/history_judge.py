@@ -44,6 +44,8 @@ Controller-side code, no Ansible imports, no database.
 from __future__ import annotations
 
 import datetime
+import decimal
+import json
 import math
 import statistics
 import typing as t
@@ -68,8 +70,8 @@ REGRESSION, IMPROVEMENT, WITHIN = 'regression', 'improvement', 'within'
 ROW_KEYS = ('run_id', 'finished', 'survey', 'params_hash', 'component_kind', 'component_id', 'metric', 'unit',
             'direction', 'point', 'iteration', 'value')
 
-# (survey, params_hash, component_kind, component_id, metric, point as sorted items)
-Key = t.Tuple[str, str, str, str, str, tuple]
+# (survey, params_hash, component_kind, component_id, metric, the point's number in a _Points)
+Key = t.Tuple[str, str, str, str, str, int]
 
 
 class Settings(t.NamedTuple):
@@ -94,9 +96,38 @@ class Settings(t.NamedTuple):
         return cls(runs, float(mad_k), float(min_change_pct))
 
 
-def point_key(point: t.Mapping) -> tuple:
-    """A sweep point as a hashable key: every parameter, so that points differing in any one are not compared."""
-    return tuple(sorted(point.items()))
+class _Points:
+    """Every distinct sweep point numbered once: keys of millions of rows hash a small int, not a nested tuple.
+
+    Points are equal when every parameter is (whatever their order); a point may come as a mapping or as its
+    JSON text (one parse per distinct text).
+    """
+
+    def __init__(self) -> None:
+        self.numbers: dict = {}    # sorted items -> number
+        self.by_items: dict = {}   # items in the row's order -> number
+        self.by_text: dict = {}    # JSON text -> number
+        self.points: list = []     # number -> the point as a mapping
+
+    def number(self, point: t.Any) -> int:
+        if point.__class__ is str:
+            number = self.by_text.get(point)
+            if number is None:
+                parsed = json.loads(point)
+                if not isinstance(parsed, dict):
+                    raise ValueError('point is not a mapping')
+                number = self.by_text[point] = self.number(parsed)
+            return number
+        items = tuple(point.items())
+        number = self.by_items.get(items)
+        if number is None:
+            canonical = tuple(sorted(items))
+            number = self.numbers.get(canonical)
+            if number is None:
+                number = self.numbers[canonical] = len(self.points)
+                self.points.append(dict(canonical))
+            self.by_items[items] = number
+        return number
 
 
 def parse_time(text: t.Any) -> datetime.datetime | None:
@@ -120,36 +151,71 @@ def loss_pct(change_pct: float | None, direction: str) -> float:
     return change_pct if direction == LOWER else -change_pct
 
 
-def _reduce(rows: t.Iterable[dict], keep: t.Container | None = None) -> tuple[dict, dict, dict]:
-    """``{run_id: {Key: median}}``, run_id -> finished text, Key -> description; only keys in ``keep`` when given."""
+def _reduce(rows: t.Iterable[dict], points: _Points, keep: t.Container | None = None) -> tuple[dict, dict, dict]:
+    """``({run_id: {Key: median}}, runs, descriptions)``: only the keys in ``keep`` when given (and then without
+    descriptions, those are the current run's); ``runs`` has every run of the rows, kept or not, as
+    ``{run_id: {'finished', 'hashes': {survey: {params_hash}}}}``.
+
+    Written for millions of rows (a 1000-OSS fleet times five runs): a point is numbered once per distinct point
+    (``points``), and a run is looked up once per stretch of rows of one run, survey and survey variables.
+    """
     collected: dict = {}
-    finished: dict = {}
+    runs: dict = {}
     describe: dict = {}
+    number, by_text, by_items = points.number, points.by_text, points.by_items
+    run_values: dict = {}
+    last: tuple = (_NO_RUN,)
     row = None
     try:
         for row in rows:
-            key = (row['survey'], row['params_hash'], row['component_kind'], row['component_id'], row['metric'],
-                   point_key(row['point']))
+            run_id, survey, params_hash = row['run_id'], row['survey'], row['params_hash']
+            if (run_id, survey, params_hash) != last:
+                last = (run_id, survey, params_hash)
+                run = runs.get(run_id)
+                if run is None:
+                    run = runs[run_id] = {'finished': row['finished'], 'hashes': {}}
+                    collected[run_id] = {}
+                run['hashes'].setdefault(survey, set()).add(params_hash)
+                run_values = collected[run_id]
+            point = row['point']
+            # the lookup of number(), inlined: it runs once per row
+            point_number = by_text.get(point) if point.__class__ is str else by_items.get(tuple(point.items()))
+            if point_number is None:
+                point_number = number(point)
+            key = (survey, params_hash, row['component_kind'], row['component_id'], row['metric'], point_number)
             if keep is not None and key not in keep:
                 continue
             value = row['value']
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if value.__class__ is not float:
+                value = _as_float(value)
+            if not math.isfinite(value):
                 raise ValueError('value is not a finite number')
-            run_id = row['run_id']
-            collected.setdefault(run_id, {}).setdefault(key, []).append(value)
-            if run_id not in finished:
-                finished[run_id] = row['finished']
-            if key not in describe:
+            values = run_values.get(key)
+            if values is not None:
+                values.append(value)
+                continue
+            run_values[key] = [value]
+            if keep is None and key not in describe:
                 if row['direction'] not in (HIGHER, LOWER):
                     raise ValueError('direction must be %s or %s' % (HIGHER, LOWER))
-                describe[key] = {'unit': row['unit'], 'direction': row['direction'], 'point': dict(row['point']),
+                describe[key] = {'unit': row['unit'], 'direction': row['direction'], 'point': points.points[key[5]],
                                  'host': row.get('host'), 'target': row.get('target')}
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError('unusable history row %r: %s (a row has %s)' % (row, exc, ', '.join(ROW_KEYS))) from exc
     reduced = {run_id: {key: (values[0] if len(values) == 1 else statistics.median(values))
                         for key, values in by_key.items()}
                for run_id, by_key in collected.items()}
-    return reduced, finished, describe
+    return reduced, runs, describe
+
+
+_NO_RUN = object()
+
+
+def _as_float(value: t.Any) -> float:
+    """A value that is not a float: an int, or a Decimal as a NUMERIC column gives it; never a bool or a text."""
+    if isinstance(value, (int, decimal.Decimal)) and not isinstance(value, bool):
+        return float(value)
+    raise ValueError('value is not a finite number')
 
 
 def _band(values: list[float], settings: Settings) -> tuple[float, float, float, float]:
@@ -236,43 +302,26 @@ def judge_history(current_rows: t.Iterable[dict], earlier_rows: t.Iterable[dict]
       ``not_judged``: per survey, how many values had no comparable earlier run.
     """
     settings = Settings.make(runs, mad_k, min_change_pct)
-    now_by_run, now_finished, describe = _reduce(current_rows)
+    points = _Points()
+    now_by_run, now_runs, describe = _reduce(current_rows, points)
     if len(now_by_run) > 1:
         raise ValueError('the current history rows must be of one run, got runs %s' % ', '.join(sorted(now_by_run)))
     current_run = next(iter(now_by_run), None)
     now = now_by_run.get(current_run, {})
-    current_end = parse_time(now_finished.get(current_run))
-    current_hashes: dict = {}
-    for key in now:
-        current_hashes.setdefault(key[0], set()).add(key[1])
+    current_finished = now_runs[current_run]['finished'] if now_runs else None
+    current_hashes = now_runs[current_run]['hashes'] if now_runs else {}
 
-    earlier: dict = {}
-
-    def note(run_id: t.Any, finished: t.Any, survey: t.Any, params_hash: t.Any) -> None:
-        run = earlier.get(run_id)
-        if run is None:
-            run = earlier[run_id] = {'finished': finished, 'hashes': {}}
-        if survey in current_hashes:
-            run['hashes'].setdefault(survey, set()).add(params_hash)
-
-    def noting(rows: t.Iterable[dict]) -> t.Iterator[dict]:
-        # Every earlier run and its survey variables are seen on the way through: no second pass, no copy.
-        seen = set()
-        for row in rows:
-            if isinstance(row, dict):
-                mark = (row.get('run_id'), row.get('survey'), row.get('params_hash'))
-                if mark not in seen:
-                    seen.add(mark)
-                    note(mark[0], row.get('finished'), mark[1], mark[2])
-            yield row
-
-    before_by_run, before_finished, _describe = _reduce(noting(earlier_rows), keep=now)
+    before_by_run, earlier, _nothing = _reduce(earlier_rows, points, keep=now)
     for run in other_runs or ():
         if isinstance(run, dict):
-            note(run.get('run_id'), run.get('finished'), run.get('survey'), run.get('params_hash'))
-    usable, incomparable = _name_runs(current_run, current_end, current_hashes, earlier)
+            known = earlier.setdefault(run.get('run_id'), {'finished': run.get('finished'), 'hashes': {}})
+            known['hashes'].setdefault(run.get('survey'), set()).add(run.get('params_hash'))
+    for run in earlier.values():
+        run['hashes'] = {survey: hashes for survey, hashes in run['hashes'].items() if survey in current_hashes}
+    before_finished = {run_id: run['finished'] for run_id, run in earlier.items()}
+    usable, incomparable = _name_runs(current_run, parse_time(current_finished), current_hashes, earlier)
     # Newest first: the baseline of a value is made of the newest comparable runs that measured it.
-    order = sorted((run_id for run_id in before_by_run if run_id in usable),
+    order = sorted((run_id for run_id in before_by_run if run_id in usable and before_by_run[run_id]),
                    key=lambda run_id: (_sort_time(before_finished[run_id]), str(run_id)), reverse=True)
 
     judged: dict = {}
@@ -289,7 +338,6 @@ def judge_history(current_rows: t.Iterable[dict], earlier_rows: t.Iterable[dict]
         judged[key] = item
 
     findings = _findings(judged, describe)
-    current_finished = now_finished.get(current_run)
     return {
         'run_id': current_run,
         'finished': current_finished,
@@ -421,28 +469,37 @@ def _fleet_series(now: dict, before_by_run: dict, order: list, describe: dict, b
                   current_run: t.Any, current_finished: t.Any, settings: Settings) -> list[dict]:
     """Per survey, metric and kind of component (and survey variables): the median of the components' peaks in each
     run, at the sweep points of this run, judged by the same rule as one component's value."""
-    groups: dict = {}
-    for key in now:
-        survey, params_hash, kind, component_id, metric, _point = key
-        groups.setdefault((survey, metric, kind, params_hash), {}).setdefault(component_id, []).append(key)
+    group_of = {key: ((key[0], key[4], key[2], key[1]), key[3]) for key in now}
+    lower = {group_of[key][0] for key in now if describe[key]['direction'] == LOWER}
+
+    def fleet_peaks(values: dict) -> dict:
+        # group -> component -> its best value at the points of this run; one pass over the run's values
+        peaks: dict = {}
+        for key, value in values.items():
+            group, component = group_of[key]
+            best = peaks.setdefault(group, {})
+            known = best.get(component)
+            if known is None or (value < known if group in lower else value > known):
+                best[component] = value
+        return {group: statistics.median(components.values()) for group, components in peaks.items()}
+
+    now_peaks = fleet_peaks(now)
+    before_peaks = [(run_id, fleet_peaks(before_by_run[run_id])) for run_id in order]
+    components: dict = {}
+    for group, component in group_of.values():
+        components.setdefault(group, set()).add(component)
+    about = {group_of[key][0]: describe[key] for key in now}
     series = []
-    for (survey, metric, kind, params_hash), components in sorted(groups.items(), key=lambda pair: str(pair[0])):
-        about = describe[next(iter(components.values()))[0]]
-        best = min if about['direction'] == LOWER else max
-
-        def fleet_peak(values: dict, components: dict = components, best: t.Callable = best) -> float | None:
-            peaks = [best(values[key] for key in keys if key in values) for keys in components.values()
-                     if any(key in values for key in keys)]
-            return statistics.median(peaks) if peaks else None
-
-        history = [(run_id, fleet_peak(before_by_run[run_id])) for run_id in order]
-        history = [(run_id, value) for run_id, value in history if value is not None][:settings.runs]
+    for group in sorted(now_peaks, key=str):
+        survey, metric, kind, params_hash = group
+        history = [(run_id, peaks[group]) for run_id, peaks in before_peaks if group in peaks][:settings.runs]
         if not history:
             continue
-        item = judge_value(fleet_peak(now), [value for _run, value in history], about['direction'], settings)
-        fleet = dict(item, survey=survey, metric=metric, component_kind=kind, unit=about['unit'],
-                     direction=about['direction'])
+        direction = about[group]['direction']
+        item = judge_value(now_peaks[group], [value for _run, value in history], direction, settings)
+        fleet = dict(item, survey=survey, metric=metric, component_kind=kind, unit=about[group]['unit'],
+                     direction=direction)
         trend = _series(fleet, history, before_finished, current_run, current_finished)
-        trend.update(params_hash=params_hash, components=len(components), component_id=None)
+        trend.update(params_hash=params_hash, components=len(components[group]), component_id=None)
         series.append(trend)
     return series
