@@ -7,6 +7,9 @@ and a minimum change, the right way round for each metric, never mixing runs of 
 
 from __future__ import annotations
 
+import decimal
+import json
+
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import history_judge
@@ -218,3 +221,13 @@ def test_an_unusable_row_is_refused_naming_it(change, words):
 def test_the_current_rows_are_one_run():
     with pytest.raises(ValueError, match='must be of one run, got runs now, r1'):
         judge_history(now(1.0) + earlier_runs([1.0]), [])
+
+
+def test_a_point_as_json_text_and_a_numeric_value_are_read_as_the_database_may_give_them():
+    # keys in another order, as text, and a Decimal from a NUMERIC column: the same point, the same number
+    earlier = earlier_runs([500.0, 500.0, 500.0])
+    for item in earlier:
+        item['point'] = json.dumps({'thr': 8, 'obj': 2, 'rsz_kib': 1024})
+        item['value'] = decimal.Decimal('500.0')
+    finding, = judge_history(now(250), earlier)['findings']
+    assert (finding['value'], finding['baseline'], finding['point']) == (250.0, 500.0, POINT)
