@@ -16,7 +16,9 @@ them over (docs/acceptance-criteria.md, "Judging against history")::
      'point': {'rsz_kib': 1024, 'obj': 2, 'thr': 8}, 'iteration': 1, 'value': 512.3}
 
 with, optionally, the sample's own ``host`` and ``target`` (what the report's
-per-subject tables are keyed by).
+per-subject tables are keyed by).  ``point`` may also be its JSON text (read
+once per distinct text, the cheaper form for millions of rows) and ``value`` an
+int or a Decimal.  Iterations may come in any order, runs in any order.
 
 The rule, per component, metric and sweep point of the run being judged:
 
