@@ -19,6 +19,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.lustre.iokit.plugins.module_utils.results import validate_run_id
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.compare import BaselineError
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import history_judge
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.criteria import CriteriaError
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.run import generate
 
@@ -41,6 +42,11 @@ ARGUMENT_SPEC = {
     'nid_owners': {'type': 'dict'},
     'ost_luns': {'type': 'dict'},
     'target_device_hosts': {'type': 'list', 'elements': 'str', 'default': []},
+    'history_compare': {'type': 'bool', 'default': False},
+    'history_dsn': {'type': 'str', 'default': ''},
+    'history_runs': {'type': 'int', 'default': history_judge.DEFAULT_RUNS},
+    'history_mad_k': {'type': 'float', 'default': history_judge.DEFAULT_MAD_K},
+    'history_min_change_pct': {'type': 'float', 'default': history_judge.DEFAULT_MIN_CHANGE_PCT},
 }
 
 OPTION_TYPES = {'outlier_threshold': float, 'outlier_min_peers': int, 'outlier_min_deviation_pct': float,
@@ -95,6 +101,39 @@ def _target_luns(hostvars, hosts, given):
     return luns
 
 
+def _history(params, run_id):
+    """``{'current', 'earlier', 'settings'}`` for the report from the history database, or None when not asked for.
+
+    The history package is imported only here, only when asked for: a report without ``history_compare`` never
+    needs it, nor the database driver behind it.
+    """
+    if not params['history_compare']:
+        return None
+    try:
+        settings = history_judge.Settings.make(params['history_runs'], params['history_mad_k'],
+                                               params['history_min_change_pct'])._asdict()
+    except ValueError as exc:
+        raise AnsibleActionFail(str(exc))
+    try:
+        from ansible_collections.lustre.iokit.plugins.plugin_utils.history.judging_rows import load_history_rows
+    except ImportError as exc:
+        raise AnsibleActionFail('history_compare: the history database cannot be read by this installation (%s)'
+                                % exc)
+    where = params['history_dsn'] or 'the default history database'
+    try:
+        rows = load_history_rows(params['history_dsn'] or None, run_id, settings['runs'])
+    # Whatever the driver raises (a locked SQLite file, a PostgreSQL server not reachable) ends the task naming
+    # the database; the run's result files are untouched and the report can be written again once it is back.
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        raise AnsibleActionFail('history_compare: cannot read the history of run %s from %s: %s' % (run_id, where, exc))
+    if not isinstance(rows, dict) or not isinstance(rows.get('current'), list) \
+            or not isinstance(rows.get('earlier'), list):
+        raise AnsibleActionFail('history_compare: the history database gave no current and earlier rows for run %s'
+                                % run_id)
+    return {'current': rows['current'], 'earlier': rows['earlier'], 'other_runs': rows.get('other_runs') or [],
+            'settings': settings}
+
+
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
@@ -121,13 +160,14 @@ class ActionModule(ActionBase):
         all_hosts = ((task_vars or {}).get('groups') or {}).get('all') or []
         nid_owners = _nid_owners(hostvars, all_hosts, params['nid_owners'])
         ost_luns = _target_luns(hostvars, params['target_device_hosts'], params['ost_luns'])
+        history = _history(params, run_id)
         try:
             summary = generate(params['results_dir'], run_id, templates_dir, options=_options(params['options'] or {}),
                                acceptance_criteria=params['criteria'], baseline_file=params['baseline'],
                                compare_run_id=params['compare_run_id'], expected=expected,
                                make_baseline=params['make_baseline'], baseline_path=params['baseline_path'],
                                default_criteria=params['default_criteria'], nid_owners=nid_owners or None,
-                               ost_luns=ost_luns or None)
+                               ost_luns=ost_luns or None, history=history)
         except (CriteriaError, BaselineError, ValueError) as exc:
             raise AnsibleActionFail(str(exc))
         except OSError as exc:

@@ -20,6 +20,9 @@ description:
   - With O(criteria), checks every acceptance criterion per subject and writes C(verdict.json) and C(junit.xml);
     with O(baseline) or O(compare_run_id), compares each subject's peak with the reference;
     with O(make_baseline=true), writes C(baseline.yml).
+  - With O(history_compare=true), judges every component, metric and sweep point against the same component's
+    last comparable runs in the history database (regressions against history, see the collection's
+    C(docs/acceptance-criteria.md)); a regression fails the verdict.
   - A corrupt or misplaced result file is named in the report and in RV(unreadable), never skipped silently;
     a C(partial) or C(failed) survey, an expected host without a result and a survey the report cannot chart
     are all shown.
@@ -115,6 +118,40 @@ options:
     type: list
     elements: str
     default: []
+  history_compare:
+    description:
+      - Judge every component (OST, LUN, MDT, NID, client, host), metric and sweep point of the run against its own
+        earlier runs in the history database O(history_dsn).
+      - The baseline of a value is the median of the last O(history_runs) comparable runs (same survey, survey
+        variables and sweep point; runs with other survey variables are named, never mixed in). A value beyond
+        O(history_mad_k) x 1.4826 x MAD of those runs and at least O(history_min_change_pct) percent worse (lower
+        for a rate) is a regression.
+      - Each component, survey and metric judged is a C(history) case of the verdict, failed when it regressed;
+        with this option the report always gives a verdict, even without O(criteria).
+      - The regressions open C(report.html) and C(summary.md), with a trend chart per regressed component and per
+        fleet peak, and the per-subject tables gain a C(vs history) column.
+    type: bool
+    default: false
+  history_dsn:
+    description:
+      - The history database, C(sqlite:///<path>) or C(postgresql://...) (the role passes C(iokit_history_dsn)).
+      - Empty means the history database's default.
+    type: str
+    default: ""
+  history_runs:
+    description: How many of the newest comparable earlier runs make a value's baseline (fewer are used when
+      there are fewer; one is enough).
+    type: int
+    default: 5
+  history_mad_k:
+    description: Half the width of the band around the baseline, in robust standard deviations (1.4826 x MAD of the
+      earlier runs' values).
+    type: float
+    default: 3.0
+  history_min_change_pct:
+    description: Smallest change against the baseline, in percent, that can be a regression, whatever the band.
+    type: float
+    default: 10.0
 seealso:
   - module: lustre.iokit.stored_result
 '''
@@ -238,6 +275,15 @@ baseline_run_id:
   description: Run id of the reference compared with, or null.
   returned: success
   type: str
+history:
+  description:
+    - With O(history_compare=true), the judgment against history, else null.
+    - C(regressions) (component metrics that regressed), C(components) (components with a regression), C(judged)
+      (component metrics judged), C(findings) (one sentence per regressed component, worst first, naming its worst
+      metric, value, baseline, change and the runs the baseline came from), C(incomparable_runs) (each with
+      C(run_id), C(survey), C(params_hash) and the C(reason) it was not compared), C(settings).
+  returned: success
+  type: dict
 timings:
   description: Seconds spent loading, analysing and writing (C(load_s), C(analyse_s), C(write_s), C(total_s)).
   returned: success

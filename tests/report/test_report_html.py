@@ -22,7 +22,7 @@ from conftest import ROOT
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import write_envelope
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import run
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import (
-    REPORT_TEMPLATES, RUN_ID, envelope, fleet, obdfilter_sweep)
+    REPORT_TEMPLATES, RUN_ID, envelope, fleet, history_rows, obdfilter_sweep, per_ost_obdfilter)
 
 CHROMIUM = find_chromium()
 OUTPUT = os.path.join(ROOT, 'tests', 'output', 'report')
@@ -83,6 +83,42 @@ def test_report_loads_without_errors_and_is_readable(browser, report):
         assert expected in text
     screenshot = browser.screenshot(os.path.join(OUTPUT, 'report.png'))
     assert os.path.getsize(screenshot) > 50000
+
+
+@pytest.fixture(scope='module')
+def history_report(tmp_path_factory):
+    """Three OSTs judged against four earlier runs: all of them at half their history, none low among its peers."""
+    store = str(tmp_path_factory.mktemp('history'))
+    rows = {}
+    for month, factor in ((1, 1.0), (2, 1.02), (3, 0.99), (4, 1.01), (5, 0.5)):
+        run_id = '20260%d01T080000Z-run%d' % (month, month)
+        write_envelope(store, envelope('oss1', 'obdfilter', per_ost_obdfilter(
+            'oss1', dict.fromkeys(('testfs-OST0000', 'testfs-OST0001', 'testfs-OST0002'), factor)), run_id=run_id))
+        rows[run_id] = history_rows(run.load_run(store, run_id).samples, '2026-0%d-01T09:00:00Z' % month)
+    current = sorted(rows)[-1]
+    summary = run.generate(store, current, REPORT_TEMPLATES, history={
+        'current': rows.pop(current), 'earlier': [row for run_rows in rows.values() for row in run_rows],
+        'settings': {}})
+    return summary['files']['html']
+
+
+def test_the_regressions_against_history_come_first_with_their_trend_charts(browser, history_report):
+    browser.events.clear()
+    browser.open(history_report)
+    assert browser.console_errors() == []
+    assert browser.evaluate("Array.from(document.querySelectorAll('h2')).slice(0, 2).map(h => h.id)") == [
+        'history', 'findings']
+    charts = browser.evaluate("Array.from(document.querySelectorAll('figure.history-chart')).map(f => [f.id, "
+                              "f.querySelectorAll('polygon.history-band').length, "
+                              "f.querySelectorAll('circle.earlier').length, f.querySelectorAll('circle.current').length,"
+                              " f.querySelector('svg').getBoundingClientRect().width])")
+    # one per OST and one for the host's aggregate (its worst metric), then the fleet's peaks (OSTs and hosts, two
+    # metrics each)
+    assert len(charts) == 4 + 4
+    assert all(bands == 1 and earlier == 4 and current == 1 and width > 300 for _id, bands, earlier, current, width
+               in charts)
+    assert browser.evaluate("document.querySelectorAll('#history-table tbody.finding').length") == 4
+    browser.screenshot(os.path.join(OUTPUT, 'report-history.png'))
 
 
 def test_tables_sort_when_a_header_is_clicked(browser, report):

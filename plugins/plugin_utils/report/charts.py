@@ -14,6 +14,10 @@ Two kinds of chart, both plain inline SVG:
 - bar charts: one bar per subject at the fleet's reference point (where the
   median peaks), outliers marked; a large fleet shows its lowest subjects and
   every outlier up to a configured number of bars.
+- history charts: one value of a component (or the fleet's median peak) over
+  the earlier runs it was judged against, one step per run labelled with its
+  date, the band of the judgment shaded and the run judged marked
+  (history_judge.py).
 
 Controller-side code, no Ansible imports.
 """
@@ -25,15 +29,23 @@ import statistics
 import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import point_label
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, findings
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, findings, history_judge
 
 PALETTE = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22',
            '#17becf')
 OUTLIER_COLOR = '#d62728'
 BAR_COLOR = '#4e79a7'
+WITHIN_COLOR = '#2e7d32'
+BAND_COLOR = '#4e79a7'
 
 WIDTH, HEIGHT = 660, 330
 LEFT, RIGHT, TOP, BOTTOM = 72, 150, 34, 52
+
+# History charts are small multiples: many of them side by side, each one value over a handful of runs.
+HISTORY_WIDTH, HISTORY_HEIGHT = 380, 230
+HISTORY_LEFT, HISTORY_RIGHT, HISTORY_TOP, HISTORY_BOTTOM = 64, 16, 40, 46
+# Components with a regression get a chart each up to this many, worst first; every series is in analysis.json.
+HISTORY_CHARTS_MAX = 24
 
 X_LABELS = {'thr': 'threads', 'tasks': 'MPI tasks', 'mode': 'mode', 'nodes': 'client nodes'}
 # The x axis of a survey's line charts where it is not the thread count: IOR scales over client nodes, one curve per
@@ -264,3 +276,105 @@ def subject_bar_charts(table: analysis.PointTable, outliers: list[dict], max_bar
                                 table.units[metric],
                                 bars, subtitle, statistics.median(peers.values())))
     return charts
+
+
+def history_chart(chart_id: str, title: str, subtitle: str, series: dict) -> dict:
+    """A trend chart model from a series of history_judge (``points`` oldest first, then ``current``).
+
+    One step per run on the x axis, labelled with the day it finished (the full time and the run id are in each
+    marker's title); the band the run was judged against is shaded, its baseline dashed, and the run judged is
+    the last, larger marker, red when it regressed.
+    """
+    plot = {'left': HISTORY_LEFT, 'right': HISTORY_WIDTH - HISTORY_RIGHT, 'top': HISTORY_TOP,
+            'bottom': HISTORY_HEIGHT - HISTORY_BOTTOM}
+    unit, current = series['unit'], series['current']
+    steps = [dict(point, current=False) for point in series['points']]
+    steps.append({'run_id': current.get('run_id') or 'this run', 'finished': current['finished'], 'value': current['value'],
+                  'band_low': current['band_low'], 'band_high': current['band_high'], 'current': True})
+    top_value = max(max(step['value'], step['band_high']) for step in steps)
+    y_scale, y_ticks = _y_axis(top_value, plot['top'], plot['bottom'])
+    slot = (plot['right'] - plot['left']) / len(steps)
+
+    def x_at(index: int) -> float:
+        return round(plot['left'] + slot * (index + 0.5), 1)
+
+    moments = [history_judge.parse_time(step['finished']) for step in steps]
+    years = sorted({moment.year for moment in moments if moment is not None})
+    markers = []
+    for index, (step, moment) in enumerate(zip(steps, moments)):
+        when = moment.strftime('%Y-%m-%d %H:%M UTC') if moment else 'time not known'
+        regressed = step['current'] and current['status'] == history_judge.REGRESSION
+        markers.append({'x': x_at(index), 'y': y_scale(step['value']), 'current': step['current'],
+                        'color': OUTLIER_COLOR if regressed else (WITHIN_COLOR if step['current'] else BAR_COLOR),
+                        'title': '%s, %s: %s %s%s' % (step['run_id'], when, _value_text(step['value']), unit,
+                                                      ' (%s, %s)' % (current['status'], _change_text(current))
+                                                      if step['current'] else '')})
+    # The y axis starts at 0: a band reaching below it (a wide spread of small values) is drawn down to 0.
+    lows = [(x_at(index), y_scale(max(step['band_low'], 0.0))) for index, step in enumerate(steps)]
+    highs = [(x_at(index), y_scale(step['band_high'])) for index, step in enumerate(steps)]
+    # The band runs from the left edge to the right one, so that a single earlier run still shows it.
+    edge_highs = [(plot['left'], highs[0][1])] + highs + [(plot['right'], highs[-1][1])]
+    edge_lows = [(plot['left'], lows[0][1])] + lows + [(plot['right'], lows[-1][1])]
+    band = ' '.join('%s,%s' % point for point in edge_highs + list(reversed(edge_lows)))
+    return {'id': chart_id, 'kind': 'history', 'title': title, 'subtitle': subtitle, 'width': HISTORY_WIDTH,
+            'height': HISTORY_HEIGHT, 'plot': plot, 'y_label': y_label(unit), 'y_ticks': y_ticks,
+            'x_label': 'run, by the day it finished' + _years_text(years),
+            # A label is some 32 px wide: with many runs only every so many steps is labelled (the last always).
+            'x_ticks': [{'x': x_at(index), 'label': moment.strftime('%m-%d') if moment else '?'}
+                        for index, moment in enumerate(moments)
+                        if (len(moments) - 1 - index) % max(math.ceil(32 / slot), 1) == 0],
+            'band': band, 'band_color': BAND_COLOR, 'band_title': 'band %s to %s %s: within it, no change' % (
+                _value_text(current['band_low']), _value_text(current['band_high']), unit),
+            'baseline_y': y_scale(current['baseline']),
+            'baseline_label': 'baseline %s %s' % (_value_text(current['baseline']), unit),
+            'path': ' '.join('%s,%s' % (marker['x'], marker['y']) for marker in markers), 'markers': markers,
+            'status': current['status']}
+
+
+def _years_text(years: list[int]) -> str:
+    if not years:
+        return ''
+    return ' (%d)' % years[0] if len(years) == 1 else ' (%d-%d)' % (years[0], years[-1])
+
+
+def _change_text(current: dict) -> str:
+    change = current.get('change_pct')
+    return 'no change figure' if change is None else '%+.1f%% against the baseline' % change
+
+
+def _fleet_noun(kind: str) -> str:
+    # Host aggregates are judged among hosts: in a history chart they are hosts, not subjects.
+    return 'host' if kind == findings.HOST else kind
+
+
+def _history_id(*parts: str) -> str:
+    return '-'.join(['history'] + [''.join(char if char.isalnum() or char in '._-' else '_' for char in str(part))
+                                   for part in parts if part])
+
+
+def history_charts(judgment: dict, max_components: int = HISTORY_CHARTS_MAX) -> dict:
+    """``{'components': [...], 'fleet': [...], 'components_total': n}``: a chart per component with a regression
+    (worst first, up to ``max_components``) and per fleet series of a history judgment (history_judge.judge_history)."""
+    components = []
+    for series in judgment['series'][:max_components]:
+        components.append(history_chart(
+            _history_id(series['component_kind'].lower(), series['component_id'], series['metric']),
+            '%s %s - %s' % (series['component_kind'], series['component_id'], series['metric']),
+            '%s at %s; band: the last %d run(s)' % (series['survey'], series['point_label'], len(series['points'])),
+            series))
+    hashes: dict = {}
+    for series in judgment['fleet_series']:
+        hashes.setdefault((series['survey'], series['metric'], series['component_kind']), set()).add(
+            series['params_hash'])
+    fleet = []
+    for series in judgment['fleet_series']:
+        kind = series['component_kind']
+        several = len(hashes[(series['survey'], series['metric'], kind)]) > 1
+        fleet.append(history_chart(
+            _history_id('fleet', series['metric'], kind.lower(), str(series['params_hash'])[:12] if several else ''),
+            '%s, median %s peak' % (series['metric'], _fleet_noun(kind)),
+            '%s: %d %s%s now; band: the last %d run(s)' % (
+                series['survey'], series['components'], _fleet_noun(kind), '' if series['components'] == 1 else 's',
+                len(series['points'])),
+            series))
+    return {'components': components, 'fleet': fleet, 'components_total': len(judgment['series'])}

@@ -18,6 +18,11 @@ Patterns are shell globs (fnmatch).  Every criterion is checked per subject
 measured subject fails (``required: false`` makes it skipped) so that a
 missing survey cannot pass silently.
 
+With a history judgment (history_judge.judge_history, report option
+``history_compare``), every component, survey and metric judged against its
+own earlier runs is a ``history`` case: failed when it regressed, naming the
+value, the baseline, the change and the runs the baseline came from.
+
 Without criteria of the user's (or with them, unless
 ``acceptance_default_criteria: false``), the verdict checks DEFAULT_CRITERIA:
 completeness (every expected host has a usable result), no low outlier among
@@ -33,7 +38,7 @@ import fnmatch
 import typing as t
 import xml.etree.ElementTree as ET
 
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, compare
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, compare, history_judge
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import as_samples
 
 KINDS = ('floors', 'ratios', 'outliers', 'regressions', 'variation')
@@ -289,10 +294,46 @@ def completeness_cases(missing: t.Iterable[dict], context: dict, present: t.Iter
     return cases
 
 
+HISTORY_CHECK = 'no regression against history'
+
+
+def history_cases(judgment: dict, context: dict) -> list[dict]:
+    """One case per component, survey and metric judged against its history (history_judge.judge_history):
+    failed when it regressed at one sweep point or more, with the worst of them; one skipped case per survey whose
+    values had no comparable earlier run, or one for the run when nothing could be judged."""
+    regressed = {(entry['component_kind'], entry['component_id'], entry['survey'], entry['metric']): entry
+                 for finding in judgment['findings'] for entry in finding['regressed']}
+    limit = -judgment['settings']['min_change_pct']
+    cases = []
+    for row in judgment['judged']:
+        entry = regressed.get((row['component_kind'], row['component_id'], row['survey'], row['metric']))
+        subject = row['component_id']
+        if entry is None:
+            message = '%s %s on %s %s: within its history at all %d sweep points judged, against run(s) %s (%s)' % (
+                row['survey'], row['metric'], row['component_kind'], subject, row['points'], ', '.join(row['runs']),
+                _runs(context))
+            cases.append(_case('history', HISTORY_CHECK, subject, row['metric'], True, None, limit, '%', message))
+            continue
+        change = entry['change_pct']
+        cases.append(_case('history', HISTORY_CHECK, subject, row['metric'], False,
+                           None if change is None else round(change, 3), limit, '%',
+                           '%s (%s)' % (history_judge.finding_text(entry), _runs(context))))
+    for item in judgment['not_judged']:
+        cases.append(_case('history', HISTORY_CHECK, '-', item['survey'], None, None, limit, '%',
+                           '%s: %d value(s) without a comparable earlier run in the history, not judged (%s)' % (
+                               item['survey'], item['values'], _runs(context))))
+    if not cases:
+        # Asked for and not done: failed, as a criterion that matches nothing, so that it cannot pass unnoticed.
+        cases.append(_case('history', HISTORY_CHECK, '-', '-', False, None, limit, '%',
+                           'the history database has no sample of this run: nothing was judged against its history '
+                           '(record the run, then report again) (%s)' % _runs(context)))
+    return cases
+
+
 def evaluate(samples: t.Any, criteria: t.Any, baseline: dict | None = None, missing: t.Iterable[dict] = (),
              run_id: str | None = None, outlier_options: dict | None = None, comparison: list[dict] | None = None,
              tolerance_pct: float = compare.DEFAULT_TOLERANCE_PCT, present: t.Iterable[dict] = (),
-             judged_points: tuple | None = None) -> dict:
+             judged_points: tuple | None = None, history: dict | None = None) -> dict:
     """The verdict of a run: every criterion checked per subject, each check a test case.
 
     ``missing`` lists expected results that are absent or failed (each a
@@ -300,6 +341,8 @@ def evaluate(samples: t.Any, criteria: t.Any, baseline: dict | None = None, miss
     usable (each a passing one).  ``comparison`` may pass a ready
     ``compare_runs`` result against ``baseline``, and ``judged_points`` a
     ready ``analysis.judge_points`` result, to avoid computing them twice.
+    ``history`` is a history judgment (history_judge.judge_history): its
+    cases (history_cases) come first after completeness.
     """
     criteria = validate_criteria(criteria)
     table = samples if isinstance(samples, analysis.PointTable) else analysis.PointTable(
@@ -315,6 +358,8 @@ def evaluate(samples: t.Any, criteria: t.Any, baseline: dict | None = None, miss
     context = {'run_id': run_id, 'baseline_run_id': baseline_run_id}
     peaks = analysis.peaks(table)
     cases = completeness_cases(missing, context, present)
+    if history is not None:
+        cases.extend(history_cases(history, context))
     if not criteria['outliers']:
         found, judged = [], {}
     else:

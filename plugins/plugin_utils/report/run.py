@@ -15,7 +15,9 @@ the analysis and the criteria; ``write_report`` writes into the run directory:
   across the layers (``components``, diagnosis.py), saturation, layer
   efficiency, repeats, comparison, problems;
 - ``summary.md`` and ``report.html``: rendered from the role's Jinja templates,
-  opening with one row per weak component (``finding_rows``, diagnosis.py);
+  opening with the regressions against history when it was judged
+  (``history``, history_judge.py), then one row per weak component
+  (``finding_rows``, diagnosis.py);
 - ``verdict.json`` (with the same ``components``, and each failed case's
   ``diagnosis``) and ``junit.xml`` (its failures' messages ending with it) when
   criteria were given;
@@ -37,7 +39,8 @@ import typing as t
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import POINT_KEYS
 from ansible_collections.lustre.iokit.plugins.plugin_utils import results_store
-from ansible_collections.lustre.iokit.plugins.plugin_utils.report import analysis, charts, compare, criteria, diagnosis, findings
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import (
+    analysis, charts, compare, criteria, diagnosis, findings, history_judge)
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import stats as stats_section
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import EXTRACTORS, Sample, envelope_samples
 
@@ -131,12 +134,15 @@ def missing_results(run: RunData, expected: dict[str, list[str]] | None) -> list
 
 def build_report(run: RunData, options: dict | None = None, acceptance_criteria: dict | None = None,
                  baseline: dict | None = None, expected: dict | None = None, generated: str | None = None,
-                 nid_owners: dict | None = None, ost_luns: dict | None = None) -> dict:
+                 nid_owners: dict | None = None, ost_luns: dict | None = None, history: dict | None = None) -> dict:
     """Everything the templates show, computed once.
 
     ``baseline`` is a baseline mapping (compare.make_baseline) or None;
     ``acceptance_criteria`` are the criteria to check (criteria.effective_criteria), None for no verdict;
-    ``nid_owners`` and ``ost_luns`` link the layers of the diagnosis (diagnosis.diagnose_components).
+    ``nid_owners`` and ``ost_luns`` link the layers of the diagnosis (diagnosis.diagnose_components);
+    ``history`` is ``{'current': rows, 'earlier': rows, 'settings': {runs, mad_k, min_change_pct}}`` (rows in
+    history_judge's shape; optionally ``other_runs``) to judge every component against its own earlier runs, or
+    None.  A judged history always gives a verdict: a regression must be able to fail the run.
     """
     opts = dict(DEFAULT_OPTIONS, **{k: v for k, v in (options or {}).items() if v is not None})
     table = analysis.PointTable(run.samples)
@@ -152,12 +158,15 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
     repeats = analysis.repeat_stats(table)
     comparison = compare.compare_runs(table, baseline, opts['tolerance_pct']) if baseline is not None else None
     missing = missing_results(run, expected)
+    judgment = judge_history(history)
+    if judgment is not None and acceptance_criteria is None:
+        acceptance_criteria = criteria.validate_criteria({})
     verdict = None
     if acceptance_criteria is not None:
         verdict = criteria.evaluate(table, acceptance_criteria, baseline=baseline, missing=missing, run_id=run.run_id,
                                     outlier_options=outlier_options, comparison=comparison,
                                     tolerance_pct=opts['tolerance_pct'], present=present_results(run, expected),
-                                    judged_points=(outliers, judged))
+                                    judged_points=(outliers, judged), history=judgment)
         criteria.add_diagnoses(verdict, diagnosis.case_diagnoses(components))
     surveys = sorted({item['survey'] for item in run.envelopes})
     return {
@@ -175,7 +184,7 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
                                if not item['supported'] and item['survey'] != stats_section.SURVEY}),
         'stats': stats_section.stats_section(run.run_dir, run.envelopes, opts['host_charts_max_hosts']),
         'peaks': peaks,
-        'subject_tables': _subject_tables(peaks, outliers),
+        'subject_tables': _subject_tables(peaks, outliers, judgment),
         'metric_summary': _metric_summary(peaks),
         'outliers': outliers,
         'findings': weak,
@@ -191,12 +200,35 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
         'baseline_run_id': (comparison[0]['reference_run_id'] if comparison else
                             (baseline or {}).get('run_id')),
         'verdict': verdict,
+        'history': judgment,
         'charts': {
             'fleet': charts.fleet_line_charts(table),
             'hosts': charts.host_line_charts(table, opts['host_charts_max_hosts'], stops=_stop_marks(sweeps)),
             'bars': charts.subject_bar_charts(table, outliers, opts['bar_chart_max_bars']),
+            'history': charts.history_charts(judgment) if judgment is not None else None,
         },
     }
+
+
+def judge_history(history: dict | None) -> dict | None:
+    """The history judgment of ``build_report``'s ``history`` argument (None: not judged), with each finding's
+    sentence as ``text``."""
+    if history is None:
+        return None
+    if not isinstance(history, dict) or not isinstance(history.get('current'), list) \
+            or not isinstance(history.get('earlier'), list):
+        raise ValueError('history must be a mapping with the lists current and earlier (history rows), got %r'
+                         % (type(history).__name__,))
+    settings = history.get('settings') or {}
+    unknown = sorted(set(settings) - set(history_judge.Settings._fields))
+    if unknown:
+        raise ValueError('history settings: unknown key(s) %s (allowed: %s)'
+                         % (', '.join(unknown), ', '.join(history_judge.Settings._fields)))
+    judgment = history_judge.judge_history(history['current'], history['earlier'], other_runs=history.get('other_runs')
+                                           or (), **settings)
+    for finding in judgment['findings']:
+        finding['text'] = history_judge.finding_text(finding)
+    return judgment
 
 
 def _sweep_summary(envelope: dict) -> dict | None:
@@ -260,8 +292,29 @@ def _metric_summary(peaks: list[dict]) -> list[dict]:
     return summary
 
 
-def _subject_tables(peaks: list[dict], outliers: list[dict]) -> list[dict]:
-    """Per survey: one row per subject, one column per metric (peak of the sweep), outlier points counted."""
+def _history_lookup(judgment: dict | None) -> t.Callable[[str, str, str, str | None], dict | None]:
+    """``(survey, metric, host, target) -> "vs history" row`` (history_judge's ``components``) or None.
+
+    A row that names the sample's host and target is found by them; one that does not, by its component id being
+    the target (an OST, an MDT) or, without a target, the host (a host aggregate, a client).
+    """
+    exact: dict = {}
+    named: dict = {}
+    for row in (judgment or {}).get('components') or ():
+        if row['host'] is not None:
+            exact[(row['survey'], row['metric'], row['host'], row['target'])] = row
+        named[(row['survey'], row['metric'], row['component_id'])] = row
+
+    def lookup(survey: str, metric: str, host: str, target: str | None) -> dict | None:
+        row = exact.get((survey, metric, host, target))
+        return row if row is not None else named.get((survey, metric, host if target is None else target))
+    return lookup
+
+
+def _subject_tables(peaks: list[dict], outliers: list[dict], judgment: dict | None = None) -> list[dict]:
+    """Per survey: one row per subject, one column per metric (peak of the sweep), outlier points counted, and
+    with a history judgment each peak's change against its history (``history_cells``, None where not judged)."""
+    vs_history = _history_lookup(judgment)
     outlier_count: dict = {}
     for row in outliers:
         key = (row['survey'], row['subject'])
@@ -275,7 +328,9 @@ def _subject_tables(peaks: list[dict], outliers: list[dict]) -> list[dict]:
                                                          'outliers': outlier_count.get((row['survey'], row['subject']), 0)})
         line['values'][row['metric']] = row
     return [{'survey': table['survey'], 'columns': [{'metric': m, 'unit': u} for m, u in table['metrics'].items()],
-             'rows': [dict(line, cells=[line['values'].get(m) for m in table['metrics']])
+             'rows': [dict(line, cells=[line['values'].get(m) for m in table['metrics']],
+                           history_cells=[vs_history(table['survey'], m, line['host'], line['target'] or None)
+                                          for m in table['metrics']] if judgment is not None else [])
                       for _subject, line in sorted(table['rows'].items())]}
             for table in tables.values()]
 
@@ -393,7 +448,7 @@ def write_report(run: RunData, model: dict, templates_dir: str, out_dir: str | N
     _atomic_write(path('csv'), lambda handle: _write_csv(handle, run.samples))
     analysis_keys = ('run_id', 'generated', 'options', 'hosts', 'surveys', 'sample_count', 'envelopes', 'unreadable',
                      'missing', 'unsupported', 'peaks', 'findings', 'components', 'outliers', 'saturation', 'efficiency',
-                     'repeats', 'comparison', 'baseline_run_id')
+                     'repeats', 'comparison', 'baseline_run_id', 'history')
     # json.dumps without indent, not json.dump: only that form runs the C encoder, several times faster.
     kept = {key: model[key] for key in analysis_keys}
     # The statistics tables (per sweep point, per phase) without their charts' drawing geometry.
@@ -446,12 +501,14 @@ def load_baseline(path: str) -> dict:
 def generate(results_dir: str, run_id: str, templates_dir: str, options: dict | None = None,
              acceptance_criteria: dict | None = None, baseline_file: str | None = None, compare_run_id: str | None = None,
              expected: dict | None = None, make_baseline: bool = False, baseline_path: str | None = None,
-             default_criteria: bool = False, nid_owners: dict | None = None, ost_luns: dict | None = None) -> dict:
+             default_criteria: bool = False, nid_owners: dict | None = None, ost_luns: dict | None = None,
+             history: dict | None = None) -> dict:
     """Load, analyse, write: the whole report of one run.  Returns paths, verdict and counts, and timings in s.
 
     ``default_criteria`` adds the built-in criteria (criteria.DEFAULT_CRITERIA) to ``acceptance_criteria``, and
     gives a verdict without them.  ``nid_owners`` (NID -> host) and ``ost_luns`` (OST -> [(host, device)]) are
-    passed to the diagnosis of the weak components (docs/diagnosis.md).
+    passed to the diagnosis of the weak components (docs/diagnosis.md); ``history`` (rows from the history
+    database and the settings, see build_report) judges every component against its own earlier runs.
     """
     timings = {}
     started = time.monotonic()
@@ -468,7 +525,7 @@ def generate(results_dir: str, run_id: str, templates_dir: str, options: dict | 
         baseline = compare.make_baseline(other.samples, compare_run_id)
     mark = time.monotonic()
     model = build_report(run, options, acceptance_criteria, baseline, expected, nid_owners=nid_owners,
-                         ost_luns=ost_luns)
+                         ost_luns=ost_luns, history=history)
     timings['analyse_s'] = time.monotonic() - mark
     mark = time.monotonic()
     files = write_report(run, model, templates_dir, make_baseline=make_baseline, baseline_path=baseline_path)
@@ -488,4 +545,15 @@ def generate(results_dir: str, run_id: str, templates_dir: str, options: dict | 
         'counts': verdict['counts'] if verdict else None,
         'failures': verdict['failures'] if verdict else [],
         'baseline_run_id': model['baseline_run_id'],
+        'history': _history_summary(model['history']),
     }
+
+
+def _history_summary(judgment: dict | None) -> dict | None:
+    """What the play is told of a history judgment: counts, one sentence per regressed component (worst first),
+    and the runs not compared with their reason."""
+    if judgment is None:
+        return None
+    return {'regressions': judgment['regressions'], 'components': len(judgment['findings']),
+            'judged': len(judgment['judged']), 'findings': [finding['text'] for finding in judgment['findings']],
+            'incomparable_runs': judgment['incomparable_runs'], 'settings': judgment['settings']}

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import types
 
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.catalog import PARSERS
-from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import lnet_nodes
+from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import history_rows, lnet_nodes
 
 RUN_ID = '20261122T101500Z-3f2a'
 FIXTURE = os.path.join(os.path.dirname(__file__), '..', 'module_utils', 'parsers', 'fixtures', 'obdfilter_survey',
@@ -165,3 +167,74 @@ def test_each_targets_mount_devices_come_from_the_servers_read_and_a_given_targe
     assert _target_luns(hostvars, ['oss1'], {'testfs-OST0000': [['oss7', '/dev/sdz']]})['testfs-OST0000'] == [
         ['oss7', '/dev/sdz']]
     assert _target_luns(hostvars, [], None) == {}
+
+
+HISTORY_PACKAGE = 'ansible_collections.lustre.iokit.plugins.plugin_utils.history'
+
+
+@pytest.fixture
+def history_database(monkeypatch):
+    """A stand-in for the history package's ``load_history_rows``: returns ``rows`` and records every call."""
+    database = types.SimpleNamespace(rows={'current': [], 'earlier': []}, calls=[], error=None)
+
+    def load_history_rows(dsn, run_id, runs):
+        database.calls.append((dsn, run_id, runs))
+        if database.error:
+            raise database.error
+        return database.rows
+
+    module = types.ModuleType(HISTORY_PACKAGE + '.judging_rows')
+    module.load_history_rows = load_history_rows
+    monkeypatch.setitem(sys.modules, HISTORY_PACKAGE, types.ModuleType(HISTORY_PACKAGE))
+    monkeypatch.setitem(sys.modules, HISTORY_PACKAGE + '.judging_rows', module)
+    return database
+
+
+def test_history_is_read_only_when_asked_for(store, run_action, history_database):
+    history_database.error = AssertionError('the history was read without history_compare')
+    result = report(run_action, store)
+    assert result['history'] is None and history_database.calls == []
+
+
+def test_a_host_slower_than_its_history_fails_the_verdict(store, run_action, history_database):
+    from ansible_collections.lustre.iokit.plugins.plugin_utils.report.run import load_run
+
+    current = history_rows(load_run(str(store), RUN_ID).samples, '2026-11-22T11:00:00Z')
+    history_database.rows = {'current': current, 'earlier': [
+        dict(row, run_id='20261001T080000Z-%04d' % day, finished='2026-10-%02dT09:00:00Z' % day,
+             value=row['value'] * (2.0 if row['host'] == 'oss2' else 1.0))
+        for day in (1, 2, 3) for row in current]}
+    result = report(run_action, store, history_compare=True, history_dsn='sqlite:////tmp/history.db',
+                    history_runs=3)
+    assert history_database.calls == [('sqlite:////tmp/history.db', RUN_ID, 3)]
+    assert result['verdict'] == 'failed' and result['history']['components'] == 1
+    finding, = result['history']['findings']
+    assert ' on host oss2: ' in finding and ', -50.0% (band ' in finding
+    assert finding.endswith('baseline: the median of runs 20261001T080000Z-0003, 20261001T080000Z-0002, '
+                            '20261001T080000Z-0001')
+    # one failure per metric of oss2 that regressed, its headline among them
+    assert finding + ' (run %s)' % RUN_ID in result['failures']
+    assert len(result['failures']) == result['history']['regressions'] > 1
+    assert all(' on host oss2: ' in failure for failure in result['failures'])
+    # the empty DSN is the history package's default, passed on as None
+    report(run_action, store, history_compare=True)
+    assert history_database.calls[-1] == (None, RUN_ID, 5)
+
+
+def test_an_unreadable_history_fails_naming_the_database(store, action_fails, history_database):
+    history_database.error = RuntimeError('database is locked')
+    message = action_fails('iokit_report', {'results_dir': str(store), 'run_id': RUN_ID, 'history_compare': True,
+                                            'history_dsn': 'sqlite:////srv/history.db'})
+    assert message == ('history_compare: cannot read the history of run %s from sqlite:////srv/history.db: '
+                       'database is locked' % RUN_ID)
+    assert not (store / RUN_ID / 'report.html').exists()
+    message = action_fails('iokit_report', {'results_dir': str(store), 'run_id': RUN_ID, 'history_compare': True,
+                                            'history_runs': 0})
+    assert message == 'history runs must be a whole number of at least 1, got 0'
+
+
+def test_without_the_history_package_history_compare_says_so(store, action_fails, monkeypatch):
+    # None in sys.modules makes the import fail, as it does before the history package is installed
+    monkeypatch.setitem(sys.modules, HISTORY_PACKAGE + '.judging_rows', None)
+    message = action_fails('iokit_report', {'results_dir': str(store), 'run_id': RUN_ID, 'history_compare': True})
+    assert message.startswith('history_compare: the history database cannot be read by this installation')

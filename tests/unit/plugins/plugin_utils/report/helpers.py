@@ -11,6 +11,7 @@ import os
 
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.catalog import PARSERS
 from ansible_collections.lustre.iokit.plugins.module_utils.results import EnvelopeBuilder
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report.findings import component_kind
 
 FIXTURES = os.path.join(os.path.dirname(__file__), '..', '..', 'module_utils', 'parsers', 'fixtures')
 RUN_ID = '20261122T101500Z-test'
@@ -162,3 +163,14 @@ def per_mdt_mds(host, rates):
              'tests': {'create': {'ops_s': sum(rates.values()) * 5000.0 * thr, 'status': 'ok'}},
              'per_mdt': [{'target': mdt, 'tests': {'create': {'ops_s': 5000.0 * factor * thr, 'status': 'ok'}}}
                          for mdt, factor in rates.items()]} for thr in (1, 2)]
+
+
+def history_rows(samples, finished, run_id=None, params_hash='vars-1'):
+    """A run's samples as the history database hands them to the report (history_judge's row shape): a component is
+    its target (an OST by its name) or, for a host aggregate, the host."""
+    return [{'run_id': run_id or sample.run_id, 'finished': finished, 'survey': sample.survey,
+             'params_hash': params_hash, 'component_kind': component_kind(sample.survey, sample.target),
+             'component_id': sample.target or sample.host, 'metric': sample.metric, 'unit': sample.unit,
+             'direction': 'higher', 'point': dict(sample.point), 'iteration': sample.iteration, 'value': sample.value,
+             'host': sample.host, 'target': sample.target}
+            for sample in samples]
