@@ -129,3 +129,46 @@ def query(url: str, expression: str) -> list[dict]:
     if status != 200 or answer.get('status') != 'success':
         raise ValueError('query %s: HTTP %d %s' % (expression, status, answer))
     return answer['data']['result']
+
+
+@contextlib.contextmanager
+def influxdb_server(workdir: str):
+    """InfluxDB 1.x (Debian's influxdb) with its data under ``workdir``; yields its base URL."""
+    port, rpc_port = free_port(), free_port()
+    config = os.path.join(workdir, 'influxdb.conf')
+    with open(config, 'w', encoding='utf-8') as handle:
+        handle.write('reporting-disabled = true\nbind-address = "127.0.0.1:%d"\n'
+                     '[meta]\n  dir = "%s"\n'
+                     '[data]\n  dir = "%s"\n  wal-dir = "%s"\n'
+                     '[http]\n  bind-address = "127.0.0.1:%d"\n  log-enabled = false\n'
+                     '[monitor]\n  store-enabled = false\n'
+                     % (rpc_port, os.path.join(workdir, 'meta'), os.path.join(workdir, 'data'),
+                        os.path.join(workdir, 'wal'), port))
+    log = os.path.join(workdir, 'influxd.log')
+    url = 'http://127.0.0.1:%d' % port
+    with running([INFLUXD, 'run', '-config', config], log) as process:
+        wait_for(lambda: http_get(url + '/ping')[0] == 204, 'InfluxDB on %s' % url, process=process)
+        yield url, log
+
+
+def influx_query(url: str, database: str, statement: str, method: str = 'GET') -> list[dict]:
+    """The series of an InfluxQL statement's first result (1.x ``/query``, times as epoch nanoseconds)."""
+    parameters = urllib.parse.urlencode({'db': database, 'q': statement, 'epoch': 'ns'})
+    request = urllib.request.Request('%s/query?%s' % (url, parameters), method=method)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer = json.loads(response.read().decode('utf-8'))
+    result = answer['results'][0]
+    if 'error' in result:
+        raise ValueError('%s: %s' % (statement, result['error']))
+    return result.get('series', [])
+
+
+def influx_write_v1(url: str, database: str, lines: list[str]) -> int:
+    """POST ``lines`` to the 1.x ``/write`` endpoint; the HTTP status."""
+    request = urllib.request.Request('%s/write?%s' % (url, urllib.parse.urlencode({'db': database, 'precision': 'ns'})),
+                                     data=''.join(line + '\n' for line in lines).encode('utf-8'), method='POST')
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        raise AssertionError('InfluxDB refused the lines: HTTP %d %s' % (exc.code, exc.read()[:500])) from exc

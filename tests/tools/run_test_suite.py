@@ -389,7 +389,8 @@ def stage_report_html() -> int:
 
 def stage_export() -> int:
     """The monitoring export against real servers: promtool's checks and backfill, node_exporter's textfile
-    collector scraped by Prometheus (requirements-apt.txt), each on a loopback port for a few seconds."""
+    collector scraped by Prometheus, the line protocol written to InfluxDB (requirements-apt.txt), each server on a
+    loopback port for a few seconds."""
     return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/export'])
 
 
