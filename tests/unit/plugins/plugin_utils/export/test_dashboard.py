@@ -110,7 +110,7 @@ def _history_tables():
                 continue
             table = re.match(r'\s*CREATE TABLE (\w+) \((.*)\)', step, re.S)
             if table:
-                tables[table.group(1)] = set(re.findall(r'^\s*(\w+) [A-Z]', table.group(2), re.M))
+                tables[table.group(1)] = set(re.findall(r'^\s*(\w+) [A-Z{]', table.group(2), re.M))
             view = re.match(r'\s*CREATE VIEW (\w+) AS\s+SELECT (.*?)\s+FROM', step, re.S)
             if view:
                 tables[view.group(1)] = {column.split()[-1].split('.')[-1] for column in view.group(2).split(',')}
