@@ -86,7 +86,7 @@ options:
     type: raw
   influx_token:
     description:
-      - The API token (C(Authorization: Token ...)); required with O(influx_url). Not logged.
+      - 'The API token (sent as C(Authorization: Token ...)); required with O(influx_url). Not logged.'
       - Defaults to the variable C(iokit_export_influx_token).
     type: raw
   influx_bucket:

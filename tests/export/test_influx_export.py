@@ -22,8 +22,8 @@ from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.export.hel
 RUN_ID = '20261122T101500Z-test'
 DATABASE = 'iokit'
 
-pytestmark = pytest.mark.skipif(INFLUXD is None, reason='influxd is not installed: apt-get install -y influxdb '
-                                                       '(requirements-apt.txt)')
+pytestmark = pytest.mark.skipif(
+    INFLUXD is None, reason='influxd is not installed: apt-get install -y influxdb (requirements-apt.txt)')
 
 
 def test_influxdb_takes_the_lines_and_a_second_publication_overwrites(tmp_path):

@@ -81,8 +81,8 @@ def run_lines(export: RunExport) -> list[str]:
     for tags, fields in sorted(grouped.items()):
         tag_text = ''.join(',%s=%s' % (escape_tag(name), escape_tag(value)) for name, value in tags)
         field_text = ','.join('%s=%s' % (escape_tag(name), float_field(value)) for name, value in sorted(fields.items()))
-        lines.append('%s%s %s,run_id=%s %d' % (measurement, tag_text, field_text, string_field(export.run_id),
-                                                timestamp))
+        lines.append('%s%s %s,run_id=%s %d'
+                     % (measurement, tag_text, field_text, string_field(export.run_id), timestamp))
     return lines
 
 
