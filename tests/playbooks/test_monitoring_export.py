@@ -89,3 +89,19 @@ def test_a_bad_export_directory_fails_before_any_node_is_touched(oss, tmp_path):
                for directory, subdirectories, files in os.walk(top) for name in subdirectories + files
                if 'export-bad' in name]
     assert not touched
+
+
+def test_the_report_playbook_exports_the_stored_run(oss):
+    if not os.path.exists(envelope_path(oss.results, 'export-2', 'localhost', 'obdfilter')):
+        pytest.skip('the survey test did not store run export-2')
+    line_file = os.path.join(oss.base, 'influx', 'run.lp')
+    run = oss.playbook('report.yml', extra={'iokit_run_id': 'export-2', 'iokit_export_influx_file': line_file})
+    assert run.returncode == 0, run.stdout[-4000:]
+    assert 'Exported to the monitoring stack: ' in run.stdout
+    with open(line_file, encoding='utf-8') as handle:
+        lines = handle.read().splitlines()
+    assert lines and all(line.startswith('lustre_iokit_obdfilter,') for line in lines)
+    # Each OST's lines carry its name; the host's aggregate over them has none.
+    assert {name for line in lines for name in re.findall(r',name=([^, ]+)', line)} == {'testfs-OST0000',
+                                                                                      'testfs-OST0001'}
+    assert all(line.split(' ')[1].endswith(',run_id="export-2"') for line in lines)
