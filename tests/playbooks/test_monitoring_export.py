@@ -102,6 +102,6 @@ def test_the_report_playbook_exports_the_stored_run(oss):
         lines = handle.read().splitlines()
     assert lines and all(line.startswith('lustre_iokit_obdfilter,') for line in lines)
     # Each OST's lines carry its name; the host's aggregate over them has none.
-    assert {name for line in lines for name in re.findall(r',name=([^, ]+)', line)} == {'testfs-OST0000',
-                                                                                      'testfs-OST0001'}
+    names = {name for line in lines for name in re.findall(r',name=([^, ]+)', line)}
+    assert names == {'testfs-OST0000', 'testfs-OST0001'}
     assert all(line.split(' ')[1].endswith(',run_id="export-2"') for line in lines)
