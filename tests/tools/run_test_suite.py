@@ -387,6 +387,13 @@ def stage_report_html() -> int:
     return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/report'])
 
 
+def stage_export() -> int:
+    """The monitoring export against real servers: promtool's checks and backfill, node_exporter's textfile
+    collector scraped by Prometheus, the line protocol written to InfluxDB (requirements-apt.txt), each server on a
+    loopback port for a few seconds."""
+    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/export'])
+
+
 def stage_playbooks() -> int:
     """The survey playbooks end to end on localhost against the simulator (results store, summaries, rerun, cleanup),
     in WORKERS pytest-xdist workers; the tests that share a module fixture stay on one worker (tests/playbooks/conftest.py)."""
@@ -602,6 +609,7 @@ STAGES = {
     'guest': stage_guest,
     'simulator': stage_simulator,
     'report-html': stage_report_html,
+    'export': stage_export,
     'playbooks': stage_playbooks,
     'fleet': stage_fleet,
     'faults': stage_faults,
@@ -627,7 +635,7 @@ LANES = (
     ('integration', 'report-html'),
     ('fleet', 'faults', 'guest'),  # one container image (fleet_images.py locks while it builds)
     ('sanity', 'units', 'target-pythons', 'core-matrix', 'sanity-changed'),
-    ('lint', 'units-quick', 'simulator', 'awx', 'changelog', 'docs', 'docsite', 'release', 'build'),
+    ('lint', 'units-quick', 'simulator', 'export', 'awx', 'changelog', 'docs', 'docsite', 'release', 'build'),
 )
 assert sorted(s for lane in LANES for s in lane) == sorted(STAGES), 'every stage is in exactly one lane'
 # How many tests wait together inside the playbook and integration stages (pytest-xdist workers, ansible-test groups).
