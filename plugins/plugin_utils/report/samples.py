@@ -38,7 +38,14 @@ import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
 from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import (
-    UNIT_MIB_S, is_finite_number, make_point)
+    UNIT_MIB_S, UNIT_OPS_S, is_finite_number, make_point)
+
+# Which way is better for a sample's unit, said in one place: the history stores it with every sample and a judgement
+# against the history reads it there.  Every sample is a rate today, and a higher rate is better; a unit added
+# without a direction here is refused by metric_direction() rather than judged the wrong way round.
+HIGHER = 'higher'
+LOWER = 'lower'
+UNIT_DIRECTIONS = {UNIT_MIB_S: HIGHER, UNIT_OPS_S: HIGHER}
 
 
 class Sample(t.NamedTuple):
@@ -73,6 +80,15 @@ class Sample(t.NamedTuple):
 def metric_name(survey: str, test: str, unit: str) -> str:
     suffix = 'mib_s' if unit == UNIT_MIB_S else 'ops_s'
     return '%s_%s_%s' % (survey, test.replace(' ', '_'), suffix)
+
+
+def metric_direction(unit: str) -> str:
+    """``higher`` or ``lower``: which way a value in ``unit`` is better; ValueError for a unit without one."""
+    try:
+        return UNIT_DIRECTIONS[unit]
+    except KeyError:
+        raise ValueError('no direction is known for the unit %r: add it to UNIT_DIRECTIONS in %s'
+                         % (unit, __name__)) from None
 
 
 ENGINES_PACKAGE = 'ansible_collections.lustre.iokit.plugins.module_utils.engines'
