@@ -249,7 +249,10 @@ errors:
   type: list
   elements: dict
 environment:
-  description: Facts at run time - C(lustre_version), C(kernel), C(targets), C(obdecho_loaded_by_us).
+  description:
+    - Facts at run time - C(lustre_version), C(kernel), C(targets), C(obdecho_loaded_by_us).
+    - C(free_inodes) and C(total_inodes), each MDT's C(filesfree) and C(filestotal) before the sweep (null where
+      not read), which the results history keeps as the MDT's fill level.
   returned: always
   type: dict
 raw_output:
@@ -423,7 +426,7 @@ class MdsSpec(survey_module.ServerSurveySpec):
 
     def check(self, start, survey):
         inode_problems, free_inodes = survey.free_inode_problems()
-        start.builder.set_environment(free_inodes=free_inodes)
+        start.builder.set_environment(free_inodes=free_inodes, total_inodes=survey.total_inodes)
         survey_module.fail_on_problems(start.module, inode_problems)
 
     def plan_lines(self, params, plan):

@@ -294,6 +294,8 @@ environment:
   description:
     - Facts at run time. C(lustre_version), C(kernel), C(page_kib), C(targets), C(obdecho_loaded_by_us) and
       C(reused_echo_clients) (leftover echo clients that were reused, then torn down).
+    - With O(case=disk), C(free_kib) and C(total_kib), each OST's C(kbytesavail) and C(kbytestotal) before the
+      sweep (null where not read), which the results history keeps as the OST's fill level.
   returned: always
   type: dict
 raw_output:
@@ -583,7 +585,7 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
         survey_module.fail_on_problems(module, survey.problems())
         if params['case'] == obdfilter.CASE_DISK:
             space_problems, free_kib = survey.free_space_problems()
-            start.builder.set_environment(free_kib=free_kib)
+            start.builder.set_environment(free_kib=free_kib, total_kib=survey.total_kib)
             survey_module.fail_on_problems(module, space_problems)
         if params['engine'] == 'iokit':
             script = survey_module.iokit_script_path(module)

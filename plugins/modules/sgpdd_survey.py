@@ -258,8 +258,10 @@ environment:
   description:
     - Facts at run time. C(sg3_utils) (package version), C(sgp_dd_version), C(kernel), C(mem_total_kib), and
       C(devices) with each device's sg or block path, block size, capacity, vendor, model and queue settings,
-      C(slaves) (the member devices of an MD array or device-mapper target, else empty) and C(md_level)
-      (V(raid1) etc. for an MD array, else null).
+      C(slaves) (the member devices of an MD array or device-mapper target, else empty), C(md_level)
+      (V(raid1) etc. for an MD array, else null) and C(stable_id), an id that survives a reboot and a re-cabling
+      (V(wwid:<WWID>), V(dm-uuid:<UUID>), V(by-id:<name in /dev/disk/by-id>), or V(loop:<backing file>) for a loop
+      device; null when the device has none), which the results history keys the LUN by.
   returned: always
   type: dict
 raw_output:

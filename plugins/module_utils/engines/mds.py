@@ -353,6 +353,7 @@ class MdsSurvey(NativeSurvey):
         self.node_state = context.node_state
         self.run_id = context.run_id
         self.targets = list(targets)
+        self.total_inodes = {}
         self.thrlo, self.thrhi = thrlo, thrhi
         self.file_count = file_count
         # mds-survey's default: as many directories as the lowest thread count
@@ -394,7 +395,9 @@ class MdsSurvey(NativeSurvey):
         """Each MDT with fewer free inodes than the survey holds at once (the files of a thread count and the
         test directories), naming ``file_count``, or ``point_min_items`` when a bounded point's floor is what holds
         the most; the count is the MDT's ``osd-*.<mdt>.filesfree`` (one that cannot be read is not checked: None in
-        ``free_inodes``).  Returns ``(problems, free_inodes)``.
+        ``free_inodes``).  Returns ``(problems, free_inodes)``; the same read keeps each MDT's ``filestotal`` in
+        ``self.total_inodes`` (None where not read), so that the envelope says how full each MDT was when it was
+        measured.
         """
         most = [self._most_items(point)
                 for point in sweep(self.thrlo, self.thrhi, self.dir_count, self.file_count) if point['skip'] is None]
@@ -404,9 +407,11 @@ class MdsSurvey(NativeSurvey):
         free = {}
         for target in self.targets:
             param = 'osd-*.%s.filesfree' % target.name
-            result = self.lctl.run(['get_param', '-n', param], check=False)
+            # lctl prints the values of the parameters asked one per line, in the order asked.
+            result = self.lctl.run(['get_param', '-n', param, 'osd-*.%s.filestotal' % target.name], check=False)
             words = result.stdout.split() if result.rc == 0 else []
             free[target.name] = int(words[0]) if words and words[0].isdigit() else None
+            self.total_inodes[target.name] = int(words[1]) if len(words) > 1 and words[1].isdigit() else None
             if free[target.name] is not None and free[target.name] < needed:
                 rule = ('%d files and %d directories do not fit %s, which has %d free inodes (lctl get_param %s); '
                         'lower {%s} (mds_%s)'

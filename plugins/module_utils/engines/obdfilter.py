@@ -287,6 +287,7 @@ class ObdfilterSurvey(NativeSurvey):
         self.control_runner = context.control_runner or context.runner
         self.lctl = lctl_utils.Lctl(self.control_runner)
         self.targets = list(targets)
+        self.total_kib = {}
         self.size_mib = size_mib
         self.rszlo, self.rszhi = rszlo, rszhi
         self.nobjlo, self.nobjhi = nobjlo, nobjhi
@@ -406,7 +407,9 @@ class ObdfilterSurvey(NativeSurvey):
 
         The I/O kit checks nothing and fills the OST until the writes fail; ost-survey's engine checks its
         ``lfs df`` the same way.  The free space is the OST's ``obdfilter.<ost>.kbytesavail``; one that cannot
-        be read is not checked (``free_kib`` holds None for it).  Returns ``(problems, free_kib)``.
+        be read is not checked (``free_kib`` holds None for it).  Returns ``(problems, free_kib)``; the same read
+        keeps each OST's ``kbytestotal`` in ``self.total_kib`` (None where not read), so that the envelope says
+        how full each OST was when it was measured.
         """
         runnable = [entry['size_kib_per_ost'] for entry in self.points() if entry['skip'] is None]
         needed_kib = max(runnable or [0])
@@ -414,9 +417,11 @@ class ObdfilterSurvey(NativeSurvey):
         free_kib = {}
         for target in self.targets:
             param = 'obdfilter.%s.kbytesavail' % target
-            result = self.lctl.run(['get_param', '-n', param], check=False)
+            # lctl prints the values of the parameters asked one per line, in the order asked.
+            result = self.lctl.run(['get_param', '-n', param, 'obdfilter.%s.kbytestotal' % target], check=False)
             words = result.stdout.split() if result.rc == 0 else []
             free_kib[target] = int(words[0]) if words and words[0].isdigit() else None
+            self.total_kib[target] = int(words[1]) if len(words) > 1 and words[1].isdigit() else None
             if free_kib[target] is not None and free_kib[target] < needed_kib:
                 problems.append(OptionProblem(
                     'size_mib', '%d MiB per OST does not fit %s, which has %d MiB free (lctl get_param %s); lower '

@@ -696,11 +696,57 @@ def _read_text(path):
         return None
 
 
-def device_facts(target, sysfs_root='/sys'):
-    """Model, size and queue settings of a target's block device at run time (values as sysfs prints them)."""
+# /dev/disk/by-id names that identify the device itself, best first: the WWN (or an NVMe EUI) is the disk's own,
+# then the device-mapper and MD UUIDs (a multipath map or an array), then the names udev makes from the vendor's
+# serial.  A name is never used from by-path, which changes with the cabling.
+BY_ID_PREFERENCE = ('wwn-', 'nvme-eui.', 'dm-uuid-', 'md-uuid-', 'scsi-3', 'nvme-', 'scsi-', 'ata-', 'usb-')
+
+
+def stable_device_id(name, sysfs_root='/sys', dev_root='/dev'):
+    """An id of block (or sg) device ``name`` that survives a reboot and a re-cabling, or None.
+
+    ``wwid:<WWID>`` (sysfs ``device/wwid``, or ``wwid`` of an NVMe namespace), else ``dm-uuid:<UUID>`` (a
+    device-mapper target: multipath, LVM), else ``by-id:<name>`` (the best of its ``/dev/disk/by-id`` links, in
+    BY_ID_PREFERENCE order); a loop device has none of these and is ``loop:<backing file>`` (its file is what it
+    measures; the path is only unique on its host).  Never the kernel name (``sdb``, ``loop0``), which the next boot
+    may give another disk.
+    """
+    if not name:
+        return None
+    block = os.path.join(sysfs_root, 'class', 'block', name)
+    backing = _read_text(os.path.join(block, 'loop', 'backing_file'))
+    if backing:
+        return 'loop:' + backing
+    for path in (os.path.join(block, 'device', 'wwid'), os.path.join(block, 'wwid'),
+                 os.path.join(sysfs_root, 'class', 'scsi_generic', name, 'device', 'wwid')):
+        wwid = _read_text(path)
+        if wwid:
+            # Some devices pad the WWID with runs of spaces (t10 ids of ATA disks).
+            return 'wwid:' + ' '.join(wwid.split())
+    dm_uuid = _read_text(os.path.join(block, 'dm', 'uuid'))
+    if dm_uuid:
+        return 'dm-uuid:' + dm_uuid
+    links = []
+    by_id = os.path.join(dev_root, 'disk', 'by-id')
+    for link in _list_names(by_id):
+        if os.path.basename(os.path.realpath(os.path.join(by_id, link))) == name:
+            rank = next((index for index, prefix in enumerate(BY_ID_PREFERENCE) if link.startswith(prefix)),
+                        len(BY_ID_PREFERENCE))
+            links.append((rank, link))
+    return 'by-id:' + min(links)[1] if links else None
+
+
+def device_facts(target, sysfs_root='/sys', dev_root='/dev'):
+    """Model, size, queue settings and stable id of a target's block device at run time (values as sysfs prints
+    them)."""
     facts = target.as_dict()
     name = target.block or target.name
     base = os.path.join(sysfs_root, 'class', 'block', name or '')
+    # What the history keys the LUN by across runs (docs/history.md): the kernel name may change at the next boot.
+    stable_id = stable_device_id(name, sysfs_root, dev_root)
+    if stable_id is None and target.name and target.name != name:
+        stable_id = stable_device_id(target.name, sysfs_root, dev_root)  # an sg node's own sysfs entry
+    facts['stable_id'] = stable_id
     facts['vendor'] = _read_text(os.path.join(base, 'device', 'vendor'))
     facts['model'] = _read_text(os.path.join(base, 'device', 'model'))
     facts['queue'] = dict((setting, _read_text(os.path.join(base, 'queue', setting))) for setting in QUEUE_SETTINGS)
@@ -717,7 +763,7 @@ def _list_names(path):
         return []
 
 
-def collect_environment(runner, targets, sysfs_root='/sys', meminfo_path='/proc/meminfo'):
+def collect_environment(runner, targets, sysfs_root='/sys', meminfo_path='/proc/meminfo', dev_root='/dev'):
     """Facts for the envelope's ``environment``: sg3_utils, kernel, memory and every device."""
     version = runner.run(['sgp_dd', '-V'])
     return {
@@ -725,7 +771,7 @@ def collect_environment(runner, targets, sysfs_root='/sys', meminfo_path='/proc/
         'sg3_utils': sg3_utils_version(runner),
         'kernel': os.uname()[2],
         'mem_total_kib': mem_total_kib(meminfo_path),
-        'devices': [device_facts(target, sysfs_root) for target in targets],
+        'devices': [device_facts(target, sysfs_root, dev_root) for target in targets],
     }
 
 

@@ -84,6 +84,10 @@ def test_a_run_returns_a_valid_envelope_and_leaves_nothing(run_module, tmp_path)
     assert envelope['status'] == 'ok' and envelope['survey'] == 'mds'
     assert [record['thr'] for record in envelope['records']] == [1, 2]
     assert result['changed'] is True and 'started' not in result
+    # Each MDT's fill level before the sweep, from one lctl call per MDT.
+    mdts = [target['target'] for target in envelope['environment']['targets']]
+    assert mdts and envelope['environment']['free_inodes'] == dict((mdt, 3 << 30) for mdt in mdts)
+    assert envelope['environment']['total_inodes'] == dict((mdt, 4 << 30) for mdt in mdts)
     with open(envelope['raw_output']) as handle:
         parsed = parse_mds_survey(handle.read())
     assert [record['tests']['create']['ops_s'] for record in parsed] == [1000.0, 1000.0]

@@ -153,6 +153,9 @@ def test_run_returns_a_valid_envelope_with_per_ost_figures(run_module, tmp_path)
     state = json.loads((tmp_path / 'work' / 'node-state.json').read_text())
     assert state['echo_clients'] == [] and state['modules'] == []
     assert envelope['environment']['obdecho_loaded_by_us'] is True
+    # Each OST's fill level before the sweep, from one lctl call per OST.
+    assert envelope['environment']['free_kib'] == dict((ost, 3 << 40) for ost in OSTS)
+    assert envelope['environment']['total_kib'] == dict((ost, 4 << 40) for ost in OSTS)
 
 
 def echo_module_steps():

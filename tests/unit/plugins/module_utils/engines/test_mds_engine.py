@@ -81,6 +81,10 @@ class FakeRunner(FakeNode):
             if args[2] == 'detach':
                 self.echo.pop(args[1], None)
             return CommandResult(argv, 0, '', '', 0.01)
+        if args[:2] == ['get_param', '-n'] and args[2].endswith('.filesfree'):
+            # The module's free-inode check: ample inodes on every MDT (a quarter used).
+            return CommandResult(argv, 0, ''.join('%d\n' % (3 << 30 if param.endswith('.filesfree') else 4 << 30)
+                                                  for param in args[2:]), '', 0.01)
         if args and args[0] == '--threads':
             thr, devno, test = int(args[1]), int(args[3]), args[4][len('test_'):]
             self.threads_started.append((thr, test, self.wall.now))

@@ -172,8 +172,8 @@ class FakeLustre(FakeNode):
                 lines += ['destroy: #%d is object id 0x%x' % (n + 1, first + n) for n in range(count)]
                 return 0, '\n'.join(lines) + '\n', ''
         if args[:2] == ['get_param', '-n'] and args[2].endswith('.kbytesavail'):
-            # The module's free-space check before writing: ample room on every OST.
-            return 0, '%d\n' % (1 << 40), ''
+            # The module's free-space check before writing: ample room on every OST (a quarter used).
+            return 0, ''.join('%d\n' % (3 << 40 if param.endswith('.kbytesavail') else 4 << 40) for param in args[2:]), ''
         if args[0] == '--threads':
             # <ost>_ecc, or <ost>_<run tag>_ecc from the module
             ost = args[3][:-len('_ecc')].split('_')[0]

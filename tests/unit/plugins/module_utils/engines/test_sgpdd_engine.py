@@ -306,6 +306,53 @@ def test_device_facts_name_the_members_of_an_md_array(tmp_path):
     assert (plain['slaves'], plain['md_level']) == ([], None)
 
 
+def test_stable_id_is_the_wwid_then_the_dm_uuid_then_the_best_by_id_link_never_the_kernel_name(tmp_path):
+    sysfs, dev = tmp_path / 'sys', tmp_path / 'dev'
+    by_id = dev / 'disk' / 'by-id'
+    by_id.mkdir(parents=True)
+    scsi = make_block(sysfs, 'sdb', sg='sg1')
+    (scsi / 'device' / 'wwid').write_text('naa.5000c500a1b2c3d4\n')
+    ata = make_block(sysfs, 'sdc')
+    (ata / 'device').mkdir()
+    (ata / 'device' / 'wwid').write_text('t10.ATA     ST4000NM0035        ZC1ABCDE\n')
+    nvme = make_block(sysfs, 'nvme0n1')
+    (nvme / 'wwid').write_text('eui.0025385b71b02f3a\n')
+    mpath = make_block(sysfs, 'dm-3')
+    (mpath / 'dm').mkdir()
+    (mpath / 'dm' / 'uuid').write_text('mpath-3600508b1001c5d1e2f3a4b5c6d7e8f90\n')
+    make_block(sysfs, 'vdb')
+    (dev / 'vdb').write_text('')
+    for link in ('virtio-disk1', 'wwn-0x5000c500a1b2c3d4', 'scsi-SATA_disk1'):
+        (by_id / link).symlink_to('../../vdb')
+    make_block(sysfs, 'vdc')
+    loop = make_block(sysfs, 'loop0')
+    (loop / 'loop').mkdir()
+    (loop / 'loop' / 'backing_file').write_text('/var/tmp/lun0.img\n')
+
+    def stable(name):
+        return sgpdd.stable_device_id(name, sysfs_root=str(sysfs), dev_root=str(dev))
+
+    assert stable('sdb') == 'wwid:naa.5000c500a1b2c3d4'
+    assert stable('sdc') == 'wwid:t10.ATA ST4000NM0035 ZC1ABCDE'
+    assert stable('nvme0n1') == 'wwid:eui.0025385b71b02f3a'
+    assert stable('dm-3') == 'dm-uuid:mpath-3600508b1001c5d1e2f3a4b5c6d7e8f90'
+    assert stable('vdb') == 'by-id:wwn-0x5000c500a1b2c3d4'
+    assert stable('loop0') == 'loop:/var/tmp/lun0.img'
+    # Nothing that outlives a reboot: no id rather than the kernel name.
+    assert stable('vdc') is None
+    facts = sgpdd.device_facts(sgpdd.Target('/dev/sdb', '/dev/sg1', 'sg', 512, 131072, 'sdb', 'sdb'),
+                               sysfs_root=str(sysfs), dev_root=str(dev))
+    assert facts['stable_id'] == 'wwid:naa.5000c500a1b2c3d4'
+
+
+def test_an_sg_node_without_a_block_device_has_the_wwid_of_its_scsi_device(tmp_path):
+    (tmp_path / 'class' / 'scsi_generic' / 'sg4' / 'device').mkdir(parents=True)
+    (tmp_path / 'class' / 'scsi_generic' / 'sg4' / 'device' / 'wwid').write_text('naa.6000000000000004\n')
+    facts = sgpdd.device_facts(sgpdd.Target('/dev/sg4', '/dev/sg4', 'sg', 512, 131072, 'sg4', None),
+                               sysfs_root=str(tmp_path), dev_root=str(tmp_path / 'dev'))
+    assert facts['stable_id'] == 'wwid:naa.6000000000000004'
+
+
 def test_iokit_engine_passes_parameters_by_environment(tmp_path):
     rslt = str(tmp_path / 'sgpdd_survey')
     (tmp_path / 'sgpdd_survey.summary').write_text(
