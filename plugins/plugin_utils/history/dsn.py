@@ -17,6 +17,7 @@ password masked.
 from __future__ import annotations
 
 import os
+import re
 import typing as t
 import urllib.parse
 
@@ -34,6 +35,7 @@ MASK = '***'
 
 _SQLITE_PREFIX = 'sqlite://'
 _POSTGRESQL_SCHEMES = ('postgresql', 'postgres')
+_QUERY_PASSWORD = re.compile(r'([?&])password=[^&#]*')
 
 
 class Dsn(t.NamedTuple):
@@ -54,21 +56,15 @@ def default_dsn(results_dir: str) -> str:
 
 def mask_password(text: str) -> str:
     """``text`` (a DSN) with the password of its user part and any ``password=`` query value replaced by ``***``."""
-    try:
-        parts = urllib.parse.urlsplit(text)
-    except ValueError:
-        return text
-    netloc = parts.netloc
-    if '@' in netloc:
-        userinfo, host = netloc.rsplit('@', 1)
-        if ':' in userinfo:
-            netloc = '%s:%s@%s' % (userinfo.split(':', 1)[0], MASK, host)
-    query = parts.query
-    if query:
-        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
-        if any(key == 'password' for key, _value in pairs):
-            query = '&'.join('%s=%s' % (key, MASK if key == 'password' else value) for key, value in pairs)
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    scheme, separator, rest = text.partition('://')
+    if separator:
+        authority, slash, tail = rest.partition('/')
+        if '@' in authority:
+            userinfo, host = authority.rsplit('@', 1)
+            if ':' in userinfo:
+                authority = '%s:%s@%s' % (userinfo.split(':', 1)[0], MASK, host)
+        text = scheme + separator + authority + slash + tail
+    return _QUERY_PASSWORD.sub(r'\g<1>password=' + MASK, text)
 
 
 def parse_dsn(value: t.Any, variable: str = VARIABLE) -> Dsn:
