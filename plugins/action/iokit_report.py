@@ -18,6 +18,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.lustre.iokit.plugins.module_utils.results import validate_run_id
+from ansible_collections.lustre.iokit.plugins.plugin_utils import lnet_facts
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.compare import BaselineError
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import history_judge
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.criteria import CriteriaError
@@ -73,18 +74,6 @@ def _options(raw):
         except (TypeError, ValueError) as exc:
             raise AnsibleActionFail('options.%s: %r is not valid (%s)' % (key, value, exc))
     return options
-
-
-def _nid_owners(hostvars, hosts, given):
-    """Each NID with the host whose ``lnet_host_nid`` it is (the lnet role's ``lctl list_nids`` of this run), then
-    the ``nid_owners`` given, which win."""
-    owners = {}
-    for host in hosts:
-        nid = hostvars[host].get('lnet_host_nid') if host in hostvars else None
-        if nid:
-            owners[str(nid)] = host
-    owners.update(given or {})
-    return owners
 
 
 def _target_luns(hostvars, hosts, given):
@@ -158,7 +147,7 @@ class ActionModule(ActionBase):
         templates_dir = params['templates_dir'] or DEFAULT_TEMPLATES
         hostvars = (task_vars or {}).get('hostvars') or {}
         all_hosts = ((task_vars or {}).get('groups') or {}).get('all') or []
-        nid_owners = _nid_owners(hostvars, all_hosts, params['nid_owners'])
+        nid_owners = lnet_facts.nid_owners(hostvars, all_hosts, params['nid_owners'])
         ost_luns = _target_luns(hostvars, params['target_device_hosts'], params['ost_luns'])
         history = _history(params, run_id)
         try:

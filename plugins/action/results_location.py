@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from ansible.errors import AnsibleActionFail
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.lustre.iokit.plugins.module_utils.results import (
@@ -19,6 +20,8 @@ from ansible_collections.lustre.iokit.plugins.module_utils.results import (
     new_launch_id,
     new_run_id,
 )
+from ansible_collections.lustre.iokit.plugins.plugin_utils.history.dsn import check_placement, resolve_dsn
+from ansible_collections.lustre.iokit.plugins.plugin_utils.history.errors import HistoryError
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import (
     DEFAULT_RESULTS_DIR,
     check_results_dir,
@@ -29,6 +32,7 @@ ARGUMENT_SPEC = {
     'results_dir': {'type': 'raw'},
     'run_id': {'type': 'raw'},
     'new_run_id': {'type': 'bool', 'default': True},
+    'check_history': {'type': 'bool', 'default': False},
 }
 
 # The variable a playbook registers this action's result in; a later call of the same playbook run reuses its
@@ -93,4 +97,23 @@ class ActionModule(ActionBase):
             launch_id = new_launch_id()
         result.update(changed=False, results_dir=results_dir, run_id=run_id,
                       run_dir=os.path.join(results_dir, run_id), run_id_generated=generated, launch_id=launch_id)
+        if params['check_history']:
+            result['history'] = self._history(task_vars, results_dir)
         return result
+
+    def _history(self, task_vars, results_dir):
+        """Whether the surveys record their results in the history (iokit_history) and where (iokit_history_dsn,
+        checked now, before any node is touched; the database itself is opened when a result is stored)."""
+        value = self._variable(task_vars, 'iokit_history')[1] if 'iokit_history' in task_vars else True
+        try:
+            enabled = boolean(value, strict=True)
+        except TypeError:
+            raise AnsibleActionFail('iokit_history: must be true or false, got %r; nothing was started' % (value,))
+        if not enabled:
+            return {'enabled': False, 'dsn': None}
+        try:
+            dsn = resolve_dsn(self._variable(task_vars, 'iokit_history_dsn')[1], results_dir)
+            check_placement(dsn)
+        except (ValueError, HistoryError) as exc:
+            raise AnsibleActionFail('%s; nothing was started (iokit_history=false records no history)' % exc)
+        return {'enabled': True, 'dsn': dsn.shown}

@@ -14,7 +14,9 @@ description:
   - What the last play of a survey playbook (the internal role C(survey_common), C(tasks_from=verdict)) fails the run with,
     unless C(iokit_survey_fail_run=false).
   - One problem per stored envelope whose status is C(failed) (C(<host> measured nothing)); one per host that should
-    have stored a result and did not (C(<host> has no result (<why>))); and, when the result comes from fewer hosts
+    have stored a result and did not (C(<host> has no result (<why>))); one per host that stored a result and then
+    failed - its result could not be recorded in the results history, or a rerun failed beside an earlier launch's
+    result (C(<host> failed (<why>); its stored result is kept)); and, when the result comes from fewer hosts
     than the play ran on (the LNet survey stores one envelope, the console's), one per other host of the play that
     failed or was unreachable (C(<host> failed (<why>))).
   - The reason is the failed task and its message, which the survey play noted in the host's C(survey_common_failures)
@@ -75,6 +77,8 @@ _value:
     - oss2 measured nothing
     - "oss3 has no result (Wait for the survey: Timeout exceeded)"
     - oss4 has no result (unreachable, or failed before its survey started)
+    - "oss5 failed (Record the stored result in the results history: history database sqlite:///... locked ...);
+      its stored result is kept"
 '''
 
 from collections.abc import Mapping
@@ -111,6 +115,10 @@ def survey_run_problems(run, survey, hostvars, play_hosts_all, play_hosts, expec
                 if envelope.get('status') == 'failed']
     problems.extend('%s has no result (%s)' % (host, why(host, 'none was stored'))
                     for host in expected if host not in stored)
+    # A host that stored a result and failed after it (its result could not be recorded in the history), or whose
+    # rerun failed beside an earlier launch's result: the result stays, the run fails.
+    problems.extend('%s failed (%s); its stored result is kept' % (host, _noted_failure(hostvars, host, survey))
+                    for host in expected if host in stored and _noted_failure(hostvars, host, survey))
     problems.extend('%s failed (%s)' % (host, why(host, 'failed'))
                     for host in play_hosts_all
                     if host not in expected and (host not in play_hosts or _noted_failure(hostvars, host, survey)))

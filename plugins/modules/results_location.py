@@ -52,9 +52,19 @@ options:
     description: Make a run id when none is given. V(false) fails instead (a report needs a stored run).
     type: bool
     default: true
+  check_history:
+    description:
+      - Also check the results history's settings, before any node is touched - C(iokit_history) (default
+        V(true)) must be a boolean, and C(iokit_history_dsn) a valid DSN whose SQLite file would not be on a Lustre
+        file system (see M(lustre.iokit.history_record)) - and return them as RV(history). The database is not
+        opened.
+      - The survey roles' preflight sets it.
+    type: bool
+    default: false
 seealso:
   - module: lustre.iokit.store_result
   - module: lustre.iokit.stored_result
+  - module: lustre.iokit.history_record
 '''
 
 EXAMPLES = r'''
@@ -105,4 +115,11 @@ launch_id:
   returned: success
   type: str
   sample: 3f2a9c01
+history:
+  description:
+    - Whether the surveys record each stored result in the results history (C(enabled), from C(iokit_history)) and
+      in which database (C(dsn), the password masked; null when not enabled).
+  returned: with O(check_history=true)
+  type: dict
+  sample: {"enabled": true, "dsn": "sqlite:///home/admin/iokit-results/history.sqlite"}
 '''

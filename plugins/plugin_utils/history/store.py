@@ -238,6 +238,13 @@ def _batches(prepared: list[_Prepared], size: int = BATCH_SAMPLES) -> t.Iterator
         yield batch
 
 
+def kept_results(results_dir: str, run_id: str) -> str:
+    """What a failed recording says of the run's results: where they stay, and how to record them later."""
+    return ('Run %s is not fully recorded in the history; its results stay in %s: record them later with '
+            'ansible-playbook playbooks/history.yml -e history_action=import -e history_from=%s'
+            % (run_id, os.path.join(results_dir, run_id), results_dir))
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
 
@@ -414,9 +421,7 @@ class History:
             if counts['run_new'] or counts['new'] or counts['changed'] or tag_values:
                 self._backend.run_write(lambda: self._update_run(run_id, tag_values, counts))
         except HistoryError as exc:
-            raise type(exc)('%s. Run %s is not fully recorded; its results stay in %s: record them later with '
-                            'ansible-playbook playbooks/history.yml -e history_action=import -e history_from=%s'
-                            % (exc, run_id, run_dir, results_dir), exc.dsn) from exc
+            raise type(exc)('%s. %s' % (exc, kept_results(results_dir, run_id)), exc.dsn) from exc
         return RecordOutcome(run_id, counts['run_new'], counts['new'], counts['changed'], counts['unchanged'],
                              counts['added'], counts['removed'], unreadable)
 

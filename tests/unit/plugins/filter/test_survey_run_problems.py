@@ -41,6 +41,15 @@ def test_a_host_still_in_the_play_that_stored_nothing_says_so():
         'oss2 has no result (none was stored)']
 
 
+def test_a_host_that_failed_after_storing_its_result_fails_the_run_and_keeps_it():
+    hostvars = {'oss2': {'survey_common_failures': {
+        'obdfilter': 'Record the stored result in the results history: history database sqlite:///h.sqlite: locked'}}}
+    assert survey_run_problems(stored(('oss1', 'ok'), ('oss2', 'ok')), 'obdfilter', hostvars, ['oss1', 'oss2'],
+                               ['oss1', 'oss2']) == [
+        'oss2 failed (Record the stored result in the results history: history database sqlite:///h.sqlite: '
+        'locked); its stored result is kept']
+
+
 def test_another_surveys_failure_is_not_this_ones():
     hostvars = {'oss2': {'survey_common_failures': {'sgpdd': 'Run the survey: boom', 'obdfilter': ''}}}
     assert survey_run_problems(stored(('oss1', 'ok')), 'obdfilter', hostvars, ['oss1', 'oss2'], ['oss1', 'oss2']) == [
