@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import os
+
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
@@ -51,7 +53,8 @@ class ActionModule(ActionBase):
         del tmp
         task_vars = task_vars or {}
         params = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)[1]
-        results_dir = params['results_dir']
+        # Relative to the directory ansible-playbook was started from, as iokit_results_dir; absolute in messages.
+        results_dir = os.path.abspath(params['results_dir'])
         run_id = params['run_id']
         given_dsn = params['dsn'] if params['dsn'] is not None else self._variable(task_vars, DSN_VARIABLE)
         name = 'dsn' if params['dsn'] is not None else DSN_VARIABLE
