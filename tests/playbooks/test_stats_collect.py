@@ -233,7 +233,8 @@ def survey_with_stats(node, tmp_path_factory):
 def test_a_survey_playbook_collects_its_statistics_in_the_same_run(node, survey_with_stats):
     completed, results = survey_with_stats
     assert completed.returncode == 0, completed.stdout[-6000:]
-    runs = os.listdir(results)
+    # The run's directory, beside the results history's database (iokit_history).
+    runs = [name for name in os.listdir(results) if os.path.isdir(os.path.join(results, name))]
     assert len(runs) == 1, runs
     survey = read_envelope(envelope_path(results, runs[0], 'localhost', 'obdfilter'))
     stats = read_envelope(envelope_path(results, runs[0], 'localhost', 'stats_collect'))
@@ -252,8 +253,9 @@ def test_a_survey_playbook_collects_its_statistics_in_the_same_run(node, survey_
 def test_the_report_cuts_cpu_per_sweep_point_and_io_sizes_per_phase(survey_with_stats):
     completed, results = survey_with_stats
     assert completed.returncode == 0, completed.stdout[-6000:]
-    run_dir = os.path.join(results, os.listdir(results)[0])
-    survey = read_envelope(envelope_path(results, os.listdir(results)[0], 'localhost', 'obdfilter'))
+    [run_id] = [name for name in os.listdir(results) if os.path.isdir(os.path.join(results, name))]
+    run_dir = os.path.join(results, run_id)
+    survey = read_envelope(envelope_path(results, run_id, 'localhost', 'obdfilter'))
     [record] = survey['records']
     # The engine's wall-clock times: write, then read, within the survey.
     write, read = record['tests']['write'], record['tests']['read']

@@ -214,7 +214,9 @@ class PostgresBackend(Backend):
     def translate(self, exc: Exception) -> HistoryError | None:
         errors = self.psycopg.errors
         if isinstance(exc, (errors.LockNotAvailable, errors.QueryCanceled)):
-            return self.unavailable('locked by another writer for more than %g s' % self.timeout_s, exc,
+            # Its first line says why; the next ones quote the statement.
+            return self.unavailable('locked by another writer for more than %g s' % self.timeout_s,
+                                    (str(exc).splitlines() or [''])[0],
                                     'try again once the other job that records into it has ended')
         if isinstance(exc, self.psycopg.OperationalError):
             return self.unavailable('cannot be reached', exc, 'check that the server runs and the network to it')
