@@ -86,9 +86,10 @@ demo: setup
 test: setup-core-matrix
 	$(VENV)/bin/python tests/tools/run_test_suite.py
 
-# The inner loop (docs/testing.md): the quick halves of sanity and units run beside lint and the simulator's tests.
+# The inner loop (docs/testing.md): the quick halves of sanity and units run beside lint, the simulator's tests and
+# the results history's on SQLite and PostgreSQL.
 check: setup
-	$(VENV)/bin/python tests/tools/run_test_suite.py --only lint sanity-changed units-quick simulator
+	$(VENV)/bin/python tests/tools/run_test_suite.py --only lint sanity-changed units-quick simulator history
 
 # The QEMU guest with real SCSI disks (sg, /dev/sg*, MD members): slow under emulation, so not part of `make test`.
 test-guest: setup

@@ -144,6 +144,8 @@ def test_builder_stage_introspection_finds_the_collection_deps(context):
     bindep_lines = bindep_out.read_text(encoding='utf-8').splitlines()
     # PyYAML is dropped on purpose by ansible-builder: every image it builds has it already.
     assert any(line.startswith('Jinja2') and 'lustre.iokit' in line for line in pip_lines), pip_lines
+    # The results history's PostgreSQL driver: AWX jobs record into a server (docs/history.md).
+    assert any(line.startswith('psycopg[binary]') and 'lustre.iokit' in line for line in pip_lines), pip_lines
     assert any(line.startswith('openssh-clients [platform:rpm]') and 'lustre.iokit' in line
                for line in bindep_lines), bindep_lines
     assert any(line.startswith('sshpass') and 'user' in line for line in bindep_lines), bindep_lines

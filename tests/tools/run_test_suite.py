@@ -382,6 +382,12 @@ def stage_simulator() -> int:
     return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], cwd=os.path.join(ROOT, 'simulator'))
 
 
+def stage_history() -> int:
+    """The results history on SQLite and on a real PostgreSQL server the tests start themselves (a private cluster on
+    a Unix socket in a temporary directory, stopped at the end), and its import and recording from the playbooks."""
+    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/history'])
+
+
 def stage_report_html() -> int:
     """The HTML report opened in a real headless Chromium (console errors, charts, units, sorting)."""
     return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests/report'])
@@ -608,6 +614,7 @@ STAGES = {
     'integration': stage_integration,
     'guest': stage_guest,
     'simulator': stage_simulator,
+    'history': stage_history,
     'report-html': stage_report_html,
     'export': stage_export,
     'playbooks': stage_playbooks,
@@ -635,7 +642,7 @@ LANES = (
     ('integration', 'report-html'),
     ('fleet', 'faults', 'guest'),  # one container image (fleet_images.py locks while it builds)
     ('sanity', 'units', 'target-pythons', 'core-matrix', 'sanity-changed'),
-    ('lint', 'units-quick', 'simulator', 'export', 'awx', 'changelog', 'docs', 'docsite', 'release', 'build'),
+    ('lint', 'units-quick', 'simulator', 'export', 'history', 'awx', 'changelog', 'docs', 'docsite', 'release', 'build'),
 )
 assert sorted(s for lane in LANES for s in lane) == sorted(STAGES), 'every stage is in exactly one lane'
 # How many tests wait together inside the playbook and integration stages (pytest-xdist workers, ansible-test groups).

@@ -44,6 +44,7 @@ class Dsn(t.NamedTuple):
     kind: str     # SQLITE or POSTGRESQL
     target: str   # the SQLite file's absolute path, or the PostgreSQL URI as given (password included)
     shown: str    # the DSN as messages name it: the password masked
+    default: bool = False  # made by resolve_dsn beside the results, not given
 
     def __str__(self) -> str:
         return self.shown
@@ -110,7 +111,7 @@ def _parse_sqlite(value: str, variable: str) -> Dsn:
 def resolve_dsn(value: t.Any, results_dir: str, variable: str = VARIABLE) -> Dsn:
     """The Dsn of ``value``, or of the default beside ``results_dir`` when ``value`` is None or empty."""
     if value is None or (isinstance(value, str) and not value.strip()):
-        return parse_dsn(default_dsn(results_dir), variable)
+        return parse_dsn(default_dsn(results_dir), variable)._replace(default=True)
     return parse_dsn(value, variable)
 
 
@@ -159,7 +160,8 @@ def check_placement(dsn: Dsn, variable: str = VARIABLE) -> None:
     point, fstype = mount_of(existing)
     if fstype in LUSTRE_CLIENT_TYPES:
         raise HistoryLocationError(
-            '%s: %s is on a Lustre file system (%s, type %s): the history must not live on the file system the '
+            '%s: %s%s is on a Lustre file system (%s, type %s): the history must not live on the file system the '
             'surveys measure. Set %s to a path on a local disk of the controller (sqlite:///var/lib/lustre-iokit/%s) '
             'or to a PostgreSQL server (postgresql://user@host/database)'
-            % (variable, dsn.shown, point, fstype, variable, DEFAULT_FILE_NAME), dsn.shown)
+            % (variable, dsn.shown, ' (unset: the default beside the results)' if dsn.default else '', point, fstype,
+               variable, DEFAULT_FILE_NAME), dsn.shown)
