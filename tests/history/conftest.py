@@ -136,8 +136,8 @@ class PostgresDatabase:
 
     def unreachable_dsn(self) -> str:
         """No server listens there."""
-        return 'postgresql://%s:%s@/nowhere?host=%s' % (SERVER_USER, PASSWORD,
-                                                       os.path.join(self.server.directory, 'no-server-here'))
+        nowhere = os.path.join(self.server.directory, 'no-server-here')
+        return 'postgresql://%s:%s@/nowhere?host=%s' % (SERVER_USER, PASSWORD, nowhere)
 
 
 @pytest.fixture(scope='session')

@@ -30,8 +30,8 @@ pytestmark = pytest.mark.skipif(not os.access(ANSIBLE_PLAYBOOK, os.X_OK), reason
 
 
 def playbook(name, extra, cwd=ROOT, inventory=None, env=None):
-    argv = [ANSIBLE_PLAYBOOK] + (['-i', inventory] if inventory else []) + ['-e', json.dumps(extra),
-                                                                              os.path.join(ROOT, 'playbooks', name)]
+    argv = [ANSIBLE_PLAYBOOK] + (['-i', inventory] if inventory else [])
+    argv += ['-e', json.dumps(extra), os.path.join(ROOT, 'playbooks', name)]
     environment = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_NOCOLOR='1', ANSIBLE_FORCE_COLOR='0',
                        ANSIBLE_LOCALHOST_WARNING='0', **(env or {}))
     return subprocess.run(argv, cwd=cwd, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -66,8 +66,8 @@ def test_import_records_every_stored_run_once_and_says_what_was_new(database, re
     after = tree_digest(results_dir)
     assert {path: digest for path, digest in after.items() if not path.startswith('history.sqlite')} == before
     with History(dsn) as history:
-        assert [(run.run_id, run.tags) for run in history.runs()] == [(RUN_1, {'site': 'lab'}),
-                                                                       (RUN_2, {'site': 'lab'})]
+        assert [(run.run_id, run.tags) for run in history.runs()] == [
+            (RUN_1, {'site': 'lab'}), (RUN_2, {'site': 'lab'})]
         assert len(history.samples()) == samples
 
 

@@ -41,8 +41,8 @@ def test_a_hosts_result_is_recorded_beside_the_results_once(run_action, results_
         assert run.collection_version
 
 
-def test_without_a_run_every_stored_run_is_imported_with_the_tags_and_nid_owners_given(run_action, results_dir,
-                                                                                      tmp_path):
+def test_without_a_run_every_stored_run_is_imported_with_the_tags_and_nid_owners_given(
+        run_action, results_dir, tmp_path):
     store_run(results_dir, RUN_2, number=1)
     dsn = 'sqlite://%s/elsewhere/history.sqlite' % tmp_path
     hostvars = {'oss1': {'lnet_host_nid': '192.168.1.1@tcp'}, 'oss2': {}}
@@ -117,7 +117,7 @@ def test_the_preflight_checks_and_returns_the_history_settings(run_action, actio
         'postgresql://iokit:***@db/iokit'
     message = action_fails('results_location', {'check_history': True},
                            task_vars=dict(variables, iokit_history_dsn='sqlite://relative'))
-    assert message.startswith('iokit_history_dsn: ') and message.endswith('nothing was started (iokit_history=false '
-                                                                           'records no history)')
+    assert message.startswith('iokit_history_dsn: ')
+    assert message.endswith('nothing was started (iokit_history=false records no history)')
     assert action_fails('results_location', {'check_history': True},
                         task_vars=dict(variables, iokit_history='maybe')).startswith('iokit_history: must be true')
