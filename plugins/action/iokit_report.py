@@ -110,7 +110,9 @@ def _history(params, run_id):
                                 % exc)
     where = params['history_dsn'] or 'the default history database'
     try:
-        rows = load_history_rows(params['history_dsn'] or None, run_id, settings['runs'])
+        # Without a DSN, the history's default database: beside the results directory (docs/history.md).
+        rows = load_history_rows(params['history_dsn'] or None, run_id, settings['runs'],
+                                 results_dir=params['results_dir'])
     # Whatever the driver raises (a locked SQLite file, a PostgreSQL server not reachable) ends the task naming
     # the database; the run's result files are untouched and the report can be written again once it is back.
     except Exception as exc:  # pylint: disable=broad-exception-caught

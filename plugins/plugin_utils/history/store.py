@@ -664,24 +664,8 @@ class History:
             where.append('x.series_id IN (SELECT y.series_id FROM samples y JOIN envelopes f ON f.id = y.envelope_id '
                          'WHERE f.run_id = ?)')
             params.append(series_of_run)
-        wanted = None if runs is None else sorted(set(runs))
-        if wanted is not None and not wanted:
-            return []
-        select = ('SELECT e.run_id, r.started, e.survey, e.host, s.component_kind, s.component_id, c.target, s.test, '
-                  's.metric, s.unit, s.direction, s.point, x.iteration, x.value, x.status, x.seq '
-                  'FROM samples x JOIN series s ON s.id = x.series_id JOIN envelopes e ON e.id = x.envelope_id '
-                  'JOIN runs r ON r.run_id = e.run_id LEFT JOIN envelope_components c ON c.envelope_id = x.envelope_id '
-                  'AND c.component_kind = s.component_kind AND c.component_id = s.component_id')
-
         def read():
-            rows = []
-            for chunk in (chunks(wanted) if wanted is not None else [None]):
-                clauses, values = list(where), list(params)
-                if chunk is not None:
-                    clauses.append('e.run_id IN (%s)' % ', '.join('?' * len(chunk)))
-                    values.extend(chunk)
-                rows.extend(self._backend.query(select + (' WHERE ' + ' AND '.join(clauses) if clauses else ''),
-                                                values))
+            rows = self._sample_rows(runs, where, params)
             rows.sort(key=lambda row: (row[1] or '', row[0], row[2], row[3], row[15]))
             points: dict = {}
             return [StoredSample(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
@@ -691,12 +675,75 @@ class History:
 
         return self._backend.run_read(read)
 
+    def _sample_rows(self, runs: t.Iterable[str] | None, where: list, params: list) -> list[tuple]:
+        """The raw rows of the samples of ``runs`` (all when None) that match ``where``: ``(run_id, run started,
+        survey, host, kind, component id, target, test, metric, unit, direction, point JSON, iteration, value,
+        status or None, seq, run finished)``, in no particular order."""
+        wanted = None if runs is None else sorted(set(runs))
+        if wanted is not None and not wanted:
+            return []
+        select = ('SELECT e.run_id, r.started, e.survey, e.host, s.component_kind, s.component_id, c.target, s.test, '
+                  's.metric, s.unit, s.direction, s.point, x.iteration, x.value, x.status, x.seq, r.finished '
+                  'FROM samples x JOIN series s ON s.id = x.series_id JOIN envelopes e ON e.id = x.envelope_id '
+                  'JOIN runs r ON r.run_id = e.run_id LEFT JOIN envelope_components c ON c.envelope_id = x.envelope_id '
+                  'AND c.component_kind = s.component_kind AND c.component_id = s.component_id')
+        rows: list = []
+        for chunk in (chunks(wanted) if wanted is not None else [None]):
+            clauses, values = list(where), list(params)
+            if chunk is not None:
+                clauses.append('e.run_id IN (%s)' % ', '.join('?' * len(chunk)))
+                values.extend(chunk)
+            rows.extend(self._backend.query(select + (' WHERE ' + ' AND '.join(clauses) if clauses else ''), values))
+        return rows
+
+    def judging_rows(self, run_id: str, limit: int = DEFAULT_COMPARABLE) -> dict:
+        """What a judgement of ``run_id`` against its history reads, in report/history_judge.py's row shape::
+
+            {'current': [row, ...], 'earlier': [row, ...], 'other_runs': [{run_id, finished, survey, params_hash}]}
+
+        ``current``: every sample of the run; ``earlier``: the samples of the last ``limit`` comparable earlier runs of
+        each of its surveys (``comparable_runs``), of the series the run has only; ``other_runs``: the earlier runs
+        passed over for other survey variables, to be named.  A row is ``{run_id, finished, survey, params_hash,
+        component_kind, component_id, metric, unit, direction, point, iteration, value, host, target}``, ``point``
+        its canonical JSON text, ``params_hash`` its run's survey hash.  KeyError when the run is not recorded.
+        """
+        comparable = self.comparable_runs(run_id, limit)
+        this = self.run(run_id)
+        hashes = {this.run_id: {name: survey.parameters_hash for name, survey in this.surveys.items()}}
+        for item in comparable.values():
+            for run in item.runs + item.differing:
+                hashes[run.run_id] = {name: survey.parameters_hash for name, survey in run.surveys.items()}
+
+        def rows_of(raw):
+            return [{'run_id': row[0], 'finished': row[16], 'survey': row[2],
+                     'params_hash': hashes[row[0]].get(row[2]), 'component_kind': row[4], 'component_id': row[5],
+                     'metric': row[8], 'unit': row[9], 'direction': row[10], 'point': row[11], 'iteration': row[12],
+                     'value': row[13], 'host': row[3], 'target': row[6]} for row in raw]
+
+        def read():
+            current = rows_of(self._sample_rows([run_id], [], []))
+            earlier = []
+            for survey, item in sorted(comparable.items()):
+                if item.runs:
+                    earlier.extend(rows_of(self._sample_rows(
+                        [run.run_id for run in item.runs], ['e.survey = ?', 'x.series_id IN (SELECT y.series_id FROM '
+                                                            'samples y JOIN envelopes f ON f.id = y.envelope_id WHERE '
+                                                            'f.run_id = ? AND f.survey = ?)'],
+                        [survey, run_id, survey])))
+            other = [{'run_id': run.run_id, 'finished': run.finished, 'survey': survey,
+                      'params_hash': run.surveys[survey].parameters_hash}
+                     for survey, item in sorted(comparable.items()) for run in item.differing]
+            return {'current': current, 'earlier': earlier, 'other_runs': other}
+
+        return self._backend.run_read(read)
+
     def comparable_runs(self, run_id: str, limit: int = DEFAULT_COMPARABLE,
                         survey: str | None = None) -> dict[str, Comparable]:
         """For each survey of ``run_id`` (or ``survey`` alone): the last ``limit`` earlier runs comparable with it.
 
-        Returns ``{survey: Comparable(survey, parameters_hash, runs, differing)}``.  ``runs``: the earlier runs (by
-        start) whose same survey has the same variables' hash, newest first, at most ``limit``.  ``differing``: the
+        Returns ``{survey: Comparable(survey, parameters_hash, runs, differing)}``.  ``runs``: the earlier runs (those
+        that finished before it, as report/history_judge.py counts them) whose same survey has the same variables'
+        hash, newest first, at most ``limit``.  ``differing``: the
         earlier runs of that survey with another hash that were passed over to find them (all of them when fewer
         than ``limit`` comparable runs exist), newest first, so that a judgement can name them instead of mixing
         them in.  Whether two samples are comparable also needs the same sweep point: compare samples of one
@@ -714,8 +761,8 @@ class History:
             wanted_hash = this.surveys[name].parameters_hash
             earlier = self._backend.run_read(lambda name=name: self._backend.query(
                 'SELECT r.run_id, rs.parameters_hash FROM run_surveys rs JOIN runs r ON r.run_id = rs.run_id '
-                'WHERE rs.survey = ? AND r.run_id <> ? AND (r.started < ? OR (r.started = ? AND r.run_id < ?)) '
-                'ORDER BY r.started DESC, r.run_id DESC', (name, run_id, this.started, this.started, run_id)))
+                'WHERE rs.survey = ? AND r.run_id <> ? AND (r.finished < ? OR (r.finished = ? AND r.run_id < ?)) '
+                'ORDER BY r.finished DESC, r.run_id DESC', (name, run_id, this.finished, this.finished, run_id)))
             same, other = [], []
             for earlier_id, earlier_hash in earlier:
                 if len(same) == limit:

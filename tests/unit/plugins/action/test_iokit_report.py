@@ -175,10 +175,11 @@ HISTORY_PACKAGE = 'ansible_collections.lustre.iokit.plugins.plugin_utils.history
 @pytest.fixture
 def history_database(monkeypatch):
     """A stand-in for the history package's ``load_history_rows``: returns ``rows`` and records every call."""
-    database = types.SimpleNamespace(rows={'current': [], 'earlier': []}, calls=[], error=None)
+    database = types.SimpleNamespace(rows={'current': [], 'earlier': []}, calls=[], results_dirs=[], error=None)
 
-    def load_history_rows(dsn, run_id, runs):
+    def load_history_rows(dsn, run_id, runs, results_dir=None):
         database.calls.append((dsn, run_id, runs))
+        database.results_dirs.append(results_dir)
         if database.error:
             raise database.error
         return database.rows
@@ -216,9 +217,9 @@ def test_a_host_slower_than_its_history_fails_the_verdict(store, run_action, his
     assert finding + ' (run %s)' % RUN_ID in result['failures']
     assert len(result['failures']) == result['history']['regressions'] > 1
     assert all(' on host oss2: ' in failure for failure in result['failures'])
-    # the empty DSN is the history package's default, passed on as None
+    # the empty DSN is the history package's default, passed on as None with the results directory it is beside
     report(run_action, store, history_compare=True)
-    assert history_database.calls[-1] == (None, RUN_ID, 5)
+    assert history_database.calls[-1] == (None, RUN_ID, 5) and history_database.results_dirs[-1] == str(store)
 
 
 def test_an_unreadable_history_fails_naming_the_database(store, action_fails, history_database):

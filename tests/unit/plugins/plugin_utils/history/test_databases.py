@@ -18,8 +18,10 @@ import pytest
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history import identity
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history.errors import (
     HistorySchemaError, HistoryUnavailable)
+from ansible_collections.lustre.iokit.plugins.plugin_utils.history.judging_rows import load_history_rows
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history.schema import MIGRATIONS, Migration
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history.store import History
+from ansible_collections.lustre.iokit.plugins.plugin_utils.report import history_judge
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import envelope_samples
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import write_envelope
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.history.helpers import (
@@ -224,6 +226,31 @@ def test_comparable_runs_are_the_last_earlier_ones_with_the_same_variables(datab
         assert len(baseline) == 4 * len(history.samples(runs=[RUN_6], survey='obdfilter'))
         with pytest.raises(KeyError, match='not in the history'):
             history.comparable_runs('20991231T000000Z-none')
+
+
+def test_the_judgement_against_history_reads_its_rows_from_the_database(database, results_dir):
+    # Five runs at one rate, the sixth at half of it everywhere (no OST is low among its peers); the third measured
+    # with other variables: it is named, never mixed in.
+    for number, run_id in enumerate((RUN_1, RUN_2, RUN_3, RUN_4, RUN_5, RUN_6)):
+        store_run(results_dir, run_id, number=number, surveys=('obdfilter',), factor=0.5 if run_id == RUN_6 else 1.0,
+                  parameters={'size_mib': 128} if run_id == RUN_3 else None)
+    dsn = database.new_dsn()
+    with History(dsn) as history:
+        history.import_results(results_dir)
+    rows = load_history_rows(dsn, RUN_6, 5)
+    assert {row['run_id'] for row in rows['current']} == {RUN_6}
+    assert {row['run_id'] for row in rows['earlier']} == {RUN_1, RUN_2, RUN_4, RUN_5}
+    assert [(run['run_id'], run['survey']) for run in rows['other_runs']] == [(RUN_3, 'obdfilter')]
+    judgment = history_judge.judge_history(rows['current'], rows['earlier'], runs=5, other_runs=rows['other_runs'])
+    regressed = sorted((finding['component_kind'], finding['component_id']) for finding in judgment['findings'])
+    assert regressed == [('OST', 'testfs-OST%04d' % number) for number in range(4)] + [('host', 'oss1'),
+                                                                                         ('host', 'oss2')]
+    assert [run['run_id'] for run in judgment['incomparable_runs']] == [RUN_3]
+    # A run never recorded says how to record it; without a DSN the results directory says where the default is.
+    with pytest.raises(KeyError, match='record it first'):
+        load_history_rows(dsn, '20991231T000000Z-none', 5)
+    with pytest.raises(ValueError, match='no history database'):
+        load_history_rows(None, RUN_6, 5)
 
 
 # -- several writers -----------------------------------------------------------------------------------------------
