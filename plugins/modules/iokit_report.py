@@ -135,7 +135,8 @@ options:
   history_dsn:
     description:
       - The history database, C(sqlite:///<path>) or C(postgresql://...) (the role passes C(iokit_history_dsn)).
-      - Empty means the history database's default.
+      - Empty means the history database's default, V(sqlite:///<results_dir>/history.sqlite), where the survey
+        playbooks record (M(lustre.iokit.history_record)).
     type: str
     default: ""
   history_runs:
