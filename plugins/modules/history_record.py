@@ -69,15 +69,15 @@ options:
     elements: str
   tags:
     description:
-      - Free-form tags added to each run recorded, as a mapping (C({quarter: 2026Q3})) or a list of C(key=value)
-        strings; a tag the run has already takes the new value.
+      - Free-form tags added to each run recorded, as a mapping or a list of C(key=value) strings (C(quarter=2026Q3));
+        a tag the run has already takes the new value.
       - Defaults to the variable C(iokit_history_tags).
     type: raw
   nid_owners:
     description:
-      - The node that owns each NID, C({nid: host}), for a NID's identity where the results do not say. Added to
-        what the task finds itself - each inventory host's C(lnet_host_nid), which the role C(lustre.iokit.lnet)
-        sets while it prepares a run - and winning over it.
+      - The node that owns each NID (a mapping of NID to host name), for a NID's identity where the results do not
+        say. Added to what the task finds itself - each inventory host's C(lnet_host_nid), which the role
+        C(lustre.iokit.lnet) sets while it prepares a run - and winning over it.
     type: dict
   timeout_s:
     description:

@@ -91,11 +91,10 @@ class Backend:
     def lock_schema(self) -> None:
         """Hold the schema for the transaction, so that two first writers do not both create the tables."""
 
-    @contextlib.contextmanager
-    def write(self) -> t.Iterator[None]:
-        """A write transaction: committed at the end of the block, rolled back on any exception."""
+    def write(self) -> t.ContextManager[None]:
+        """A write transaction (a context manager): committed at the end of the block, rolled back on any
+        exception."""
         raise NotImplementedError
-        yield  # pragma: no cover
 
     def run_write(self, work: t.Callable[[], t.Any]) -> t.Any:
         """``work()`` inside a write transaction (tried again after a transient abort); the history's error else."""

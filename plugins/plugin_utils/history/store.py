@@ -664,6 +664,7 @@ class History:
             where.append('x.series_id IN (SELECT y.series_id FROM samples y JOIN envelopes f ON f.id = y.envelope_id '
                          'WHERE f.run_id = ?)')
             params.append(series_of_run)
+
         def read():
             rows = self._sample_rows(runs, where, params)
             rows.sort(key=lambda row: (row[1] or '', row[0], row[2], row[3], row[15]))

@@ -91,7 +91,7 @@ def test_two_first_writers_create_the_schema_once(database):
         except Exception as exc:  # pylint: disable=broad-except
             failures.append(exc)
 
-    threads = [threading.Thread(target=open_it) for _ in range(2)]
+    threads = [threading.Thread(target=open_it) for _number in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -243,8 +243,8 @@ def test_the_judgement_against_history_reads_its_rows_from_the_database(database
     assert [(run['run_id'], run['survey']) for run in rows['other_runs']] == [(RUN_3, 'obdfilter')]
     judgment = history_judge.judge_history(rows['current'], rows['earlier'], runs=5, other_runs=rows['other_runs'])
     regressed = sorted((finding['component_kind'], finding['component_id']) for finding in judgment['findings'])
-    assert regressed == [('OST', 'testfs-OST%04d' % number) for number in range(4)] + [('host', 'oss1'),
-                                                                                         ('host', 'oss2')]
+    osts = [('OST', 'testfs-OST%04d' % number) for number in range(4)]
+    assert regressed == osts + [('host', 'oss1'), ('host', 'oss2')]
     assert [run['run_id'] for run in judgment['incomparable_runs']] == [RUN_3]
     # A run never recorded says how to record it; without a DSN the results directory says where the default is.
     with pytest.raises(KeyError, match='record it first'):
