@@ -15,7 +15,8 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.history.store import 
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.history.helpers import (
     SqliteDatabase, store_run, tree_digest)
 
-RUN_1, RUN_2 = '20261122T110000Z-run1', '20261122T120000Z-run2'
+RUN_1 = '20261122T110000Z-run1'
+RUN_2 = '20261122T120000Z-run2'
 
 
 @pytest.fixture
