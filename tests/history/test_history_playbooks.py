@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import ANSIBLE_PLAYBOOK, COLLECTIONS, LUSTRE_SIM, PASSWORD, ROOT, VENV_BIN
+from history_env import ANSIBLE_PLAYBOOK, COLLECTIONS, LUSTRE_SIM, PASSWORD, ROOT, VENV_BIN, PostgresDatabase
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history.identity import collection_version
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history.store import History
@@ -144,7 +144,6 @@ def server(tmp_path_factory):
 
 
 def test_a_survey_records_what_it_stores_and_a_failing_database_keeps_the_results(server, postgres_server):
-    from conftest import PostgresDatabase  # pylint: disable=import-outside-toplevel
     dsn = PostgresDatabase(postgres_server).new_dsn()
     first = server.survey(iokit_history_dsn=dsn, iokit_history_tags={'quarter': '2026Q3'})
     assert first.returncode == 0, first.stdout[-6000:]
