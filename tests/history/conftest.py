@@ -12,7 +12,10 @@ import tempfile
 
 import pytest
 
-from history_env import PostgresDatabase, PostgresServer, SqliteDatabase
+# First: it puts the collection on sys.path.
+from history_env import PostgresDatabase, PostgresServer
+
+from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.history.helpers import SqliteDatabase
 
 
 @pytest.fixture(scope='session')

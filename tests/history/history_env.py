@@ -31,9 +31,6 @@ for _path in reversed(COLLECTIONS.split(os.pathsep)):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.history.helpers import (  # noqa: E402 pylint: disable=wrong-import-position
-    SqliteDatabase)
-
 VENV_BIN = os.path.join(ROOT, '.venv', 'bin')
 ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
 LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
