@@ -79,6 +79,13 @@ class Backend:
         self.executemany('INSERT INTO %s (%s) VALUES (%s)' % (table, ', '.join(columns), ', '.join('?' * len(columns))),
                          rows)
 
+    def insert_new(self, table: str, columns: t.Sequence[str], key: t.Sequence[str],
+                   rows: t.Sequence[t.Sequence]) -> None:
+        """Insert the ``rows`` whose ``key`` columns are not in ``table`` yet, in the order given; the others, and
+        those another writer inserts meanwhile, are left alone (``ON CONFLICT DO NOTHING``)."""
+        self.executemany('INSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) DO NOTHING'
+                         % (table, ', '.join(columns), ', '.join('?' * len(columns)), ', '.join(key)), rows)
+
     def table_exists(self, name: str) -> bool:
         raise NotImplementedError
 
@@ -230,6 +237,21 @@ class PostgresBackend(Backend):
             with cursor.copy('COPY %s (%s) FROM STDIN' % (table, ', '.join(columns))) as copy:
                 for row in rows:
                     copy.write_row(row)
+
+    def insert_new(self, table: str, columns: t.Sequence[str], key: t.Sequence[str],
+                   rows: t.Sequence[t.Sequence]) -> None:
+        # One statement per row costs a round trip each; COPY into a scratch table, then one INSERT ... SELECT in
+        # the order given (the rows' order is what keeps two writers of the same new rows from deadlocking).
+        if not rows:
+            return
+        scratch = 'new_%s' % table
+        self.execute('CREATE TEMPORARY TABLE IF NOT EXISTS %s ON COMMIT DELETE ROWS AS SELECT 0::BIGINT AS ordinal, '
+                     '%s FROM %s WITH NO DATA' % (scratch, ', '.join(columns), table))
+        self.insert_rows(scratch, ('ordinal',) + tuple(columns),
+                         [(ordinal,) + tuple(row) for ordinal, row in enumerate(rows)])
+        self.execute('INSERT INTO %s (%s) SELECT %s FROM %s ORDER BY ordinal ON CONFLICT (%s) DO NOTHING'
+                     % (table, ', '.join(columns), ', '.join(columns), scratch, ', '.join(key)))
+        self.execute('DELETE FROM %s' % scratch)
 
     def table_exists(self, name: str) -> bool:
         return self.query('SELECT to_regclass(?)', (name,))[0][0] is not None

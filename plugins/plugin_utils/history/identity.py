@@ -79,9 +79,16 @@ def combined_hash(hashes: t.Iterable[str]) -> str:
     return hashlib.sha256(canonical_json(distinct).encode('utf-8')).hexdigest()
 
 
+_POINT_JSON: dict = {}
+
+
 def point_json(point: tuple) -> str:
     """A Sample's point (``((key, value), ...)``) as canonical JSON, as the history stores and compares it."""
-    return canonical_json(dict(point))
+    # A run has a million samples and a few hundred distinct points.
+    text = _POINT_JSON.get(point)
+    if text is None:
+        text = _POINT_JSON[point] = canonical_json(dict(point))
+    return text
 
 
 def is_stable(component_id: str) -> bool:

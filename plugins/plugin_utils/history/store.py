@@ -471,34 +471,41 @@ class History:
         if not changed:
             return
         series_ids = self._series_ids(set(key for item, _before in changed for key in item.series))
+        replaced = [before[0] for _item, before in changed if before is not None]
+        for chunk in chunks(replaced):
+            # The children go with them (ON DELETE CASCADE): a result is written again whole.
+            backend.execute('DELETE FROM envelopes WHERE id IN (%s)' % ', '.join('?' * len(chunk)), chunk)
         for item, before in changed:
             if before is not None:
-                # The children go with it (ON DELETE CASCADE): the result is written again whole.
-                backend.execute('DELETE FROM envelopes WHERE id = ?', (before[0],))
                 counts['changed'] += 1
                 counts['removed'] += before[2]
             else:
                 counts['new'] += 1
-            backend.execute(
-                'INSERT INTO envelopes (run_id, host, survey, status, engine, started, finished, parameters_hash, '
-                'parameters, fsname, lustre_version, collection_version, sample_count, problems, content_hash) '
-                'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-                (run_id, item.host, item.survey, item.status, item.engine, item.started, item.finished,
-                 item.parameters_hash, item.parameters, item.fsname, item.lustre_version, item.collection_version,
-                 len(item.samples), item.problems, item.content_hash))
-            envelope_id = backend.query('SELECT id FROM envelopes WHERE run_id = ? AND host = ? AND survey = ?',
-                                        (run_id, item.host, item.survey))[0][0]
-            ids = [series_ids[key[:3] + (key[4], key[7])] for key in item.series]
-            backend.insert_rows('samples', ('envelope_id', 'seq', 'series_id', 'iteration', 'value', 'status'),
-                                [(envelope_id, seq, ids[index], iteration, value, status)
-                                 for seq, (index, iteration, value, status) in enumerate(item.samples)])
-            backend.insert_rows('envelope_components', ('envelope_id', 'component_kind', 'component_id', 'target'),
-                                [(envelope_id, kind, component_id, target)
-                                 for (kind, component_id), target in sorted(item.components.items())])
-            backend.insert_rows('component_fill', ('envelope_id', 'component_kind', 'component_id', 'free_kib',
-                                                   'total_kib', 'free_inodes', 'total_inodes'),
-                                [(envelope_id,) + tuple(fill) for fill in item.fill])
             counts['added'] += len(item.samples)
+        # One bulk insert per table for the whole batch: a round trip per result would cost more than the rows.
+        backend.insert_rows('envelopes', ('run_id', 'host', 'survey', 'status', 'engine', 'started', 'finished',
+                                          'parameters_hash', 'parameters', 'fsname', 'lustre_version',
+                                          'collection_version', 'sample_count', 'problems', 'content_hash'),
+                            [(run_id, item.host, item.survey, item.status, item.engine, item.started, item.finished,
+                              item.parameters_hash, item.parameters, item.fsname, item.lustre_version,
+                              item.collection_version, len(item.samples), item.problems, item.content_hash)
+                             for item, _before in changed])
+        envelope_ids = {(host, survey): envelope_id for envelope_id, host, survey in backend.query(
+            'SELECT id, host, survey FROM envelopes WHERE run_id = ?', (run_id,))}
+        samples, components, fill = [], [], []
+        for item, _before in changed:
+            envelope_id = envelope_ids[(item.host, item.survey)]
+            ids = [series_ids[key[:3] + (key[4], key[7])] for key in item.series]
+            samples.extend((envelope_id, seq, ids[index], iteration, value, status)
+                           for seq, (index, iteration, value, status) in enumerate(item.samples))
+            components.extend((envelope_id, kind, component_id, target)
+                              for (kind, component_id), target in sorted(item.components.items()))
+            fill.extend((envelope_id,) + tuple(level) for level in item.fill)
+        backend.insert_rows('samples', ('envelope_id', 'seq', 'series_id', 'iteration', 'value', 'status'), samples)
+        backend.insert_rows('envelope_components', ('envelope_id', 'component_kind', 'component_id', 'target'),
+                            components)
+        backend.insert_rows('component_fill', ('envelope_id', 'component_kind', 'component_id', 'free_kib',
+                                               'total_kib', 'free_inodes', 'total_inodes'), fill)
 
     def _series_ids(self, keys: set) -> dict:
         """``{(survey, kind, id, metric, point): series id}`` for ``keys`` (full series keys), made where missing.
@@ -522,10 +529,9 @@ class History:
             look_up(survey, component_ids)
         missing = sorted(key for key in keys if key[:3] + (key[4], key[7]) not in ids)
         if missing:
-            backend.executemany(
-                'INSERT INTO series (survey, component_kind, component_id, test, metric, unit, direction, point) '
-                'VALUES (?, ?, ?, ?, ?, ?, ?, ?) '
-                'ON CONFLICT (survey, component_id, component_kind, metric, point) DO NOTHING', missing)
+            backend.insert_new('series', ('survey', 'component_kind', 'component_id', 'test', 'metric', 'unit',
+                                          'direction', 'point'),
+                               ('survey', 'component_id', 'component_kind', 'metric', 'point'), missing)
             again: dict = {}
             for key in missing:
                 again.setdefault(key[0], set()).add(key[2])
@@ -660,13 +666,15 @@ class History:
         if point is not None:
             where.append('s.point = ?')
             params.append(identity.point_json(make_point(dict(point))))
-        if series_of_run is not None:
-            where.append('x.series_id IN (SELECT y.series_id FROM samples y JOIN envelopes f ON f.id = y.envelope_id '
-                         'WHERE f.run_id = ?)')
-            params.append(series_of_run)
 
         def read():
             rows = self._sample_rows(runs, where, params)
+            if series_of_run is not None:
+                # Kept here rather than by a subquery, whose plan a freshly loaded database can get badly wrong.
+                series = set(row[0] for row in self._backend.query(
+                    'SELECT x.series_id FROM samples x JOIN envelopes e ON e.id = x.envelope_id WHERE e.run_id = ?',
+                    (series_of_run,)))
+                rows = [row for row in rows if row[17] in series]
             rows.sort(key=lambda row: (row[1] or '', row[0], row[2], row[3], row[15]))
             points: dict = {}
             return [StoredSample(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
@@ -679,12 +687,13 @@ class History:
     def _sample_rows(self, runs: t.Iterable[str] | None, where: list, params: list) -> list[tuple]:
         """The raw rows of the samples of ``runs`` (all when None) that match ``where``: ``(run_id, run started,
         survey, host, kind, component id, target, test, metric, unit, direction, point JSON, iteration, value,
-        status or None, seq, run finished)``, in no particular order."""
+        status or None, seq, run finished, series id)``, in no particular order."""
         wanted = None if runs is None else sorted(set(runs))
         if wanted is not None and not wanted:
             return []
         select = ('SELECT e.run_id, r.started, e.survey, e.host, s.component_kind, s.component_id, c.target, s.test, '
-                  's.metric, s.unit, s.direction, s.point, x.iteration, x.value, x.status, x.seq, r.finished '
+                  's.metric, s.unit, s.direction, s.point, x.iteration, x.value, x.status, x.seq, r.finished, '
+                  'x.series_id '
                   'FROM samples x JOIN series s ON s.id = x.series_id JOIN envelopes e ON e.id = x.envelope_id '
                   'JOIN runs r ON r.run_id = e.run_id LEFT JOIN envelope_components c ON c.envelope_id = x.envelope_id '
                   'AND c.component_kind = s.component_kind AND c.component_id = s.component_id')
@@ -722,15 +731,16 @@ class History:
                      'value': row[13], 'host': row[3], 'target': row[6]} for row in raw]
 
         def read():
-            current = rows_of(self._sample_rows([run_id], [], []))
+            raw = self._sample_rows([run_id], [], [])
+            # The earlier samples of the run's own series only, kept here rather than by a subquery, whose plan a
+            # database that was just bulk-loaded (no statistics yet) can get badly wrong.
+            series = set(row[17] for row in raw)
+            current = rows_of(raw)
             earlier = []
             for survey, item in sorted(comparable.items()):
                 if item.runs:
-                    earlier.extend(rows_of(self._sample_rows(
-                        [run.run_id for run in item.runs], ['e.survey = ?', 'x.series_id IN (SELECT y.series_id FROM '
-                                                            'samples y JOIN envelopes f ON f.id = y.envelope_id WHERE '
-                                                            'f.run_id = ? AND f.survey = ?)'],
-                        [survey, run_id, survey])))
+                    earlier.extend(rows_of(row for row in self._sample_rows(
+                        [run.run_id for run in item.runs], ['e.survey = ?'], [survey]) if row[17] in series))
             other = [{'run_id': run.run_id, 'finished': run.finished, 'survey': survey,
                       'params_hash': run.surveys[survey].parameters_hash}
                      for survey, item in sorted(comparable.items()) for run in item.differing]
