@@ -454,6 +454,34 @@ class History:
             raise KeyError('run %s is not in the history %s' % (run_id, self.dsn.shown))
         self._backend.run_write(lambda: self._write_tags(run_id, tag_values))
 
+    def delete_runs(self, run_ids: t.Iterable[str], finished_before: t.Any = None) -> list[str]:
+        """Delete the runs (their tags, surveys, results and samples go with them) in one write transaction; the
+        ones deleted, sorted.
+
+        Each run is locked as a recording locks it (``lock_run``), so that a writer recording into one of them
+        waits, and a run another writer finished meanwhile at or after ``finished_before`` (when given) is kept.
+        A series no sample uses any more stays: it is a name, not a measurement.
+        """
+        wanted = sorted(set(run_ids))
+        bound = time_text(finished_before)
+
+        def delete():
+            deleted = []
+            for run_id in wanted:
+                if self._backend.lock_run(run_id, _now()):
+                    # Not there (another writer pruned it first): the row lock_run made must not stay.
+                    self._backend.execute('DELETE FROM runs WHERE run_id = ?', (run_id,))
+                    continue
+                if bound is not None:
+                    finished = self._backend.query('SELECT finished FROM runs WHERE run_id = ?', (run_id,))[0][0]
+                    if finished is None or finished >= bound:
+                        continue
+                self._backend.execute('DELETE FROM runs WHERE run_id = ?', (run_id,))
+                deleted.append(run_id)
+            return deleted
+
+        return self._backend.run_write(delete) if wanted else []
+
     def _record_batch(self, run_id: str, batch: list[_Prepared], counts: dict) -> None:
         backend = self._backend
         if backend.lock_run(run_id, _now()):
