@@ -302,3 +302,106 @@ def _cell(value: t.Any) -> str:
 def point_text(point: dict) -> str:
     """A point as the I/O kit prints it (``rsz 1024K obj 8 thr 16``)."""
     return point_label(make_point(point)) if point else '-'
+
+
+# --------------------------------------------------------------------------
+# One action of playbooks/history.yml: the rows, the console's lines, the files
+
+
+ACTIONS = ('list', 'show', 'compare', 'trend', 'prune', 'export')
+
+
+def ask(history: History, action: str, params: t.Mapping, dest_dir: str, stamp: str, check: bool = False,
+        now: datetime.datetime | None = None) -> dict:
+    """Run one action (ACTIONS) with the role's variables (``params``: period, tags, run_id, lhs, rhs, component,
+    metric, point, before, keep_runs, selection) and write its files in ``dest_dir`` as
+    ``history-<action>-<stamp>.txt`` (and ``.csv``, ``.jsonl`` for export).
+
+    Returns ``{'rows', 'lines', 'files', 'changed'}`` plus what the action adds (``incomparable`` for compare,
+    ``deleted`` and ``kept`` for prune, ``samples`` for export).  ValueError naming the variable at fault,
+    KeyError for a run that is not recorded.
+    """
+    tags = parse_tags(params.get('tags'))
+    result: dict = {'changed': False, 'files': []}
+    if action == 'list':
+        selection = parse_selection(params.get('period') or DEFAULT_PERIOD, 'history_period', now)
+        rows = run_rows(select_runs(history, selection, tags))
+        lines = ['Runs of %s in %s%s: %d' % (history.dsn.shown, selection.text,
+                                             ' tagged ' + _cell(tags) if tags else '', len(rows))]
+        lines += table(('run', 'started', 'finished', 'hosts', 'surveys', 'tags'),
+                       [(row['run_id'], row['started'], row['finished'], row['hosts'], row['surveys'], row['tags'])
+                        for row in rows])
+    elif action == 'show':
+        run_id = params.get('run_id')
+        if not run_id:
+            raise ValueError('history_run_id: give the run to show')
+        shown = show_run(history, run_id)
+        rows = [shown]
+        lines = ['Run %s: started %s, finished %s, file system %s, Lustre %s, collection %s, %s host(s), tags %s'
+                 % (shown['run_id'], shown['started'], shown['finished'], shown['fsname'], shown['lustre_version'],
+                    shown['collection_version'], shown['hosts'], _cell(shown['tags']))]
+        lines += table(('survey', 'variables hash', 'engine', 'hosts', 'samples', 'started', 'finished'),
+                       [(item['survey'], item['parameters_hash'], item['engine'], item['hosts'], item['samples'],
+                         item['started'], item['finished']) for item in shown['surveys']])
+        if shown['fill']:
+            lines += [''] + table(('survey', 'host', 'kind', 'component', 'used %'),
+                                  [(item['survey'], item['host'], item['component_kind'], item['component_id'],
+                                    item['used_pct']) for item in shown['fill']])
+    elif action == 'compare':
+        left = select_runs(history, parse_selection(params.get('lhs'), 'history_lhs', now), tags)
+        right = select_runs(history, parse_selection(params.get('rhs'), 'history_rhs', now), tags)
+        rows, incomparable = compare(history, left, right)
+        result['incomparable'] = incomparable
+        lines = ['%s (%d run(s)) against %s (%d run(s)): %d series, %d regression(s), %d improvement(s)'
+                 % (params.get('lhs'), len(left), params.get('rhs'), len(right), len(rows),
+                    sum(1 for row in rows if row['verdict'] == history_judge.REGRESSION),
+                    sum(1 for row in rows if row['verdict'] == history_judge.IMPROVEMENT))]
+        lines += table(('survey', 'component', 'metric', 'point', 'left', 'right', 'unit', 'change %', 'verdict'),
+                       [(row['survey'], row['component_id'], row['metric'], point_text(row['point']), row['left'],
+                         row['right'], row['unit'], row['pdiff'], row['verdict']) for row in rows])
+        lines += ['Not comparable (no run on the other side has these survey variables): %s %s %s (%s)'
+                  % (item['side'], item['run_id'], item['survey'], item['parameters_hash'][:12])
+                  for item in incomparable]
+    elif action == 'trend':
+        component, metric = params.get('component'), params.get('metric')
+        if not component or not metric:
+            raise ValueError('history_component and history_metric: give the component (testfs-OST0003) and its '
+                             'metric (obdfilter_write_mib_s)')
+        period = params.get('period')
+        runs = None
+        if period:
+            runs = select_runs(history, parse_selection(period, 'history_period', now), tags)
+        elif tags:
+            runs = history.runs(tags=tags)
+        rows = trend(history, component, metric, params.get('point') or None, runs)
+        lines = ['%s %s over %d run(s)' % (component, metric, len({row['run_id'] for row in rows}))]
+        lines += table(('started', 'run', 'point', 'value', 'unit'),
+                       [(row['started'], row['run_id'], point_text(row['point']), row['value'], row['unit'])
+                        for row in rows])
+    elif action == 'prune':
+        outcome = prune(history, params.get('before'), params.get('keep_runs') or (), check)
+        result.update(outcome, changed=bool(outcome['deleted']))
+        rows = [{'run_id': run_id, 'deleted': not check} for run_id in outcome['deleted']]
+        lines = ['%s %d run(s) finished before %s%s' % ('Would delete' if check else 'Deleted', len(outcome['deleted']),
+                                                         params.get('before'), ': ' + ', '.join(outcome['deleted'])
+                                                         if outcome['deleted'] else '')]
+        if outcome['kept']:
+            lines.append('Kept for a baseline (history_keep_runs): %s' % ', '.join(outcome['kept']))
+    elif action == 'export':
+        selection = parse_selection(params.get('selection') or params.get('period') or DEFAULT_PERIOD,
+                                    'history_selection', now)
+        runs = select_runs(history, selection, tags)
+        base = os.path.join(dest_dir, 'history-export-%s' % stamp)
+        result['samples'] = export(history, runs, base + '.csv', base + '.jsonl')
+        result['files'] += [base + '.csv', base + '.jsonl']
+        rows = run_rows(runs)
+        lines = ['Exported %d sample(s) of %d run(s) (%s) to %s.csv and .jsonl'
+                 % (result['samples'], len(runs), selection.text, base)]
+    else:
+        raise ValueError('history_action: give one of %s, got %r' % (', '.join(ACTIONS), action))
+    text_path = os.path.join(dest_dir, 'history-%s-%s.txt' % (action, stamp))
+    with open(text_path, 'w', encoding='utf-8') as handle:
+        handle.write('\n'.join(lines) + '\n')
+    result.update(rows=rows, lines=lines)
+    result['files'].insert(0, text_path)
+    return result
