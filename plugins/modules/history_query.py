@@ -85,7 +85,9 @@ options:
     description: The metric of V(trend) (C(obdfilter_write_mib_s)).
     type: str
   point:
-    description: The sweep point of V(trend), such as C({thr: 8, obj: 2, rsz_kib: 1024}). Default every point.
+    description:
+      - The sweep point of V(trend), as a mapping of its parameters (C(thr), C(obj), C(rsz_kib)).
+      - Default every point.
     type: dict
   before:
     description: V(prune) deletes the runs that finished before this time, C(%Y%m%d[T%H%M[%S]]) or C(now-365d). Required.

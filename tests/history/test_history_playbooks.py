@@ -73,7 +73,8 @@ def test_import_records_every_stored_run_once_and_says_what_was_new(database, re
 
 @pytest.mark.parametrize('extra, message', [
     # The role's argument specs list the actions it knows.
-    ({'history_action': 'trend'}, 'value of history_action must be one of: import, got: trend'),
+    ({'history_action': 'forecast'},
+     'value of history_action must be one of: import, list, show, compare, trend, prune, export, got: forecast'),
     ({'history_action': 'import', 'history_from': '/nonexistent/results'},
      'history_from: /nonexistent/results is not a directory'),
 ])

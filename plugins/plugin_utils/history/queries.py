@@ -348,8 +348,10 @@ def ask(history: History, action: str, params: t.Mapping, dest_dir: str, stamp: 
                                   [(item['survey'], item['host'], item['component_kind'], item['component_id'],
                                     item['used_pct']) for item in shown['fill']])
     elif action == 'compare':
-        left = select_runs(history, parse_selection(params.get('lhs'), 'history_lhs', now), tags)
-        right = select_runs(history, parse_selection(params.get('rhs'), 'history_rhs', now), tags)
+        # Both read before either is looked up: a typo on the right is named before a missing run on the left.
+        lhs = parse_selection(params.get('lhs'), 'history_lhs', now)
+        rhs = parse_selection(params.get('rhs'), 'history_rhs', now)
+        left, right = select_runs(history, lhs, tags), select_runs(history, rhs, tags)
         rows, incomparable = compare(history, left, right)
         result['incomparable'] = incomparable
         lines = ['%s (%d run(s)) against %s (%d run(s)): %d series, %d regression(s), %d improvement(s)'
