@@ -34,6 +34,7 @@ import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils.results import validate_run_id
 from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import make_point, point_label
+from ansible_collections.lustre.iokit.plugins.plugin_utils.history.errors import HistoryError
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history.store import History, RunRecord, parse_tags
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import history_judge
 
@@ -407,3 +408,20 @@ def ask(history: History, action: str, params: t.Mapping, dest_dir: str, stamp: 
     result.update(rows=rows, lines=lines)
     result['files'].insert(0, text_path)
     return result
+
+
+# --------------------------------------------------------------------------
+# The filters (plugins/filter/history_*.py): one database opened per call
+
+
+def with_history(dsn: t.Any, work: t.Callable[[History], t.Any]) -> t.Any:
+    """``work(history)`` on the database ``dsn`` opened for this call only; a database that cannot be opened or read
+    becomes a ValueError, which the filters report as their error."""
+    if not isinstance(dsn, str) or not dsn.strip():
+        raise ValueError('give the history database as the input, such as '
+                         "'sqlite:///var/lib/lustre-iokit/history.sqlite' (iokit_history_dsn)")
+    try:
+        with History(dsn) as history:
+            return work(history)
+    except HistoryError as exc:
+        raise ValueError(str(exc)) from exc

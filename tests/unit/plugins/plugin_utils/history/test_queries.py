@@ -154,3 +154,27 @@ def test_export_writes_every_sample_with_its_run(database, results_dir, tmp_path
 def test_table_lines_up_its_columns():
     lines = queries.table(('run', 'value'), [('a', 1.5), ('bbbb', None)])
     assert lines == ['run   value', '-----------', 'a     1.5', 'bbbb  -']
+
+
+def test_the_filters_ask_the_same_queries(database, results_dir):
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.lustre.iokit.plugins.filter.history_compare import FilterModule as CompareFilters
+    from ansible_collections.lustre.iokit.plugins.filter.history_select import FilterModule as SelectFilters
+    from ansible_collections.lustre.iokit.plugins.filter.history_trend import FilterModule as TrendFilters
+
+    dsn = record(database, results_dir)
+    select = SelectFilters().filters()['history_select']
+    compare_filter = CompareFilters().filters()['history_compare']
+    trend_filter = TrendFilters().filters()['history_trend']
+    assert [run['run_id'] for run in select(dsn, 'quarter=2026Q3')] == [RUN_1, RUN_2]
+    compared = compare_filter(dsn, RUN_4, RUN_1)
+    assert compared['rows'] and not compared['incomparable']
+    assert {row['verdict'] for row in compared['rows'] if row['unit'] == 'MiB/s'} == {'regression'}
+    component = compared['rows'][0]['component_id']
+    metric = compared['rows'][0]['metric']
+    rows = trend_filter(dsn, component, metric, selection='quarter=2026Q3')
+    assert {row['run_id'] for row in rows} == {RUN_1, RUN_2}
+    with pytest.raises(AnsibleFilterError, match='history_compare: rhs: '):
+        compare_filter(dsn, RUN_4, 'now:yesterday')
+    with pytest.raises(AnsibleFilterError, match='history_select: give the history database'):
+        select('', RUN_1)
