@@ -116,8 +116,8 @@ def select_runs(history: History, selection: Selection, tags: t.Any = None) -> l
     if selection.kind == RUN:
         runs = history.runs(run_ids=[selection.run_id], tags=tags)
         if not runs:
-            raise KeyError('run %s is not in the history %s%s' % (selection.run_id, history.dsn.shown,
-                                                                   ' with those tags' if tags else ''))
+            narrowed = ' with those tags' if tags else ''
+            raise KeyError('run %s is not in the history %s%s' % (selection.run_id, history.dsn.shown, narrowed))
         return runs
     if selection.kind == PERIOD:
         return history.runs(since=selection.since, until=selection.until, tags=tags)
@@ -385,9 +385,9 @@ def ask(history: History, action: str, params: t.Mapping, dest_dir: str, stamp: 
         outcome = prune(history, params.get('before'), params.get('keep_runs') or (), check)
         result.update(outcome, changed=bool(outcome['deleted']))
         rows = [{'run_id': run_id, 'deleted': not check} for run_id in outcome['deleted']]
-        lines = ['%s %d run(s) finished before %s%s' % ('Would delete' if check else 'Deleted', len(outcome['deleted']),
-                                                         params.get('before'), ': ' + ', '.join(outcome['deleted'])
-                                                         if outcome['deleted'] else '')]
+        named = ': ' + ', '.join(outcome['deleted']) if outcome['deleted'] else ''
+        verb = 'Would delete' if check else 'Deleted'
+        lines = ['%s %d run(s) finished before %s%s' % (verb, len(outcome['deleted']), params.get('before'), named)]
         if outcome['kept']:
             lines.append('Kept for a baseline (history_keep_runs): %s' % ', '.join(outcome['kept']))
     elif action == 'export':
