@@ -33,7 +33,9 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: V(prune) says which runs would be deleted and deletes none; the other actions only read the database.
+    details:
+      - V(prune) says which runs would be deleted and deletes none; the other actions only read the database.
+      - The answer's files are written in check mode too - they are the answer, not a change of the history.
 options:
   action:
     description:

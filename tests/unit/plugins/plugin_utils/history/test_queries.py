@@ -178,3 +178,13 @@ def test_the_filters_ask_the_same_queries(database, results_dir):
         compare_filter(dsn, RUN_4, 'now:yesterday')
     with pytest.raises(AnsibleFilterError, match='history_select: give the history database'):
         select('', RUN_1)
+
+
+def test_delete_runs_checks_the_end_again_under_its_lock(database, results_dir):
+    dsn = record(database, results_dir)
+    with History(dsn) as history:
+        # Run 4 finished after the bound (as if recorded again meanwhile): kept; a run not recorded is passed over.
+        deleted = history.delete_runs([RUN_1, RUN_4, '20261122T000000Z-none'], finished_before='2026-11-22T13:00:00Z')
+        assert deleted == [RUN_1]
+        assert [run.run_id for run in history.runs()] == [RUN_2, RUN_3, RUN_4]
+        assert history.delete_runs([]) == []
