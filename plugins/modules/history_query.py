@@ -94,7 +94,7 @@ options:
   before:
     description:
       - V(prune) deletes the runs that finished before this time, C(%Y%m%d[T%H%M[%S]]) or C(now-365d).
-      - Required by V(prune): nothing is deleted without it.
+      - Required by V(prune) - nothing is deleted without it.
     type: str
   keep_runs:
     description: Runs V(prune) never deletes, such as the runs a named baseline was made of.
