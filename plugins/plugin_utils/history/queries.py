@@ -339,8 +339,8 @@ def ask(history: History, action: str, params: t.Mapping, dest_dir: str, stamp: 
         shown = show_run(history, run_id)
         rows = [shown]
         lines = ['Run %s: started %s, finished %s, file system %s, Lustre %s, collection %s, %s host(s), tags %s'
-                 % (shown['run_id'], shown['started'], shown['finished'], shown['fsname'], shown['lustre_version'],
-                    shown['collection_version'], shown['hosts'], _cell(shown['tags']))]
+                 % tuple(_cell(shown[key]) for key in ('run_id', 'started', 'finished', 'fsname', 'lustre_version',
+                                                       'collection_version', 'hosts', 'tags'))]
         lines += table(('survey', 'variables hash', 'engine', 'hosts', 'samples', 'started', 'finished'),
                        [(item['survey'], item['parameters_hash'], item['engine'], item['hosts'], item['samples'],
                          item['started'], item['finished']) for item in shown['surveys']])
