@@ -86,6 +86,7 @@ def bench_database(kind: str, dsn: str, results_dir: str, runs: int, size_of) ->
             print('  %s: run %d of %d recorded in %.1f s' % (kind, number, runs, record_s[-1]), flush=True)
         started = time.monotonic()
         rows = history.judging_rows(run_id_of(runs), JUDGED_RUNS)
+        rows_s = time.monotonic() - started
         judgment = judge_history(rows['current'], rows['earlier'], other_runs=rows['other_runs'])
         judge_s = time.monotonic() - started
         started = time.monotonic()
@@ -93,7 +94,7 @@ def bench_database(kind: str, dsn: str, results_dir: str, runs: int, size_of) ->
         trend_s = time.monotonic() - started
     size_mib = size_of() / 1048576.0
     return {'kind': kind, 'record_mean_s': statistics.mean(record_s), 'record_max_s': max(record_s),
-            'judge_s': judge_s, 'trend_s': trend_s, 'trend_points': len(trend), 'samples': samples,
+            'judge_s': judge_s, 'rows_s': rows_s, 'trend_s': trend_s, 'trend_points': len(trend), 'samples': samples,
             'judged_rows': len(rows['current']) + len(rows['earlier']),
             'regressions': len(judgment.get('findings') or []), 'mib_per_run': size_mib / runs}
 
@@ -144,12 +145,12 @@ def main() -> int:
         shutil.rmtree(workdir, ignore_errors=True)
     print()
     print('%d runs of %d OSS' % (args.runs, args.oss))
-    print('| database | samples | record mean s | record max s | judge s (rows) | trend s (points) | MiB per run |')
+    print('| database | samples | record mean s | record max s | judge s (of which rows s; rows) | trend s (points) | MiB per run |')
     print('|---|---:|---:|---:|---:|---:|---:|')
     for row in rows:
-        print('| %s | %d | %.2f | %.2f | %.2f (%d) | %.3f (%d) | %.1f |' % (
+        print('| %s | %d | %.2f | %.2f | %.2f (%.2f; %d) | %.3f (%d) | %.1f |' % (
             row['kind'], row['samples'], row['record_mean_s'], row['record_max_s'], row['judge_s'],
-            row['judged_rows'], row['trend_s'], row['trend_points'], row['mib_per_run']))
+            row['rows_s'], row['judged_rows'], row['trend_s'], row['trend_points'], row['mib_per_run']))
     for row in rows:
         print('history %s: record %.1f s, judge %.1f s, trend %.3f s, %.1f MiB per run' % (
             row['kind'], row['record_max_s'], row['judge_s'], row['trend_s'], row['mib_per_run']))
