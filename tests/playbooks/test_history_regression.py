@@ -102,10 +102,10 @@ def test_a_whole_oss_at_half_its_rate_fails_naming_each_ost_against_the_earlier_
             assert ost in message and 'history baseline' in message and '(run %s)' % SLOW_RUN in message, message
             # The baseline's runs, newest first.
             assert 'the median of runs %s' % ', '.join(reversed(HISTORY_RUNS)) in message, message
-        assert {classname for classname, _, _ in failures[name]} == {
+        assert {case[0] for case in failures[name]} == {
             'lustre.iokit.history.obdfilter_write_mib_s', 'lustre.iokit.history.obdfilter_read_mib_s'}
     # Only the history fails it: equal OSTs are not low among their peers.
-    assert {kind for cases in failures.values() for _, kind, _ in cases} == {'history'}, failures
+    assert {case[1] for cases in failures.values() for case in cases} == {'history'}, failures
 
 
 def test_the_report_opens_with_the_regressions(history_runs):
