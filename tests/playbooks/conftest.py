@@ -194,7 +194,7 @@ class SimulatedClient(SimulatedNode):
 # Test files whose shared fixture runs a whole demo, acceptance or repeated survey (minutes, not seconds): their
 # tests are handed to the parallel workers first, so that no worker starts one of them last while the others idle.
 LONGEST_FIRST = ('test_demo.py', 'test_acceptance.py', 'test_iterations.py', 'test_survey_playbooks.py',
-                 'test_stats_collect.py', 'test_survey_lnet.py')
+                 'test_stats_collect.py', 'test_survey_lnet.py', 'test_history_regression.py')
 
 
 # First: pytest-xdist reads the groups in a hook of its own, which must come after this one.

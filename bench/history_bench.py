@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+# Copyright (c) lustre.iokit contributors
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Time the results history on many runs of report_bench.py's synthetic fleet, in SQLite and in PostgreSQL.
+
+Each run is report_bench.make_run's fleet (N OSS with 8 OSTs and 8 LUNs, the full default obdfilter and sgpdd sweeps,
+two MDS, ost-survey and LNet), under its own run id, finished a day after the previous one.  Measured per database:
+recording one run (History.record_run, the mean and the slowest over the runs), the history judgment of the last
+run against the 5 before it (judging_rows + judge_history), one OST's trend over every run (History.samples of one
+component and metric), and the database's size per run.  PostgreSQL is a private server made as tests/history
+makes it (initdb in a temporary directory, a Unix socket only, fsync off), stopped at the end.
+
+    .venv/bin/python bench/history_bench.py              # 100 runs of 1000 OSS (long)
+    .venv/bin/python bench/history_bench.py --quick      # 10 runs of 200 OSS
+    .venv/bin/python bench/history_bench.py --runs 3 --oss 1000 --databases sqlite
+
+Numbers are measured and printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+sys.path.insert(0, BENCH)
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'history'))
+
+import report_bench  # noqa: E402  pylint: disable=wrong-import-position
+
+FIRST_FINISH = 1795342501
+DAY_S = 86400
+TREND_COMPONENT = 'testfs-OST0000'
+TREND_METRIC = 'obdfilter_write_mib_s'
+JUDGED_RUNS = 5
+
+
+def run_id_of(number: int) -> str:
+    return 'hbench-%04d' % number
+
+
+def write_runs(results_dir: str, runs: int, oss_count: int) -> float:
+    """report_bench's fleet ``runs`` times, each under its own run id and a day later; returns the seconds taken."""
+    started = time.monotonic()
+    original = report_bench._envelope  # pylint: disable=protected-access
+
+    for number in range(1, runs + 1):
+        finish = FIRST_FINISH + number * DAY_S
+
+        def dated_envelope(results, host, survey, parameters, records, finish=finish):
+            builder = results.EnvelopeBuilder(report_bench.RUN_ID, host, survey, 'native', parameters,
+                                              now=finish - 1000)
+            builder.set_environment(lustre_version='2.15.5')
+            for record in records:
+                builder.add_record(record)
+            return builder.finish(now=finish)
+
+        report_bench.RUN_ID = run_id_of(number)
+        report_bench._envelope = dated_envelope  # pylint: disable=protected-access
+        try:
+            report_bench.make_run(results_dir, oss_count, seed=number)
+        finally:
+            report_bench._envelope = original  # pylint: disable=protected-access
+    return time.monotonic() - started
+
+
+def bench_database(kind: str, dsn: str, results_dir: str, runs: int, size_of) -> dict:
+    from ansible_collections.lustre.iokit.plugins.plugin_utils.history.store import History
+    from ansible_collections.lustre.iokit.plugins.plugin_utils.report.history_judge import judge_history
+
+    record_s, record_cpu_s = [], []
+    samples = 0
+    with History(dsn) as history:
+        for number in range(1, runs + 1):
+            started, started_cpu = time.monotonic(), time.process_time()
+            outcome = history.record_run(results_dir, run_id_of(number))
+            record_s.append(time.monotonic() - started)
+            record_cpu_s.append(time.process_time() - started_cpu)
+            samples += outcome.samples_added
+            print('  %s: run %d of %d recorded in %.1f s (%.1f CPU s in this process)'
+                  % (kind, number, runs, record_s[-1], record_cpu_s[-1]), flush=True)
+        started, started_cpu = time.monotonic(), time.process_time()
+        rows = history.judging_rows(run_id_of(runs), JUDGED_RUNS)
+        rows_s = time.monotonic() - started
+        judgment = judge_history(rows['current'], rows['earlier'], other_runs=rows['other_runs'])
+        judge_s = time.monotonic() - started
+        judge_cpu_s = time.process_time() - started_cpu
+        started = time.monotonic()
+        trend = history.samples(component_id=TREND_COMPONENT, metric=TREND_METRIC)
+        trend_s = time.monotonic() - started
+    size_mib = size_of() / 1048576.0
+    return {'kind': kind, 'record_mean_s': statistics.mean(record_s), 'record_max_s': max(record_s),
+            'judge_s': judge_s, 'rows_s': rows_s, 'judge_cpu_s': judge_cpu_s,
+            'record_cpu_mean_s': statistics.mean(record_cpu_s), 'trend_s': trend_s, 'trend_points': len(trend), 'samples': samples,
+            'judged_rows': len(rows['current']) + len(rows['earlier']),
+            'regressions': len(judgment.get('findings') or []), 'mib_per_run': size_mib / runs}
+
+
+def sqlite_case(workdir: str):
+    path = os.path.join(workdir, 'history.sqlite')
+    return 'sqlite://%s' % path, lambda: sum(os.path.getsize(path + suffix) for suffix in ('', '-wal')
+                                             if os.path.exists(path + suffix))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
+    parser.add_argument('--runs', type=int, default=100)
+    parser.add_argument('--oss', type=int, default=1000)
+    parser.add_argument('--quick', action='store_true', help='10 runs of 200 OSS')
+    parser.add_argument('--databases', default='sqlite,postgresql', help='comma-separated: sqlite, postgresql')
+    args = parser.parse_args()
+    if args.quick:
+        args.runs, args.oss = 10, 200
+    report_bench._import_collection()  # pylint: disable=protected-access
+    workdir = tempfile.mkdtemp(prefix='iokit-hbench-')
+    server = None
+    rows = []
+    try:
+        results_dir = os.path.join(workdir, 'results')
+        os.mkdir(results_dir)
+        print('writing %d runs of %d OSS ...' % (args.runs, args.oss), flush=True)
+        print('  written in %.1f s' % write_runs(results_dir, args.runs, args.oss), flush=True)
+        for kind in args.databases.split(','):
+            if kind == 'sqlite':
+                dsn, size_of = sqlite_case(workdir)
+            else:
+                from history_env import PostgresServer  # pylint: disable=import-outside-toplevel
+                # A short path: a Unix socket's path must stay under 108 bytes.
+                server = PostgresServer(tempfile.mkdtemp(prefix='iokit-pg-'))
+                server.start()
+                name = server.new_database()
+                dsn = server.dsn(name)
+
+                def size_of(name=name):
+                    with server.connect() as connection:
+                        return connection.execute('SELECT pg_database_size(%s)', (name,)).fetchone()[0]
+            rows.append(bench_database(kind, dsn, results_dir, args.runs, size_of))
+    finally:
+        if server is not None:
+            server.stop()
+            shutil.rmtree(server.directory, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
+    print()
+    print('%d runs of %d OSS' % (args.runs, args.oss))
+    print('| database | samples | record mean s | record max s | record CPU s | judge s (of which rows s; rows) '
+          '| judge CPU s | trend s (points) | MiB per run |')
+    print('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+    for row in rows:
+        print('| %s | %d | %.2f | %.2f | %.2f | %.2f (%.2f; %d) | %.2f | %.3f (%d) | %.1f |' % (
+            row['kind'], row['samples'], row['record_mean_s'], row['record_max_s'], row['record_cpu_mean_s'],
+            row['judge_s'], row['rows_s'], row['judged_rows'], row['judge_cpu_s'], row['trend_s'],
+            row['trend_points'], row['mib_per_run']))
+    for row in rows:
+        print('history %s: record %.1f s, judge %.1f s, trend %.3f s, %.1f MiB per run' % (
+            row['kind'], row['record_max_s'], row['judge_s'], row['trend_s'], row['mib_per_run']))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
