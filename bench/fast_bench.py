@@ -118,13 +118,14 @@ KNEE_THREADS = 4
 LUN_MIB_S = 40.0
 # A full point at the slowest target's peak lasts this many bounded points (16 GiB at 400 MiB/s against 20 s).
 FULL_POINT_IN_POINT_S = 2.0
+# The floor: a quarter of the full size, as on an OSS with 32 GiB over 8 OSTs against the I/O kit's 16 GiB per OST.
 FLOOR_SHARE_OF_FULL = 0.25
 # The simulated read cache is this share of a floor point's data on the host: the floor covers it with a margin.
 CACHE_SHARE_OF_FLOOR = 0.8
 QUICK_POINT_S = 4.0
 PEAK_TOLERANCE_PCT = 2.0
 # The shapes of the I/O kit's grids, scaled: obdfilter nobj 1-16 x thr 1-16 (its script's defaults), sgpdd crg 1-4 x
-# thr 1-16 (its 1-256 x 1-4096, at most 16 threads per region, cut to four region counts).
+# thr 1-16 (its crg 1-256 x thr 1-4096 with at most 16 threads per region, cut at four regions).
 GRIDS = {
     'default': {'obdfilter': {'obdfilter_nobjhi': 16, 'obdfilter_thrhi': 16},
                 'sgpdd': {'sgpdd_crghi': 4, 'sgpdd_thrhi': 16}},
@@ -140,15 +141,16 @@ def round_up(value, granule):
 class Plan:
     """The sizes and variables of every run, from the time scale ``point_s``."""
 
-    def __init__(self, point_s, quick, set_point_s):
+    def __init__(self, point_s, quick, set_point_s, slow_share=SLOW_SHARE):
         self.point_s = point_s
+        self.slow_share = slow_share
         self.grid = GRIDS['quick' if quick else 'default']
         self.set_point_s = set_point_s
         # multiples of the largest thread count, so that the full size splits into whole records for every thread
-        self.obdfilter_size_mib = round_up(FULL_POINT_IN_POINT_S * point_s * OST_PEAK_MIB_S * SLOW_SHARE, 16)
+        self.obdfilter_size_mib = round_up(FULL_POINT_IN_POINT_S * point_s * OST_PEAK_MIB_S * min(slow_share, 1.0), 16)
         self.obdfilter_floor_mib = round_up(self.obdfilter_size_mib * FLOOR_SHARE_OF_FULL, 16)
         self.read_cache_mib = int(self.obdfilter_floor_mib * OSTS * CACHE_SHARE_OF_FLOOR)
-        self.sgpdd_size_mib = round_up(FULL_POINT_IN_POINT_S * point_s * LUN_MIB_S * SLOW_SHARE, 16)
+        self.sgpdd_size_mib = round_up(FULL_POINT_IN_POINT_S * point_s * LUN_MIB_S * min(slow_share, 1.0), 16)
         self.sgpdd_floor_mib = round_up(self.sgpdd_size_mib * FLOOR_SHARE_OF_FULL, 16)
         # the survey starts sgpdd_boundary (1024 blocks) into each device
         self.lun_size_mib = self.sgpdd_size_mib + 64
@@ -156,13 +158,17 @@ class Plan:
     def simulator_config(self):
         osts = []
         for index in range(OSTS):
-            peak = OST_PEAK_MIB_S * (SLOW_SHARE if index == SLOW_INDEX else 1.0)
+            peak = OST_PEAK_MIB_S * (self.slow_share if index == SLOW_INDEX else 1.0)
             osts.append({'index': index, 'curve': {'peak_mib_s': peak, 'knee_threads': KNEE_THREADS}})
         return {'fsname': 'testfs', 'mdts': 1, 'ost_size_mib': 2 * self.obdfilter_size_mib + 64, 'osts': osts,
                 'read_cache_mib': self.read_cache_mib}
 
+    def planted(self, subject):
+        """The subject planted slow, or None when nothing is (``--slow-share 1``)."""
+        return subject if self.slow_share < 1.0 else None
+
     def lun_rates(self):
-        return [LUN_MIB_S * (SLOW_SHARE if index == SLOW_INDEX else 1.0) for index in range(LUNS)]
+        return [LUN_MIB_S * (self.slow_share if index == SLOW_INDEX else 1.0) for index in range(LUNS)]
 
     def survey_vars(self, survey):
         """The variables both profiles run with: the profile is the only difference (and ``point_s`` when scaled)."""
@@ -193,8 +199,8 @@ class Plan:
                 '(LUN %d at %d %%)' % (
                     self.point_s, 'passed as <survey>_point_s' if self.set_point_s else "the fast profile's own",
                     grid, self.obdfilter_size_mib, self.obdfilter_floor_mib, self.read_cache_mib, OST_PEAK_MIB_S,
-                    KNEE_THREADS, SLOW_INDEX, SLOW_SHARE * 100, self.sgpdd_size_mib, self.sgpdd_floor_mib, LUN_MIB_S,
-                    SLOW_INDEX, SLOW_SHARE * 100))
+                    KNEE_THREADS, SLOW_INDEX, self.slow_share * 100, self.sgpdd_size_mib, self.sgpdd_floor_mib,
+                    LUN_MIB_S, SLOW_INDEX, self.slow_share * 100))
 
 
 def load1():
@@ -267,7 +273,8 @@ def obdfilter_runs(plan, base, work, keep):
         yaml.safe_dump(plan.simulator_config(), handle)
     for profile in PROFILES:
         with conftest.oss_node(os.path.join(base, profile), plan.survey_vars('obdfilter'), '--config', config) as node:
-            yield measure(node, 'obdfilter', profile, plan, work, 'localhost/testfs-OST%04d' % SLOW_INDEX, keep)
+            yield measure(node, 'obdfilter', profile, plan, work, plan.planted('localhost/testfs-OST%04d' % SLOW_INDEX),
+                          keep)
 
 
 def sgpdd_runs(plan, base, work, keep):
@@ -284,7 +291,8 @@ def sgpdd_runs(plan, base, work, keep):
                            iokit_workdir=node.workdir), handle)
         for profile in PROFILES:
             # a LUN's samples are named by the device's name, as the report names it
-            yield measure(node, 'sgpdd', profile, plan, work, 'localhost/' + os.path.basename(loops[SLOW_INDEX]), keep)
+            yield measure(node, 'sgpdd', profile, plan, work,
+                          plan.planted('localhost/' + os.path.basename(loops[SLOW_INDEX])), keep)
 
 
 def findings_text(findings):
@@ -310,9 +318,10 @@ def print_table(rows):
 
 
 def planted_only(row):
-    """``yes`` when the findings name the planted component and nothing else; else what they name."""
+    """``yes`` when the findings name the planted component and nothing else (nothing when none is); else what
+    they name."""
     subjects = sorted(set(subject for subject, unused_test in row['findings']))
-    if subjects == [row['planted']]:
+    if subjects == ([row['planted']] if row['planted'] else []):
         return 'yes'
     return 'no (%s)' % (', '.join(subjects) or 'nothing')
 
@@ -366,6 +375,9 @@ def main():
     parser.add_argument('--point-s', type=float,
                         help="the time scale: seconds per bounded point, which sizes everything (default: the fast "
                              "profile's %g s, or %g s with --quick)" % (point_budget.FAST_POINT_S, QUICK_POINT_S))
+    parser.add_argument('--slow-share', type=float, default=SLOW_SHARE,
+                        help="the planted OST's and LUN's rate, a share of their peers' (default %(default)s; 1: "
+                             "none planted)")
     parser.add_argument('--surveys', default=','.join(SURVEYS), help='comma-separated (default %(default)s)')
     parser.add_argument('--keep', help='keep the logs and results in this directory')
     args = parser.parse_args()
@@ -375,7 +387,7 @@ def main():
     if os.geteuid() != 0:
         sys.exit('needs root (loop devices, block-I/O cgroups)')
     point_s = args.point_s or (QUICK_POINT_S if args.quick else point_budget.FAST_POINT_S)
-    plan = Plan(point_s, args.quick, set_point_s=point_s != point_budget.FAST_POINT_S)
+    plan = Plan(point_s, args.quick, set_point_s=point_s != point_budget.FAST_POINT_S, slow_share=args.slow_share)
     # A SIGTERM unwinds like Ctrl-C: every finally below runs.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit('stopped by signal %d' % signum))
     rows = []
