@@ -53,7 +53,7 @@ the loop devices detached.  Needs root, losetup and sgp_dd (sg3-utils), the chec
 git worktree set ``IOKIT_COLLECTIONS_PATH`` as docs/testing.md says (a collections path whose
 ``ansible_collections/lustre/iokit`` is the worktree, then ``.venv/collections``); the simulator is this checkout's.
 
-    .venv/bin/python bench/fast_bench.py --quick   # about 12 minutes on the 2-core test machine
+    .venv/bin/python bench/fast_bench.py --quick   # 10-11 minutes on the 2-core test machine
     .venv/bin/python bench/fast_bench.py           # about 1 h 40 min
     .venv/bin/python bench/fast_bench.py --surveys obdfilter --keep /tmp/fb   # one survey, keep logs and results
 """
@@ -371,7 +371,7 @@ def print_comparison(compared):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n', maxsplit=1)[0])
     parser.add_argument('--quick', action='store_true',
-                        help='the smaller grids at a 4 s time scale (about 12 minutes on two cores)')
+                        help='the smaller grids at a 4 s time scale (10-11 minutes on two cores)')
     parser.add_argument('--point-s', type=float,
                         help="the time scale: seconds per bounded point, which sizes everything (default: the fast "
                              "profile's %g s, or %g s with --quick)" % (point_budget.FAST_POINT_S, QUICK_POINT_S))
