@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -49,6 +50,8 @@ if os.environ.setdefault('IOKIT_MODULE_CODE_CACHE', os.path.join(ROOT, '.build',
 WAIT_POLL_S = 15
 ANSIBLE_PLAYBOOK = os.path.join(VENV_BIN, 'ansible-playbook')
 LUSTRE_SIM = shutil.which('lustre-sim', path=VENV_BIN + os.pathsep + os.environ.get('PATH', ''))
+# Makes a block device slow by construction for the processes of one interpreter (docs/testing.md).
+SLOW_DEVICE = os.path.join(ROOT, 'tests', 'integration', 'targets', 'setup_slow_device', 'files', 'slow_device.py')
 
 
 def localhost_inventory(python, groups=()):
@@ -110,6 +113,54 @@ class SimulatedNode:
     def playbook(self, name, *options, extra=None):
         return subprocess.run(self.argv(name, *options, extra=extra), cwd=ROOT, env=self.env(),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+
+
+@contextlib.contextmanager
+def oss_node(base, survey_vars, *init_args):
+    """A simulated OSS under ``base`` made with ``lustre-sim init`` and ``init_args`` (no client mount), the inventory
+    (localhost in the oss group) and ``survey_vars`` with the node's results and workdir written beside it; destroyed
+    on the way out, whatever happened."""
+    node = SimulatedNode(base)
+    node.sim('init', '--root', node.root, *init_args, '--no-mount', '--force')
+    try:
+        with open(node.inventory, 'w', encoding='utf-8') as handle:
+            handle.write(localhost_inventory(NODE_PYTHON, ('oss',)))
+        with open(node.extra_vars, 'w', encoding='utf-8') as handle:
+            json.dump(dict(survey_vars, iokit_results_dir=node.results, iokit_workdir=node.workdir), handle)
+        yield node
+    finally:
+        subprocess.run([LUSTRE_SIM, 'destroy', '--root', node.root], check=False, stdout=subprocess.DEVNULL)
+
+
+@contextlib.contextmanager
+def throttled_loop_devices(base, rates_mib_s, size_mib):
+    """One loop device (direct I/O) per rate of ``rates_mib_s``, each on a sparse file of ``size_mib`` MiB under
+    ``base``, and ``base/slow-python``: a wrapper of this Python that joins a block-I/O cgroup limiting each device to
+    its rate each way (give it as ansible_python_interpreter: the modules run through it and their ``sgp_dd`` are
+    limited, nothing else).  Yields the devices; releases the cgroup, detaches the devices and removes the files
+    whatever happens."""
+    loops, images, group = [], [], None
+    wrapper = os.path.join(base, 'slow-python')
+    try:
+        for number in range(len(rates_mib_s)):
+            image = os.path.join(base, 'lun%d.img' % number)
+            images.append(image)
+            subprocess.run(['truncate', '--size', '%dM' % size_mib, image], check=True)
+            loops.append(subprocess.run(['losetup', '--find', '--show', '--direct-io=on', image], check=True,
+                                        stdout=subprocess.PIPE, universal_newlines=True).stdout.strip())
+        limits = ['%s=%s' % (loop, rate) for loop, rate in zip(loops, rates_mib_s)]
+        group = subprocess.run([sys.executable, SLOW_DEVICE, 'throttle', str(rates_mib_s[0]), wrapper, sys.executable]
+                               + limits, check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+        yield loops
+    finally:
+        if group:
+            # before losetup -d: a later loop device with the same numbers must not inherit the limit
+            subprocess.run([sys.executable, SLOW_DEVICE, 'release', group], check=False)
+        for loop in loops:
+            subprocess.run(['losetup', '--detach', loop], check=False)
+        for path in images + [wrapper]:
+            if os.path.exists(path):
+                os.unlink(path)
 
 
 class SimulatedClient(SimulatedNode):

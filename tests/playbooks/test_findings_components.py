@@ -16,7 +16,6 @@ The limits are far below what a busy machine gives, so the weak component is slo
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -27,15 +26,14 @@ from xml.etree import ElementTree
 import pytest
 import yaml
 
-from conftest import WAIT_POLL_S
+from conftest import WAIT_POLL_S, throttled_loop_devices
 from test_acceptance import ONLY_OBDFILTER, AcceptanceCluster
-from test_survey_playbooks import INVENTORY, LUSTRE_SIM, ROOT, SURVEY_VARS, pytestmark as survey_mark
+from test_survey_playbooks import INVENTORY, LUSTRE_SIM, SURVEY_VARS, pytestmark as survey_mark
 
 pytestmark = [survey_mark, pytest.mark.skipif(os.geteuid() != 0 or not shutil.which('losetup')
                                               or not shutil.which('sgp_dd'),
                                               reason='needs root, losetup and sgp_dd (sg3-utils)')]
 
-SLOW_DEVICE = os.path.join(ROOT, 'tests', 'integration', 'targets', 'setup_slow_device', 'files', 'slow_device.py')
 ONLY = dict(ONLY_OBDFILTER, acceptance_run_obdfilter=False)
 SLOW_LUN_MIB_S = 2
 # Every other loop-device LUN of a test (loop_luns): equal by construction, three times the slow one.
@@ -90,38 +88,15 @@ def _assert_failed_naming(made, survey, component):
     return verdict
 
 
-@contextlib.contextmanager
 def loop_luns(base, count, slow, mib_s=SLOW_LUN_MIB_S):
-    """``count`` loop devices on sparse 16 MiB files under ``base`` (direct I/O), and ``base/slow-python``: a wrapper
-    of this Python that joins a block-I/O cgroup limiting the one at index ``slow`` to ``mib_s`` MiB/s each way and
-    the others to FINE_LUN_MIB_S (give it as ansible_python_interpreter).  Yields the devices; releases the cgroup,
-    detaches them and removes the files whatever happens."""
-    loops, images, group = [], [], None
-    wrapper = os.path.join(base, 'slow-python')
-    try:
-        for number in range(count):
-            image = os.path.join(base, 'lun%d.img' % number)
-            images.append(image)
-            subprocess.run(['truncate', '--size', '16M', image], check=True)
-            loops.append(subprocess.run(['losetup', '--find', '--show', '--direct-io=on', image], check=True,
-                                        stdout=subprocess.PIPE, universal_newlines=True).stdout.strip())
-        # The others are limited too, to FINE_LUN_MIB_S: unlimited, they measure what the machine gives, and on a
-        # loaded machine one of them can fall below its peers; limited far below what any machine gives, they
-        # measure the same.
-        fine = ['%s=%s' % (loop, FINE_LUN_MIB_S) for loop in loops if loop != loops[slow]]
-        group = subprocess.run([sys.executable, SLOW_DEVICE, 'throttle', str(mib_s), wrapper, sys.executable,
-                                loops[slow]] + fine, check=True, stdout=subprocess.PIPE,
-                               universal_newlines=True).stdout.strip()
-        yield loops
-    finally:
-        if group:
-            # before losetup -d: a later loop device with the same numbers must not inherit the limit
-            subprocess.run([sys.executable, SLOW_DEVICE, 'release', group], check=False)
-        for loop in loops:
-            subprocess.run(['losetup', '--detach', loop], check=False)
-        for path in images + [wrapper]:
-            if os.path.exists(path):
-                os.unlink(path)
+    """``count`` loop devices on sparse 16 MiB files under ``base`` and ``base/slow-python``, the wrapper that limits
+    the one at index ``slow`` to ``mib_s`` MiB/s each way and the others to FINE_LUN_MIB_S (conftest's
+    throttled_loop_devices).  The others are limited too: unlimited, they measure what the machine gives, and on a
+    loaded machine one of them can fall below its peers; limited far below what any machine gives, they measure the
+    same."""
+    rates = [FINE_LUN_MIB_S] * count
+    rates[slow] = mib_s
+    return throttled_loop_devices(base, rates, 16)
 
 
 @pytest.fixture(scope='module')

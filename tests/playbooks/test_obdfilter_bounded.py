@@ -12,14 +12,12 @@ threads, and at least the floor.  Every bound below is set by the throttle and t
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import subprocess
 
 import pytest
 
-from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, NODE_PYTHON, WAIT_POLL_S, SimulatedNode, localhost_inventory
+import conftest
+from conftest import ANSIBLE_PLAYBOOK, LUSTRE_SIM, WAIT_POLL_S
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
@@ -54,20 +52,9 @@ SURVEY_VARS = {
 }
 
 
-@contextlib.contextmanager
 def oss_node(base, *init_args):
-    """A simulated OSS made with ``lustre-sim init`` and ``init_args``, the inventory (localhost in the oss group)
-    and SURVEY_VARS written beside it; destroyed on the way out, whatever happened."""
-    node = SimulatedNode(base)
-    node.sim('init', '--root', node.root, '--mdts', '1', '--ost-size-mib', '256', *init_args, '--no-mount', '--force')
-    try:
-        with open(node.inventory, 'w', encoding='utf-8') as handle:
-            handle.write(localhost_inventory(NODE_PYTHON, ('oss',)))
-        with open(node.extra_vars, 'w', encoding='utf-8') as handle:
-            json.dump(dict(SURVEY_VARS, iokit_results_dir=node.results, iokit_workdir=node.workdir), handle)
-        yield node
-    finally:
-        subprocess.run([LUSTRE_SIM, 'destroy', '--root', node.root], check=False, stdout=subprocess.DEVNULL)
+    """A simulated OSS (one MDT, 256 MiB OSTs, ``init_args``) with SURVEY_VARS, destroyed on the way out."""
+    return conftest.oss_node(base, SURVEY_VARS, '--mdts', '1', '--ost-size-mib', '256', *init_args)
 
 
 @pytest.fixture(scope='module')
