@@ -11,14 +11,17 @@ One line per (host, component, target, sweep point): measurement ``lustre_iokit_
 target, as Telegraf's lustre2 input tags it), ``component``, ``host`` and the point's, one field per test
 (``write_bytes_per_second``...) and the run id as a string field, at the run's finish time in nanoseconds.  The
 series key and the time depend only on the run, so publishing a run again overwrites its points.
-Controller-side code, no Ansible imports.
+Controller-side code; the write goes through Ansible's ``open_url``, so proxies and certificates behave as in
+Ansible's own modules.
 """
 
 from __future__ import annotations
 
 import urllib.error
 import urllib.parse
-import urllib.request
+
+from ansible.module_utils.urls import ConnectionError as UrlsConnectionError
+from ansible.module_utils.urls import SSLValidationError, open_url
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.export.series import RunExport, metric_suffix
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import write_bytes_atomic
@@ -112,18 +115,17 @@ def write_http(url: str, token: str, bucket: str, lines: list[str], org: str | N
     sent = 0
     for start in range(0, len(lines), batch_lines):
         batch = lines[start:start + batch_lines]
-        request = urllib.request.Request(endpoint, data=''.join(line + '\n' for line in batch).encode('utf-8'),
-                                         method='POST', headers={'Authorization': 'Token %s' % token,
-                                                                 'Content-Type': 'text/plain; charset=utf-8',
-                                                                 'Accept': 'application/json'})
+        body = ''.join(line + '\n' for line in batch).encode('utf-8')
+        headers = {'Authorization': 'Token %s' % token, 'Content-Type': 'text/plain; charset=utf-8',
+                   'Accept': 'application/json'}
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
+            with open_url(endpoint, data=body, method='POST', headers=headers, timeout=timeout) as response:
                 status = response.status
         except urllib.error.HTTPError as exc:
-            body = exc.read(ERROR_BODY_CHARS).decode('utf-8', 'replace').strip()
-            raise InfluxWriteError('InfluxDB refused the write to %s: HTTP %d %s' % (endpoint, exc.code, body or exc.reason),
+            answer = exc.read(ERROR_BODY_CHARS).decode('utf-8', 'replace').strip()
+            raise InfluxWriteError('InfluxDB refused the write to %s: HTTP %d %s' % (endpoint, exc.code, answer or exc.reason),
                                    sent, len(lines) - sent)
-        except (urllib.error.URLError, OSError) as exc:
+        except (urllib.error.URLError, OSError, UrlsConnectionError, SSLValidationError) as exc:
             raise InfluxWriteError('cannot write to %s: %s' % (endpoint, getattr(exc, 'reason', exc)),
                                    sent, len(lines) - sent)
         if not 200 <= status < 300:
