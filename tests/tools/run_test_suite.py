@@ -301,6 +301,26 @@ def integration_targets() -> list[str]:
                   and not name.startswith(('setup_', 'prepare_')))
 
 
+def ansible_test_key_pair() -> None:
+    """The SSH key pair every ``ansible-test integration`` uses (``~/.ansible/test/id_rsa``), made once before the
+    workers start: on a machine without one, each of them would make it at once, and those that find the private
+    key already written by another stop at ssh-keygen's "Overwrite (y/n)?" and fail their target.  Made as
+    ansible-test makes it (PEM, the header paramiko reads)."""
+    key = os.path.expanduser('~/.ansible/test/id_rsa')
+    if os.path.isfile(key) and os.path.isfile(key + '.pub'):
+        return
+    os.makedirs(os.path.dirname(key), exist_ok=True)
+    for stale in (key, key + '.pub'):
+        if os.path.exists(stale):
+            os.remove(stale)
+    subprocess.run(['ssh-keygen', '-m', 'PEM', '-q', '-t', 'rsa', '-N', '', '-f', key], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    with open(key, encoding='utf-8') as handle:
+        text = handle.read()
+    with open(key, 'w', encoding='utf-8') as handle:
+        handle.write(re.sub(r'(BEGIN|END) PRIVATE KEY', r'\1 RSA PRIVATE KEY', text))
+
+
 def stage_integration() -> int:
     """Every ansible-test integration target, on this machine (root, loop devices, the simulator): WORKERS workers,
     each with its own staged copy, take the targets one at a time, the longest first.  Every target runs even after
@@ -309,6 +329,7 @@ def stage_integration() -> int:
     their device and wrapper."""
     pending = sorted(integration_targets(), key=lambda t: -INTEGRATION_COST_S.get(t, INTEGRATION_UNKNOWN_S))
     workers = max(1, min(WORKERS, len(pending)))
+    ansible_test_key_pair()
     timings: list[tuple[str, int, float]] = []
 
     def work(index: int) -> None:
