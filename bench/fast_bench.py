@@ -49,12 +49,14 @@ the surveys; a survey's peak is within 2 % when every test's is).
 
 Everything is removed when it ends, whatever happens (Ctrl-C and SIGTERM included): a playbook cut short is
 followed by ``playbooks/cleanup.yml`` for its run, then the simulated node is destroyed, the cgroup released and
-the loop devices detached.  Needs root, losetup and sgp_dd (sg3-utils), the checkout's venv with lustre-sim.  In a
-git worktree set ``IOKIT_COLLECTIONS_PATH`` as docs/testing.md says (a collections path whose
-``ansible_collections/lustre/iokit`` is the worktree, then ``.venv/collections``); the simulator is this checkout's.
+the loop devices detached.  Run it where no other run of the collection shares the machine (bench/README.md: two
+sgpdd runs beside other sessions' tests lost their async job file).  Needs root, losetup and sgp_dd (sg3-utils),
+the checkout's venv with lustre-sim.  In a git worktree set ``IOKIT_COLLECTIONS_PATH`` as docs/testing.md says
+(a collections path whose ``ansible_collections/lustre/iokit`` is the worktree, then ``.venv/collections``); the
+simulator is this checkout's.
 
     .venv/bin/python bench/fast_bench.py --quick   # 10-11 minutes on the 2-core test machine
-    .venv/bin/python bench/fast_bench.py           # about 1 h 40 min
+    .venv/bin/python bench/fast_bench.py           # about 85 minutes
     .venv/bin/python bench/fast_bench.py --surveys obdfilter --keep /tmp/fb   # one survey, keep logs and results
 """
 
