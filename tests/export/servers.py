@@ -13,14 +13,14 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 
+from ansible_collections.lustre.iokit.tests.unit.waiting import wait_for as wait_until
+
 # Deadlines for a server to answer on a loaded two-core machine, not expected durations.
 START_DEADLINE_S = 90.0
-POLL_INTERVAL_S = 0.5
 
 
 def executable(*names: str) -> str | None:
@@ -52,21 +52,14 @@ def http_get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
 
 
 def wait_for(condition, what: str, deadline_s: float = START_DEADLINE_S, process=None):
-    """Poll ``condition()`` until it returns a true value (returned); AssertionError naming ``what`` at the deadline."""
-    deadline = time.monotonic() + deadline_s
-    last = None
-    while time.monotonic() < deadline:
-        if process is not None and process.poll() is not None:
-            raise AssertionError('%s: the server exited with status %s' % (what, process.returncode))
+    """The collection's one wait (``tests/unit/waiting.py``), with a server that does not answer yet (the connection
+    refused, a reply not yet whole) counted as not yet rather than as a failure."""
+    def answered():
         try:
-            last = condition()
-        except (OSError, ValueError) as exc:
-            last = exc
-        else:
-            if last:
-                return last
-        time.sleep(POLL_INTERVAL_S)
-    raise AssertionError('%s: not within %.0f s (last: %r)' % (what, deadline_s, last))
+            return condition()
+        except (OSError, ValueError):
+            return None
+    return wait_until(what, answered, deadline_s, process)
 
 
 @contextlib.contextmanager
