@@ -2,7 +2,8 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""ansible-playbook SIGKILLed mid-survey: its forked worker stops waiting, and cleanup.yml removes the job files.
+"""ansible-playbook SIGKILLed mid-survey: its forked worker stops waiting, and cleanup.yml removes the job files;
+a job file lost under a running survey fails the wait at once, naming why.
 
 Only the main ansible-playbook process is killed (as when the OOM killer or a lost AWX node takes it): its worker,
 polling the node for the survey, is left behind and must notice on its own.  The survey hangs in test_brw (a
@@ -115,6 +116,39 @@ def test_a_killed_controller_leaves_no_polling_worker_and_cleanup_removes_the_jo
         with open(os.path.join(node['async'], name), encoding='utf-8') as handle:
             left[name] = handle.read()[:300]
     assert left == {}, (left, cleanup.stdout[-3000:])
+    status = json.loads(subprocess.run([LUSTRE_SIM, 'status', '--root', node['root']], check=True,
+                                       stdout=subprocess.PIPE, universal_newlines=True).stdout)
+    assert [device['name'] for device in status['devices'] if device['type'] == 'echo_client'] == []
+
+
+def test_a_lost_job_file_fails_the_wait_at_once_with_its_reason(node):
+    # The job runs on (test_brw hangs) while its async job file is gone, as when the node's temporary directory is
+    # cleaned under a survey: the wait must fail on its first look with the module's message, not poll until the
+    # survey's timeout nor fail on an undefined `finished`.
+    subprocess.run([LUSTRE_SIM, 'fault', '--root', node['root'], 'add', 'hang', '--command', 'test_brw'], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(node['log'], 'w', encoding='utf-8') as log:
+        controller = subprocess.Popen(
+            [ANSIBLE_PLAYBOOK, '-i', node['inventory']] + node['vars']
+            + [os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')],
+            cwd=node['base'], env=node['env'], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        def job_files():
+            with open(node['log'], encoding='utf-8') as handle:
+                waiting = 'Wait for the survey' in handle.read()
+            return waiting and os.path.isdir(node['async']) and os.listdir(node['async'])
+        for name in wait_for('the survey waited on', job_files, DEADLINE_S):
+            os.unlink(os.path.join(node['async'], name))
+        wait_for('ansible-playbook to end', lambda: controller.poll() is not None, DEADLINE_S)
+    finally:
+        if controller.poll() is None:
+            os.killpg(controller.pid, signal.SIGKILL)
+            controller.wait(timeout=30)
+    with open(node['log'], encoding='utf-8') as handle:
+        output = handle.read()
+    assert controller.returncode != 0, output[-4000:]
+    assert 'results_file: no async job file' in output, output[-4000:]
+    # The play's cleanup still stopped the survey and removed its echo device.
     status = json.loads(subprocess.run([LUSTRE_SIM, 'status', '--root', node['root']], check=True,
                                        stdout=subprocess.PIPE, universal_newlines=True).stdout)
     assert [device['name'] for device in status['devices'] if device['type'] == 'echo_client'] == []
