@@ -5,9 +5,9 @@
 """ansible-playbook SIGKILLed mid-survey: its forked worker stops waiting, and cleanup.yml removes the job files;
 a job file lost under a running survey fails the wait at once, naming why.
 
-Only the main ansible-playbook process is killed (as when the OOM killer or a lost AWX node takes it): its worker,
-polling the node for the survey, is left behind and must notice on its own.  The survey hangs in test_brw (a
-simulator fault), so the job is still running when the controller goes.
+In the first, only the main ansible-playbook process is killed (as when the OOM killer or a lost AWX node takes it):
+its worker, polling the node for the survey, is left behind and must notice on its own.  In both, the survey hangs in
+test_brw (a simulator fault), so the job is still running when the controller goes or its job file does.
 
     .venv/bin/python -m pytest tests/playbooks/test_lost_controller.py -q -p no:cacheprovider
 """
