@@ -143,9 +143,11 @@ def round_up(value, granule):
 class Plan:
     """The sizes and variables of every run, from the time scale ``point_s``."""
 
-    def __init__(self, point_s, quick, set_point_s, slow_share=SLOW_SHARE):
+    def __init__(self, point_s, quick, set_point_s, slow_share=SLOW_SHARE, min_gain_pct=None):
         self.point_s = point_s
         self.slow_share = slow_share
+        self.min_gain_pct = min_gain_pct
+        self.profiles = PROFILES
         self.grid = GRIDS['quick' if quick else 'default']
         self.set_point_s = set_point_s
         # multiples of the largest thread count, so that the full size splits into whole records for every thread
@@ -190,6 +192,8 @@ class Plan:
         values = {'iokit_sweep_profile': profile}
         if profile == 'fast' and self.set_point_s:
             values['%s_point_s' % survey] = self.point_s
+        if profile == 'fast' and self.min_gain_pct is not None:
+            values['%s_sweep_min_gain_pct' % survey] = self.min_gain_pct
         return values
 
     def describe(self):
@@ -202,7 +206,8 @@ class Plan:
                     self.point_s, 'passed as <survey>_point_s' if self.set_point_s else "the fast profile's own",
                     grid, self.obdfilter_size_mib, self.obdfilter_floor_mib, self.read_cache_mib, OST_PEAK_MIB_S,
                     KNEE_THREADS, SLOW_INDEX, self.slow_share * 100, self.sgpdd_size_mib, self.sgpdd_floor_mib,
-                    LUN_MIB_S, SLOW_INDEX, self.slow_share * 100))
+                    LUN_MIB_S, SLOW_INDEX, self.slow_share * 100)
+                + ('; fast sweep_min_gain_pct %g' % self.min_gain_pct if self.min_gain_pct is not None else ''))
 
 
 def load1():
@@ -273,7 +278,7 @@ def obdfilter_runs(plan, base, work, keep):
     config = os.path.join(base, 'oss.yml')
     with open(config, 'w', encoding='utf-8') as handle:
         yaml.safe_dump(plan.simulator_config(), handle)
-    for profile in PROFILES:
+    for profile in plan.profiles:
         with conftest.oss_node(os.path.join(base, profile), plan.survey_vars('obdfilter'), '--config', config) as node:
             yield measure(node, 'obdfilter', profile, plan, work, plan.planted('localhost/testfs-OST%04d' % SLOW_INDEX),
                           keep)
@@ -291,7 +296,7 @@ def sgpdd_runs(plan, base, work, keep):
         with open(node.extra_vars, 'w', encoding='utf-8') as handle:
             json.dump(dict(plan.survey_vars('sgpdd'), sgpdd_devices=loops, iokit_results_dir=node.results,
                            iokit_workdir=node.workdir), handle)
-        for profile in PROFILES:
+        for profile in plan.profiles:
             # a LUN's samples are named by the device's name, as the report names it
             yield measure(node, 'sgpdd', profile, plan, work,
                           plan.planted('localhost/' + os.path.basename(loops[SLOW_INDEX])), keep)
@@ -380,16 +385,25 @@ def main():
     parser.add_argument('--slow-share', type=float, default=SLOW_SHARE,
                         help="the planted OST's and LUN's rate, a share of their peers' (default %(default)s; 1: "
                              "none planted)")
+    parser.add_argument('--min-gain-pct', type=float,
+                        help="the fast profile's <survey>_sweep_min_gain_pct (default: the rule's own)")
     parser.add_argument('--surveys', default=','.join(SURVEYS), help='comma-separated (default %(default)s)')
+    parser.add_argument('--profiles', default=','.join(PROFILES),
+                        help='comma-separated (default %(default)s); with one, no comparison is printed')
     parser.add_argument('--keep', help='keep the logs and results in this directory')
     args = parser.parse_args()
     surveys = args.surveys.split(',')
     if set(surveys) - set(SURVEYS):
         parser.error('--surveys: choose from %s' % ', '.join(SURVEYS))
+    profiles = tuple(profile for profile in PROFILES if profile in args.profiles.split(','))
+    if not profiles or set(args.profiles.split(',')) - set(PROFILES):
+        parser.error('--profiles: choose from %s' % ', '.join(PROFILES))
     if os.geteuid() != 0:
         sys.exit('needs root (loop devices, block-I/O cgroups)')
     point_s = args.point_s or (QUICK_POINT_S if args.quick else point_budget.FAST_POINT_S)
-    plan = Plan(point_s, args.quick, set_point_s=point_s != point_budget.FAST_POINT_S, slow_share=args.slow_share)
+    plan = Plan(point_s, args.quick, set_point_s=point_s != point_budget.FAST_POINT_S, slow_share=args.slow_share,
+                min_gain_pct=args.min_gain_pct)
+    plan.profiles = profiles
     # A SIGTERM unwinds like Ctrl-C: every finally below runs.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit('stopped by signal %d' % signum))
     rows = []

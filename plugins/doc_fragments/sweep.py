@@ -40,6 +40,9 @@ options:
       - A point that gains less than O(sweep_min_gain_pct) on the best so far is flat; O(sweep_patience) flat
         points in a row stop the inner sweep; a fall of more than O(sweep_min_gain_pct) stops it at once; a
         point whose min..max spread is wider than the gain never stops it.
+      - Each test of each component (OST, device, MDT) is its own curve, judged on that component's own figure and
+        min..max, and the inner sweep stops when every one of them does, so a component slower than its peers does
+        not keep it going while one still rising does.
       - Keep V(full) for acceptance against a contract that names the full grid.
     type: str
     choices: [full, adaptive]

@@ -17,6 +17,10 @@ points still to come can tell anything new:
   of its figure) is wider than ``min_gain_pct``, cannot show either: it
   breaks a run of flat points and never stops the sweep.
 
+Each test's curve is judged apart, and with figures per component (OST,
+device, MDT) each component's curve apart (``figures``): the sweep stops
+when all of them say so.
+
 The outer axes carry on whatever the inner one decided.  docs/adaptive-sweeps.md
 is the user's description.
 
@@ -113,17 +117,38 @@ def spread_pct(figure, low, high, scale=1):
     return (high - low) / 2.0 / (figure / float(scale)) * 100.0
 
 
-def figures(tests, scale=1, value_key='mib_s'):
-    """The stop rule's view of one record's ``tests``: each test's figure (None unless ok or short) and spread.
-
-    ``value_key`` names the figure (``mib_s``, ``ops_s``); min and max are ``min_<key>`` and ``max_<key>``,
-    of one of ``scale`` parts of the figure (see ``spread_pct``).
-    """
+def _test_figures(tests, scale, value_key):
     result = {}
     for test, outcome in tests.items():
         value = outcome.get(value_key) if outcome.get('status') in ('ok', 'short') else None
         result[test] = {'value': value, 'spread_pct': spread_pct(value, outcome.get('min_' + value_key),
                                                                  outcome.get('max_' + value_key), scale)}
+    return result
+
+
+def figures(tests, scale=1, value_key='mib_s', components=None, component_scale=1):
+    """The stop rule's view of one record: the curves it judges, each with its figure and spread at this point.
+
+    ``tests``: the record's ``tests``, each test's figure (None unless ok or short) and spread. ``value_key``
+    names the figure (``mib_s``, ``ops_s``); min and max are ``min_<key>`` and ``max_<key>``, of one of
+    ``scale`` parts of the figure (see ``spread_pct``).
+
+    ``components``: each component's (OST's, device's, MDT's) own ``tests`` in the same shape, when the record
+    has them; min and max are then that component's own, of one of ``component_scale`` parts of its figure.
+    With two or more, each component's curve of each test is judged on its own, labelled ``<test> <component>``,
+    so a sweep stops when every component is flat within its own noise. Judged as one curve, a component slower
+    than its peers would widen every point's min..max beyond the gain and no point would ever stop the sweep;
+    judged apart, the slow component is a flat curve of its own. Without them (one component, or a record
+    written before they were kept) the tests' own figures are the curves.
+    """
+    if not components or len(components) < 2:
+        return _test_figures(tests, scale, value_key)
+    result = {}
+    for name in sorted(components):
+        own = _test_figures(components[name] or {}, component_scale, value_key)
+        for test in tests:
+            # a test the component has no figure for is a failed point of its curve: it tells nothing
+            result['%s %s' % (test, name)] = own.get(test, {'value': None, 'spread_pct': None})
     return result
 
 

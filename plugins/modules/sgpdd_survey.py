@@ -233,7 +233,9 @@ records:
     - C(crg) and C(thr) are totals over all devices, as the I/O kit prints them; C(crg_per_dev),
       C(thr_per_dev) and C(thr_per_region) give the per-device values.
     - Under C(tests), each action has C(mib_s) (aggregate over wall-clock time), C(min_mib_s)/C(max_mib_s)
-      (slowest/fastest sgp_dd instance), C(failed), C(status), C(elapsed_s) and per-device figures in C(devices).
+      (slowest/fastest sgp_dd instance), C(failed), C(status), C(elapsed_s) and per-device figures in C(devices),
+      each device's C(mib_s) (the sum of its sgp_dd instances' rates, null when one failed; with O(engine=native)),
+      C(min_mib_s)/C(max_mib_s) (its slowest/fastest instance) and C(failed).
       With O(engine=native), C(start_time) and C(end_time) are when the action's sgp_dd instances were started
       and when the last one ended, in epoch seconds (UTC, to the millisecond) of the node's clock, so that
       statistics collected on the node can be cut per test; they are absent with O(engine=iokit).

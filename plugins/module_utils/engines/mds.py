@@ -313,6 +313,14 @@ def slowest_rate(record):
     return min(rates) if rates else None
 
 
+def _sweep_figures(record, ndevs):
+    """The stop rule's figures of a measured point: each MDT's own curve, judged on its own per-second samples, so
+    that an MDT slower than its peers does not read as noise (min/max of the whole host would span both)."""
+    per_mdt = record.get('per_mdt') if isinstance(record.get('per_mdt'), list) else []
+    components = dict((entry.get('target'), entry.get('tests') or {}) for entry in per_mdt if isinstance(entry, dict))
+    return adaptive.figures(record['tests'], ndevs, 'ops_s', components=components)
+
+
 def prefix_line(ndevs, file_count, dir_count, thr):
     return 'mdt %1d file %7d dir %4d thr %4d ' % (ndevs, file_count, dir_count, thr)
 
@@ -558,7 +566,7 @@ class MdsSurvey(NativeSurvey):
             if earlier is not None:
                 # the module resumes: the point is in the envelope already, its figures still count
                 if not self.inner_sweeps.stopped({}, point['thr']):
-                    self.inner_sweeps.measured({}, point['thr'], adaptive.figures(earlier['tests'], ndevs, 'ops_s'))
+                    self.inner_sweeps.measured({}, point['thr'], _sweep_figures(earlier, ndevs))
                 # and its rate sizes the next bounded point, as in the uninterrupted run
                 self.sizing_rates.measured({}, point['thr'], slowest_rate(earlier))
                 continue
@@ -605,8 +613,7 @@ class MdsSurvey(NativeSurvey):
                     self.errors.append({'point': {'thr': point['thr'], 'test': test},
                                         'message': '%s: ERROR: %s' % (test, '; '.join(messages))})
             self._raw('summary', '\n')
-            # min/max are single-MDT rates: the spread is judged per MDT
-            self.inner_sweeps.measured({}, point['thr'], adaptive.figures(record['tests'], ndevs, 'ops_s'))
+            self.inner_sweeps.measured({}, point['thr'], _sweep_figures(record, ndevs))
             if size is not None:
                 record['elapsed_s'] = round(self.clock() - started, 6)
                 self.sizing_rates.measured({}, point['thr'], slowest_rate(record))

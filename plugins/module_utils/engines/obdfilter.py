@@ -718,7 +718,8 @@ class ObdfilterSurvey(NativeSurvey):
                 # the module resumes: the point is in the envelope already, its figures still count
                 if not self.inner_sweeps.stopped(_outer_key(entry)):
                     self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
-                                               adaptive.figures(earlier['tests'], earlier['ost']))
+                                               adaptive.figures(earlier['tests'], earlier['ost'],
+                                                                components=earlier.get('per_ost')))
                 # and its rate sizes the next bounded point, as in the uninterrupted run
                 self.sizing_rates.measured(_outer_key(entry), entry['thr'], self._slowest_rate(earlier))
                 continue
@@ -781,9 +782,9 @@ class ObdfilterSurvey(NativeSurvey):
                 self.aborted = 'object destruction failed'
                 yield record
                 return
-            # min/max are single-OST rates: the spread is judged per OST
+            # each OST's curve is judged on its own samples: a slow OST is a flat curve of its own, not noise
             self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
-                                       adaptive.figures(record['tests'], record['ost']))
+                                       adaptive.figures(record['tests'], record['ost'], components=record['per_ost']))
             if size is not None:
                 record['elapsed_s'] = round(sum(test['elapsed_s'] for test in record['tests'].values()), 6)
                 self.sizing_rates.measured(_outer_key(entry), entry['thr'], self._slowest_rate(record))

@@ -474,7 +474,8 @@ class SgpddSurvey(NativeSurvey):
         rates = []
         per_device = dict((target.device, {'device': target.device, 'io_path': target.io_path,
                                            'path_measured': target.path_measured, 'failed': 0,
-                                           'min_mib_s': None, 'max_mib_s': None}) for target in self.targets)
+                                           'mib_s': None, 'min_mib_s': None, 'max_mib_s': None})
+                          for target in self.targets)
         index = 0
         for target in self.targets:
             for _region in range(point['crg']):
@@ -487,9 +488,13 @@ class SgpddSurvey(NativeSurvey):
                 if parsed['mb_s'] is None or parsed['errors'] or result.timed_out:
                     failed += 1
                     device['failed'] += 1
+                    device['mib_s'] = None
                     continue
                 rate = decimal_mb_s_to_mib_s(parsed['mb_s'])
                 rates.append(rate)
+                # the device's own figure, its regions side by side: what the stop rule judges per device
+                if not device['failed']:
+                    device['mib_s'] = rate if device['mib_s'] is None else device['mib_s'] + rate
                 device['min_mib_s'] = rate if device['min_mib_s'] is None else min(device['min_mib_s'], rate)
                 device['max_mib_s'] = rate if device['max_mib_s'] is None else max(device['max_mib_s'], rate)
         test = {'mib_s': None, 'min_mib_s': None, 'max_mib_s': None, 'failed': failed,
@@ -526,8 +531,7 @@ class SgpddSurvey(NativeSurvey):
             if earlier is not None:
                 # the module resumes: the point is in the envelope already, its figures still count
                 if not entry['enomem'] and not self.inner_sweeps.stopped(_outer_key(entry), entry['thr']):
-                    self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
-                                               adaptive.figures(earlier['tests'], entry['instances']))
+                    self.inner_sweeps.measured(_outer_key(entry), entry['thr'], _sweep_figures(earlier, entry))
                 # and its rate sizes the next bounded point, as in the uninterrupted run
                 self.sizing_rates.measured(_outer_key(entry), entry['thr'], slowest_device_mib_s(earlier))
                 continue
@@ -580,9 +584,7 @@ class SgpddSurvey(NativeSurvey):
                                         'message': '%s: %s of %d sgp_dd instances failed; see raw_output'
                                                    % (action, test['failed'], entry['instances'])})
             self._raw('summary', '\n')
-            # min/max are single sgp_dd instances' rates: the spread is judged per instance
-            self.inner_sweeps.measured(_outer_key(entry), entry['thr'],
-                                       adaptive.figures(record['tests'], entry['instances']))
+            self.inner_sweeps.measured(_outer_key(entry), entry['thr'], _sweep_figures(record, entry))
             if size is not None:
                 record['elapsed_s'] = round(sum(test['elapsed_s'] for test in record['tests'].values()), 6)
             self.sizing_rates.measured(_outer_key(entry), entry['thr'], slowest_device_mib_s(record))
@@ -603,6 +605,24 @@ def slowest_device_mib_s(record):
 
 def _outer_key(entry):
     return {'rsz_kib': entry['rsz_kib'], 'crg': entry['crg']}
+
+
+def _sweep_figures(record, entry):
+    """The stop rule's figures of a measured point: each device's own curve (the sum of its regions' sgp_dd rates,
+    its min/max single instances' rates, one of its ``crg``), so that a LUN slower than its peers does not read as
+    noise; a record without per-device figures (written by an earlier version) is judged per test, its min/max
+    single instances' rates of the whole host."""
+    tests = record.get('tests') or {}
+    components = {}
+    for action, test in tests.items():
+        for device in test.get('devices') or ():
+            if not isinstance(device, dict) or 'mib_s' not in device:
+                return adaptive.figures(tests, entry['instances'])
+            ok = test.get('status') == 'ok' and not device.get('failed')
+            components.setdefault(device['device'], {})[action] = {
+                'status': 'ok' if ok else 'failed', 'mib_s': device['mib_s'],
+                'min_mib_s': device.get('min_mib_s'), 'max_mib_s': device.get('max_mib_s')}
+    return adaptive.figures(tests, entry['instances'], components=components, component_scale=entry['crg'])
 
 
 def _point_key(entry, action=None):

@@ -205,3 +205,95 @@ def test_plan_fields_worst_case_is_the_full_grid_and_the_fewest_a_flat_start():
     assert adaptive.plan_fields('adaptive', 3.0, 1, [4, 3], started=[0, 1])['points_fewest'] == 3
     assert adaptive.plan_fields('full', 3.0, 1, [5, 1]) == {'mode': 'full', 'min_gain_pct': 3.0, 'patience': 1,
                                                             'points_full': 6}
+
+
+# --------------------------------------------------------------------------
+# one curve per component (OST, device, MDT)
+
+OSTS = ('OST0000', 'OST0001', 'OST0002', 'OST0003')
+
+
+def host_point(rates, spreads=None, tests=('write', 'read')):
+    """One obdfilter-like record of a host: each OST's figure ``rates[i]`` and its own one-second samples
+    ``spreads[i]`` (a fraction) either way; the host's min/max span every OST's samples, as the survey prints."""
+    spreads = spreads or [0.01] * len(rates)
+    per_ost = {}
+    for name, rate, spread in zip(OSTS, rates, spreads):
+        per_ost[name] = dict((test, {'status': 'ok', 'mib_s': rate, 'min_mib_s': rate * (1 - spread),
+                                     'max_mib_s': rate * (1 + spread)}) for test in tests)
+    low = min(test['min_mib_s'] for ost in per_ost.values() for test in ost.values())
+    high = max(test['max_mib_s'] for ost in per_ost.values() for test in ost.values())
+    aggregate = dict((test, {'status': 'ok', 'mib_s': sum(rates), 'min_mib_s': low, 'max_mib_s': high})
+                     for test in tests)
+    return aggregate, per_ost
+
+
+def sweep_host(curves, spreads=None, **options):
+    """Run an inner sweep over thr 1..16 of a host whose OST ``i`` measures ``curves[i][k]`` at thr 2**k; the
+    thread counts that ran, and the stop reason (None: the sweep ran to the end)."""
+    inner = adaptive.InnerSweeps('adaptive', **options)
+    ran = []
+    for index, thr in enumerate((1, 2, 4, 8, 16)):
+        if inner.stopped({'nobj': 1}):
+            break
+        tests, per_ost = host_point([curve[index] for curve in curves], spreads)
+        ran.append(thr)
+        inner.measured({'nobj': 1}, thr, adaptive.figures(tests, len(curves), components=per_ost))
+    return ran, (inner.stops[0]['reason'] if inner.stops else None)
+
+
+KNEE_4 = (8.0, 16.0, 32.0, 32.0, 32.0)
+
+
+def test_a_host_with_one_slow_ost_stops_at_its_plateau():
+    # OST0003 at 60 % of its peers: the host's min..max spans 19-32 MiB/s, 40 % of the figure per OST, which
+    # judged as one curve made every point noisy; each OST's own curve is flat from thr 8
+    slow = tuple(rate * 0.6 for rate in KNEE_4)
+    ran, reason = sweep_host([KNEE_4, KNEE_4, KNEE_4, slow])
+    assert ran == [1, 2, 4, 8]
+    assert reason.startswith('read OST0000 saturated at thr 8: +0.0 % < 3 %; read OST0001 saturated')
+    assert 'write OST0003 saturated at thr 8: +0.0 % < 3 %' in reason
+
+
+def test_a_component_still_rising_keeps_the_sweep_going():
+    # the slow OST is slow because it saturates later: it still gains at thr 8 and 16
+    rising = (2.0, 4.0, 8.0, 16.0, 32.0)
+    ran, reason = sweep_host([KNEE_4, KNEE_4, KNEE_4, rising])
+    assert (ran, reason) == ([1, 2, 4, 8, 16], None)
+
+
+def test_a_component_noisy_in_its_own_samples_does_not_stop_the_sweep():
+    # every OST flat from thr 4, but OST0002's own one-second samples spread 10 % either way
+    ran, reason = sweep_host([KNEE_4] * 4, spreads=[0.01, 0.01, 0.1, 0.01])
+    assert (ran, reason) == ([1, 2, 4, 8, 16], None)
+    # a gain wider than that noise lets it act again
+    ran, reason = sweep_host([KNEE_4] * 4, spreads=[0.01, 0.01, 0.1, 0.01], min_gain_pct=15.0)
+    assert ran == [1, 2, 4, 8]
+
+
+def test_a_declining_component_stops_the_sweep_once_every_other_is_flat():
+    declining = (8.0, 16.0, 32.0, 24.0, 18.0)
+    ran, reason = sweep_host([KNEE_4, KNEE_4, KNEE_4, declining])
+    assert ran == [1, 2, 4, 8]
+    assert 'write OST0003 declined at thr 8: -25.0 % < -3 % from the best (thr 4)' in reason
+
+
+def test_figures_per_component_and_without_them():
+    tests, per_ost = host_point([10.0, 6.0], tests=('write',))
+    assert adaptive.figures(tests, 2, components=per_ost) == {
+        'write OST0000': {'value': 10.0, 'spread_pct': pytest.approx(1.0)},
+        'write OST0001': {'value': 6.0, 'spread_pct': pytest.approx(1.0)}}
+    # one component, or none recorded: the host's figure and its spread per component, as before
+    host = {'write': {'value': 16.0, 'spread_pct': pytest.approx((10.1 - 5.94) / 2 / 8.0 * 100)}}
+    assert adaptive.figures(tests, 2) == host
+    assert adaptive.figures(tests, 2, components={'OST0000': per_ost['OST0000']}) == host
+    # a component without a figure for a test, or a failed one, tells nothing at that point
+    per_ost['OST0001'] = {'write': {'status': 'error', 'mib_s': None}}
+    assert adaptive.figures(tests, 2, components=per_ost)['write OST0001'] == {'value': None, 'spread_pct': None}
+    assert adaptive.figures(tests, 2, components={'OST0000': per_ost['OST0000'], 'OST0001': {}})[
+        'write OST0001'] == {'value': None, 'spread_pct': None}
+    # min/max of one of several parts of a component's figure (sgpdd: one sgp_dd instance of its regions)
+    two_regions = {'a': {'write': {'status': 'ok', 'mib_s': 20.0, 'min_mib_s': 9.0, 'max_mib_s': 11.0}},
+                   'b': {'write': {'status': 'ok', 'mib_s': 20.0, 'min_mib_s': 10.0, 'max_mib_s': 10.0}}}
+    assert adaptive.figures(tests, 4, components=two_regions, component_scale=2)['write a'] == {
+        'value': 20.0, 'spread_pct': pytest.approx(10.0)}

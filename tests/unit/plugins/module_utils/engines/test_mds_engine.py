@@ -484,6 +484,36 @@ class SaturatingRunner(FakeRunner):
         return FakeRunner._answer(self, argv)
 
 
+class SlowMdtRunner(SaturatingRunner):
+    """As SaturatingRunner, with the MDT behind ``slow_devno`` at ``share`` of its peer's rate."""
+
+    def __init__(self, knee, slow_devno, share):
+        SaturatingRunner.__init__(self, knee)
+        self.slow_devno = slow_devno
+        self.share = share
+
+    def _answer(self, argv):
+        if argv[1:2] == ['--threads']:
+            thr, devno, test = int(argv[2]), int(argv[4]), argv[5][len('test_'):]
+            share = self.share if devno == self.slow_devno else 1.0
+            self.rates[(devno, test)] = (1000.0 * min(thr, self.knee) * share, ())
+            return FakeRunner._answer(self, argv)
+        return SaturatingRunner._answer(self, argv)
+
+
+def test_an_adaptive_sweep_stops_with_one_slow_mdt(tmp_path):
+    # the second MDT at 60 %: the host's single-MDT min..max spans 600-1000 ops/s at the plateau, 25 % of the
+    # figure per MDT, which judged as one curve was noise at every point; each MDT's own curve is flat past thr 2
+    runner = SlowMdtRunner(knee=2, slow_devno=28, share=0.6)
+    survey, unused_state = make_survey(tmp_path, runner, thrlo=1, thrhi=16, dir_count=1, file_count=1600)
+    survey.inner_sweeps = adaptive.InnerSweeps('adaptive')
+    survey.setup()
+    records = list(survey.run())
+    survey.teardown(runner)
+    assert [record['thr'] for record in records] == [1, 2, 4]
+    assert [entry['point'] for entry in survey.inner_sweeps.skipped_points] == [{'thr': 8}, {'thr': 16}]
+
+
 @pytest.mark.parametrize('mode, expected', [('adaptive', [1, 2, 4]), ('full', [1, 2, 4, 8, 16])])
 def test_adaptive_thread_sweep_stops_one_point_past_the_knee(tmp_path, mode, expected):
     runner = SaturatingRunner(knee=2)
@@ -496,7 +526,11 @@ def test_adaptive_thread_sweep_stops_one_point_past_the_knee(tmp_path, mode, exp
     if mode == 'adaptive':
         reasons = set(entry['reason'] for entry in survey.inner_sweeps.skipped_points)
         assert [entry['point'] for entry in survey.inner_sweeps.skipped_points] == [{'thr': 8}, {'thr': 16}]
-        assert len(reasons) == 1 and 'create saturated at thr 4: +0.0 % < 3 %' in reasons.pop()
+        # each MDT's curve of each test is judged, and named
+        assert len(reasons) == 1
+        reason = reasons.pop()
+        assert 'create testfs-MDT0000 saturated at thr 4: +0.0 % < 3 %' in reason
+        assert 'create testfs-MDT0001 saturated at thr 4: +0.0 % < 3 %' in reason
     else:
         assert survey.inner_sweeps.skipped_points == []
 

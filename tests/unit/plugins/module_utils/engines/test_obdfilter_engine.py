@@ -1142,7 +1142,9 @@ def run_adaptive(tmp_path, **options):
 def test_adaptive_sweep_stops_each_thread_sweep_one_point_past_the_knee(tmp_path):
     survey, points = run_adaptive(tmp_path, mode='adaptive')
     assert points == [(1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (2, 8)]
-    reason = 'read saturated at thr 8: +0.0 % < 3 %; write saturated at thr 8: +0.0 % < 3 %'
+    # each OST's curve of each test stopped, and the reason names each
+    reason = '; '.join('%s %s saturated at thr 8: +0.0 %% < 3 %%' % (test, ost)
+                       for test in ('read', 'write') for ost in OSTS)
     assert survey.inner_sweeps.skipped_points == [
         {'point': {'rsz_kib': 1024, 'nobj': 1, 'thr': 16}, 'reason': reason},
         {'point': {'rsz_kib': 1024, 'nobj': 2, 'thr': 16}, 'reason': reason}]
@@ -1256,6 +1258,32 @@ class RateLustre(FakeLustre):
 def slow_and_fast_osts():
     """OST0001 rises 5 MiB/s per thread to 20 MiB/s from 4 threads on; OST0000 is twice as fast."""
     return {OSTS[1]: lambda thr: min(5.0 * thr, 20.0), OSTS[0]: lambda thr: 2 * min(5.0 * thr, 20.0)}
+
+
+def adaptive_points(tmp_path, rates, **options):
+    """An adaptive sweep of nobj 1, thr 1-16 over OSTs of the given rate curves: the thread counts run, the stops."""
+    lustre = RateLustre(rates)
+    survey = make_survey(lustre, tmp_path, size_mib=64, nobjlo=1, nobjhi=1, thrhi=16, tests=['write', 'read'])[0]
+    survey.inner_sweeps = adaptive.InnerSweeps('adaptive', **options)
+    records = list(run_whole(survey))
+    assert survey.errors == []
+    return [record['thr_per_ost'] for record in records], survey.inner_sweeps.stops
+
+
+def test_an_adaptive_sweep_stops_on_a_host_with_one_slow_ost(tmp_path):
+    # OST0001 at half OST0000's rate, both flat from 4 threads: the host's samples span 20-40 MiB/s, a third of
+    # the figure per OST either way, yet each OST's own curve is flat and its samples steady
+    threads, stops = adaptive_points(tmp_path, slow_and_fast_osts())
+    assert threads == [1, 2, 4, 8]
+    assert stops[0]['thr'] == 8
+    assert ('write testfs-OST0001 saturated at thr 8: +0.0 % < 3 %' in stops[0]['reason']
+            and 'read testfs-OST0000 saturated at thr 8: +0.0 % < 3 %' in stops[0]['reason'])
+
+
+def test_an_adaptive_sweep_goes_on_while_one_ost_still_rises(tmp_path):
+    rates = slow_and_fast_osts()
+    rates[OSTS[1]] = lambda thr: 2.5 * thr
+    assert adaptive_points(tmp_path, rates) == ([1, 2, 4, 8, 16], [])
 
 
 def bounded_survey(tmp_path, lustre, **options):

@@ -147,6 +147,8 @@ def test_records_have_the_parser_shape_and_totals_times_devices():
     assert (write['min_mib_s'], write['max_mib_s']) == (pytest.approx(100 / 1.048576), pytest.approx(200 / 1.048576))
     assert (write['failed'], write['status']) == (0, 'ok')
     assert [d['max_mib_s'] for d in write['devices']] == [pytest.approx(200 / 1.048576)] * 2
+    # each device's own figure: its regions' rates side by side
+    assert [d['mib_s'] for d in write['devices']] == [pytest.approx(300 / 1.048576)] * 2
     # our summary reads back through the I/O kit parser as the same figures
     (parsed,) = parse_sgpdd_survey(raw.summary_text)
     assert (parsed['dev'], parsed['size_kib'], parsed['crg'], parsed['thr']) == (2, 8192, 4, 8)
@@ -556,6 +558,37 @@ def bytes_per_device(runner):
         threads = sum(int(option(argv, 'thr')) for argv in batch if device_of(argv) == SLOW)
         moved.append((threads, per_device))
     return moved
+
+
+def test_an_adaptive_sweep_stops_on_a_host_with_one_slow_lun():
+    # sdb at half loop0's rate, both flat from 4 threads: the host's sgp_dd instances span 16-32 MiB/s, a third of
+    # the figure per device either way, which judged as one curve was noise at every point; each LUN's own curve is
+    # flat, and its regions agree
+    clock = FakeClock()
+    runner = RateRunner(clock, slow_and_fast_devices())
+    targets = [block_target('loop0', mib=4096), sg_target('sdb', 'sg1', block_size=4096, mib=4096)]
+    engine = survey(runner, targets, clock, size_mib=128, crglo=1, crghi=2, thrlo=1, thrhi=16,
+                    actions=['write', 'read'])
+    engine.inner_sweeps = adaptive.InnerSweeps('adaptive')
+    records = list(engine.run())
+    assert engine.errors == []
+    assert [(record['crg_per_dev'], record['thr_per_dev']) for record in records] == [
+        (1, 1), (1, 2), (1, 4), (1, 8), (2, 2), (2, 4), (2, 8)]
+    assert [item['point']['thr'] for item in engine.inner_sweeps.skipped_points] == [16, 16]
+    assert 'write /dev/sdb saturated at thr 8: +0.0 % < 3 %' in engine.inner_sweeps.stops[0]['reason']
+
+
+def test_an_adaptive_sweep_goes_on_while_one_lun_still_rises():
+    clock = FakeClock()
+    rates = slow_and_fast_devices()
+    rates[SLOW] = lambda thr: 2.0 * thr
+    runner = RateRunner(clock, rates)
+    targets = [block_target('loop0', mib=4096), sg_target('sdb', 'sg1', block_size=4096, mib=4096)]
+    engine = survey(runner, targets, clock, size_mib=128, crglo=1, crghi=1, thrlo=1, thrhi=16,
+                    actions=['write', 'read'])
+    engine.inner_sweeps = adaptive.InnerSweeps('adaptive')
+    assert [record['thr_per_dev'] for record in engine.run()] == [1, 2, 4, 8, 16]
+    assert engine.inner_sweeps.stops == []
 
 
 def test_a_bounded_point_moves_the_floor_first_then_its_time_at_the_slowest_devices_rate():
