@@ -4,7 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """One run in four slices, the way AWX slices a job: an 8-host simulated fleet, four ansible-playbook processes
 of survey-obdfilter.yml at once on the round-robin subsets of one inventory (``hosts[i::4]`` by name, through
-``--limit``: nothing tells a slice that it is one), one run id, then one report job.
+``--limit``: nothing tells a slice that it is one), each given only the AWX workflow job id AWX gives every slice of
+a launch, from which they all take one run id; then one report job.
 
     .venv/bin/python -m pytest tests/playbooks/test_slices.py -q -p no:cacheprovider
 
@@ -26,20 +27,21 @@ import threading
 
 import pytest
 
-from conftest import COLLECTIONS, LUSTRE_SIM, ROOT, simulated_local_host
+from conftest import COLLECTIONS, LUSTRE_SIM, ROOT, simulated_local_host, wait_for
 
 from test_survey_playbooks import ANSIBLE_PLAYBOOK
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')
 
-RUN_ID = 'slices-1'
+AWX_WORKFLOW_JOB_ID = 77
+# The run id every slice makes from it (results_location), which the report job is given.
+RUN_ID = 'awx-wf%d' % AWX_WORKFLOW_JOB_ID
 HOSTS = ['oss%d' % number for number in range(1, 9)]
 SLICES = 4
 # One point (one object, one thread), a write of 2 MiB on one OST per host: the smallest sweep that measures.
 SURVEY_VARS = {'iokit_timeout_s': 600, 'obdfilter_size_mib': 2, 'obdfilter_nobjhi': 1, 'obdfilter_thrhi': 1,
-               'obdfilter_tests': ['write'], 'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 60,
-               'iokit_run_id': RUN_ID}
+               'obdfilter_tests': ['write'], 'obdfilter_poll_interval_s': 1, 'obdfilter_async_margin_s': 60}
 # A deadline for a slow machine, never a measure.
 DEADLINE_S = 900
 
@@ -73,31 +75,41 @@ def sliced_run(tmp_path_factory):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, ANSIBLE_PIPELINING='1', ANSIBLE_NOCOLOR='1',
                ANSIBLE_STDOUT_CALLBACK='ansible.posix.json', ANSIBLE_SHOW_CUSTOM_STATS='1')
     argv = [ANSIBLE_PLAYBOOK, '-i', inventory, '-e', '@' + extra]
+    finished = []
+    started = []
+    lock = threading.Lock()
+
+    def run_slice(index, limit):
+        # What AWX gives every slice of one launch: the id of the workflow job it runs the slices in, no run id.
+        process = subprocess.Popen(argv + ['-e', 'awx_workflow_job_id=%d' % AWX_WORKFLOW_JOB_ID,
+                                           '--limit', ','.join(limit),
+                                           os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')],
+                                   cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   universal_newlines=True)
+        with lock:
+            started.append(process)
+        stdout, stderr = process.communicate()
+        with lock:
+            finished.append({'index': index, 'hosts': limit, 'rc': process.returncode, 'stdout': stdout,
+                             'stderr': stderr})
+
     try:
-        finished = []
-        lock = threading.Lock()
-
-        def run_slice(index, limit):
-            process = subprocess.Popen(argv + ['--limit', ','.join(limit), os.path.join(ROOT, 'playbooks',
-                                                                                         'survey-obdfilter.yml')],
-                                       cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       universal_newlines=True)
-            stdout, stderr = process.communicate(timeout=DEADLINE_S)
-            with lock:
-                finished.append({'index': index, 'hosts': limit, 'rc': process.returncode, 'stdout': stdout,
-                                 'stderr': stderr})
-
-        threads = [threading.Thread(target=run_slice, args=(index, limit))
+        threads = [threading.Thread(target=run_slice, args=(index, limit), daemon=True)
                    for index, limit in enumerate(awx_slices(HOSTS, SLICES))]
         for thread in threads:
             thread.start()
-        for thread in threads:
-            thread.join()
-        report = subprocess.run(argv + [os.path.join(ROOT, 'playbooks', 'report.yml')], cwd=ROOT, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                                timeout=DEADLINE_S, check=False)
+        # In the order they end, as AWX merges their artifacts.
+        wait_for('the %d slices to end' % SLICES, lambda: len(finished) == SLICES, DEADLINE_S)
+        # The report job, once every slice has ended, told the run and the hosts the slices had to measure.
+        report_vars = {'iokit_run_id': RUN_ID, 'report_expected': {'obdfilter': HOSTS}}
+        report = subprocess.run(argv + ['-e', json.dumps(report_vars), os.path.join(ROOT, 'playbooks', 'report.yml')],
+                                cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True, timeout=DEADLINE_S, check=False)
         yield {'slices': finished, 'report': report, 'run_dir': os.path.join(results, RUN_ID)}
     finally:
+        for process in started:
+            if process.poll() is None:
+                process.kill()
         for name in HOSTS:
             subprocess.run([LUSTRE_SIM, 'destroy', '--root', os.path.join(base, name)], check=False,
                            stdout=subprocess.DEVNULL)
@@ -113,7 +125,7 @@ def test_the_four_slices_and_the_report_job_succeed(sliced_run):
 def test_every_host_is_stored_once_in_the_one_run(sliced_run):
     run_dir = sliced_run['run_dir']
     # One run: no slice made a run of its own.
-    assert sorted(os.listdir(os.path.dirname(run_dir))) == ['history.sqlite', RUN_ID]
+    assert sorted(os.listdir(os.path.dirname(run_dir))) == sorted(['history.sqlite', RUN_ID])
     stored = sorted(name for name in os.listdir(run_dir) if os.path.isdir(os.path.join(run_dir, name)))
     assert stored == HOSTS
     for host in HOSTS:
