@@ -79,6 +79,16 @@ class ActionModule(ActionBase):
                 raise AnsibleActionFail(str(exc))
         elif isinstance(previous, dict) and isinstance(previous.get('run_id'), str):
             run_id = previous['run_id']
+        elif params['new_run_id'] and self._variable(task_vars, 'awx_workflow_job_id')[0]:
+            # An AWX job started by a workflow, and every slice of a sliced job (AWX runs the slices as a workflow
+            # job), gets that workflow job's id; no variable tells a slice that it is one. Deriving the run id from it,
+            # as the acceptance workflow's plan node does, puts every slice of one launch into the same run.
+            try:
+                run_id = checked_run_id('awx-wf%s' % self._variable(task_vars, 'awx_workflow_job_id')[1],
+                                        'awx_workflow_job_id')
+            except ValueError as exc:
+                raise AnsibleActionFail(str(exc))
+            generated = True
         elif params['new_run_id']:
             run_id = new_run_id()
             generated = True

@@ -47,6 +47,9 @@ options:
         or digit.
       - Defaults to the variable C(iokit_run_id), else the run id of an earlier result registered as C(iokit_run),
         else a new one (see O(new_run_id)).
+      - A new run id is C(awx-wf<awx_workflow_job_id>) in a job that an AWX workflow started, and in every slice of a
+        sliced AWX job (which AWX runs as a workflow job), so that the slices make one run; outside AWX, a UTC time
+        and a random suffix.
     type: raw
   new_run_id:
     description: Make a run id when none is given. V(false) fails instead (a report needs a stored run).

@@ -189,6 +189,39 @@ def _lnet_selftest_hosts(value, settings, context):
             'must include every host of the test; not in the play: %s' % ', '.join(missing))
 
 
+def _expected(what, counted_from, source):
+    """The check of a whole-fleet survey's ``<prefix>expected_<what>``: the test must hold at least that many.
+
+    A survey that needs the whole fleet in one play (one lst session, one MPI launch) measures a different test on a
+    part of it, and nothing tells it that it got a part: an AWX job slice gets an inventory of its own hosts only, and
+    a --limit or a host left out of a group is as silent. The count a site expects is the only thing to check against.
+    ``counted_from``: the settings naming the test's members, the first non-empty one counted; ``source``: where
+    users set them, for the message (the internal hostfile's name means nothing to them).
+    """
+    def check(value, settings, context):
+        expected = _plain(value)
+        if expected is None or isinstance(expected, bool):
+            return None if expected is None else 'must be a whole number (0: not checked)'
+        try:
+            expected = int(expected)
+        except (TypeError, ValueError):
+            return 'must be a whole number (0: not checked)'
+        if expected < 0:
+            return 'must be 0 (not checked) or more'
+        members = []
+        for name in counted_from:
+            members = [str(item) for item in _plain(settings.get(name)) or []]
+            if members:
+                break
+        if len(members) >= expected:
+            return None
+        return ('the test has %d %s%s, %d missing: the inventory or the play holds fewer than expected (a sliced job, '
+                'a --limit, a host left out of %s); this survey needs every one of them in one run and cannot be sliced'
+                % (len(members), what, ' (%s)' % ', '.join(members) if members else '', expected - len(members),
+                   source))
+    return check
+
+
 def _module_shell(value, settings, context):
     modules = [name for name, item in settings.items() if name.endswith('_environment_modules') and _plain(item)]
     return 'must name the shell that runs module load, such as [/bin/bash, -l, -c]' if modules and not _plain(value) \
@@ -199,16 +232,26 @@ def _stats_action(value, settings, context):
     return None if _plain(value) in ('start', 'stop', 'collect') else 'must be start, stop or collect'
 
 
+_EXPECTED_CLIENTS = {
+    survey: _expected('clients', (survey + '_hosts', '__%s_mpi_hosts' % survey),
+                      '%s_hosts or the %s_client_group group' % (survey, survey))
+    for survey in ('ior', 'mdtest')
+}
+
 # Checks of a survey role that its module cannot make (settings of the role only, or the inventory's):
 # suffix -> check(value, settings, context) returning the rule broken (or the name, value and rule to show) or None
 EXTRA_CHECKS = {
     'sgpdd': (('devices', _devices),),
-    'ior': (('module_shell', _module_shell),),
-    'mdtest': (('module_shell', _module_shell),),
+    'ior': (('module_shell', _module_shell), ('expected_clients', _EXPECTED_CLIENTS['ior'])),
+    'mdtest': (('module_shell', _module_shell), ('expected_clients', _EXPECTED_CLIENTS['mdtest'])),
     'stats_collect': (('action', _stats_action),),
     'lnet': (('console_host', _lnet_console), ('server_hosts', _lnet_hosts('server')),
              ('client_hosts', _lnet_hosts('client')), ('selftest_hosts', _lnet_selftest_hosts),
-             ('network', _lnet_network)),
+             ('network', _lnet_network),
+             ('expected_servers', _expected('servers', ('lnet_server_hosts', 'lnet_server_nids'),
+                                            'lnet_server_hosts (default: the oss group) or lnet_server_nids')),
+             ('expected_clients', _expected('clients', ('lnet_client_hosts', 'lnet_client_nids'),
+                                            'lnet_client_hosts (default: the clients group) or lnet_client_nids'))),
 }
 
 

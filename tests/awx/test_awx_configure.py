@@ -106,6 +106,37 @@ def test_one_job_template_per_form(tmp_path):
         assert ('acceptance_criteria' in template['extra_vars']) is judged
 
 
+def test_one_template_gets_its_own_slice_count(tmp_path):
+    rendered = _render(tmp_path, '-e', 'awx_iokit_job_slice_count=2',
+                       '-e', '{"awx_iokit_job_slice_counts": {"lustre.iokit | survey obdfilter": 8}}')
+    counts = {t['name']: t['job_slice_count'] for t in rendered['job_templates']}
+    assert counts['lustre.iokit | survey obdfilter'] == 8
+    assert counts['lustre.iokit | survey mds'] == 2
+    assert counts['lustre.iokit | survey lnet'] == 1
+
+
+@pytest.mark.parametrize('template', ['lustre.iokit | survey lnet', 'lustre.iokit | survey mdtest',
+                                      'lustre.iokit | survey ior'])
+def test_slices_of_a_whole_fleet_survey_are_refused_naming_the_template(tmp_path, template):
+    reason = next(f['job_template']['job_slicing']['reason'] for f in _forms()
+                  if f.get('job_template', {}).get('name') == template)
+    done = _run([os.path.join(VENV_BIN, 'ansible-playbook'), PLAYBOOK, '-e', 'awx_iokit_render_to=%s' % (tmp_path / 'x'),
+                 '-e', json.dumps({'awx_iokit_job_slice_counts': {template: 4}})], check=False)
+    assert done.returncode != 0
+    message = ' '.join(done.stdout.split())
+    assert 'awx_iokit_job_slice_counts: %s: 4 slices asked, but this job template cannot be sliced: %s' % (
+        template, ' '.join(reason.split())) in message, done.stdout[-2000:]
+    assert not (tmp_path / 'x').exists()
+
+
+def test_a_slice_count_for_an_unknown_template_is_refused(tmp_path):
+    done = _run([os.path.join(VENV_BIN, 'ansible-playbook'), PLAYBOOK, '-e', 'awx_iokit_render_to=%s' % (tmp_path / 'x'),
+                 '-e', '{"awx_iokit_job_slice_counts": {"survey obdfilter": 4}}'], check=False)
+    assert done.returncode != 0
+    assert 'awx_iokit_job_slice_counts: survey obdfilter: no such job template' in done.stdout
+    assert not (tmp_path / 'x').exists()
+
+
 def test_unknown_workflow_survey_is_refused(tmp_path):
     done = _run([os.path.join(VENV_BIN, 'ansible-playbook'), PLAYBOOK, '-e', 'awx_iokit_render_to=%s' % (tmp_path / 'x'),
                  '-e', '{"awx_iokit_workflow_surveys": ["obdfilter", "iozone"]}'], check=False)

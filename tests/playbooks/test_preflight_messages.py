@@ -36,9 +36,13 @@ CASES = {
             ['mds_file_count (2): 2 is less than 8 threads, so a thread would get no file (lctl rejects -n 0); '
              'raise mds_file_count or lower mds_thrhi',
              'mds_async_margin_s (5): must be >= 30']),
-    'mdtest': ({'mdtest_mount_point': '/mnt/testfs', 'mdtest_depth': -1, 'mdtest_read_bytes': 10},
+    'mdtest': ({'mdtest_mount_point': '/mnt/testfs', 'mdtest_depth': -1, 'mdtest_read_bytes': 10,
+                'mdtest_expected_clients': 2},
                ['mdtest_depth (-1): must be 0 or more',
-                'mdtest_read_bytes (10): cannot read 10 bytes from files written with mdtest_write_bytes 0']),
+                'mdtest_read_bytes (10): cannot read 10 bytes from files written with mdtest_write_bytes 0',
+                'mdtest_expected_clients (2): the test has 1 clients (localhost), 1 missing: the inventory or the play '
+                'holds fewer than expected (a sliced job, a --limit, a host left out of mdtest_hosts or the '
+                'mdtest_client_group group); this survey needs every one of them in one run and cannot be sliced']),
     'lnet': ({'lnet_concurrency': 0, 'lnet_network': 'Bad!'},
              ['lnet_concurrency (0): must be from 1 to 1024',
               'lnet_network (Bad!): must be empty or a network name such as tcp or o2ib1']),

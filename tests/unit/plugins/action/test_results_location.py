@@ -165,3 +165,15 @@ def test_check_mode_creates_nothing_but_still_refuses_what_cannot_work(start_dir
 
 def test_an_unknown_option_is_refused(start_dir, action_fails):
     assert 'results_directory' in action_fails('results_location', {'results_directory': '/tmp'})
+
+
+def test_every_slice_of_one_awx_launch_without_a_run_id_gets_the_same_run(start_dir, run_action):
+    # AWX gives each slice of a sliced job its workflow job's id and nothing that says it is a slice.
+    slices = [run_action('results_location', {}, task_vars={'awx_workflow_job_id': 4711}) for unused in range(3)]
+    assert {result['run_id'] for result in slices} == {'awx-wf4711'}
+    assert len({result['launch_id'] for result in slices}) == 3
+
+
+def test_a_given_run_id_wins_over_the_awx_workflow(start_dir, run_action):
+    result = run_action('results_location', {}, task_vars={'awx_workflow_job_id': 4711, 'iokit_run_id': RUN_ID})
+    assert (result['run_id'], result['run_id_generated']) == (RUN_ID, False)

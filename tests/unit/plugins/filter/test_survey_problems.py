@@ -41,10 +41,12 @@ VALID = {
     'lnet': {'lnet_server_hosts': ['oss1'], 'lnet_client_hosts': ['client1'], 'lnet_console_host': 'client1',
              '__lnet_selftest_hosts': ['oss1', 'client1'], 'lnet_server_nids': [], 'lnet_client_nids': [],
              'lnet_network': '', 'lnet_sizes': ['4k', 1048576], 'lnet_modes': ['read', 'write', 'ping'],
-             'lnet_distribute': None, 'lnet_session_timeout_s': 300},
+             'lnet_distribute': None, 'lnet_session_timeout_s': 300, 'lnet_expected_servers': 1,
+             'lnet_expected_clients': 0},
     'ior': {'ior_mount_point': '/mnt/testfs', '__ior_mpi_hosts': ['client1', 'client2'], 'ior_nodes': [],
             'ior_tasks_per_node': [1, 2], 'ior_repetitions': 1, 'ior_client_memory_mib': 0, 'ior_partition': '',
-            'ior_account': '', 'ior_stripe_count': '', 'ior_stripe_size_kib': '', 'ior_launcher': 'mpirun'},
+            'ior_account': '', 'ior_stripe_count': '', 'ior_stripe_size_kib': '', 'ior_launcher': 'mpirun',
+            'ior_expected_clients': 2},
     'mdtest': {'mdtest_mount_point': '/mnt/testfs', '__mdtest_mpi_hosts': ['client1'], 'mdtest_nodes': [],
                'mdtest_items': 1000, 'mdtest_items_per_dir': 0, 'mdtest_launcher': 'srun', 'mdtest_partition': 'batch',
                'mdtest_account': '', 'mdtest_environment_modules': ['gcc', 'openmpi/4.1']},
@@ -144,6 +146,20 @@ INVALID = [
       'mdtest_partition, mdtest_account: Slurm settings need launcher srun',
       "mdtest_environment_modules (['gcc', 'openmpi mdtest']): module names are single words of letters, digits and "
       "._+/@:,=~%-, got 'openmpi mdtest'"]),
+    # A slice of the fleet (AWX job slicing, a --limit) is named, never measured as if it were the whole test.
+    ('lnet', {'lnet_expected_servers': 3, 'lnet_expected_clients': 1},
+     ['lnet_expected_servers (3): the test has 1 servers (oss1), 2 missing: the inventory or the play holds fewer '
+      'than expected (a sliced job, a --limit, a host left out of lnet_server_hosts (default: the oss group) or '
+      'lnet_server_nids); this survey needs every one of them in one run and cannot be sliced']),
+    ('lnet', {'lnet_server_hosts': [], 'lnet_server_nids': ['10.0.0.1@tcp', '10.0.0.2@tcp'],
+              'lnet_expected_servers': 2, 'lnet_expected_clients': '-1'},
+     ['lnet_expected_clients (-1): must be 0 (not checked) or more']),
+    ('mdtest', {'mdtest_expected_clients': 4},
+     ['mdtest_expected_clients (4): the test has 1 clients (client1), 3 missing: the inventory or the play holds '
+      'fewer than expected (a sliced job, a --limit, a host left out of mdtest_hosts or the mdtest_client_group '
+      'group); this survey needs every one of them in one run and cannot be sliced']),
+    ('ior', {'ior_expected_clients': 'all'},
+     ['ior_expected_clients (all): must be a whole number (0: not checked)']),
     ('stats_collect', {'stats_collect_vmstat_interval': 0, 'stats_collect_brw_interval': -2},
      ['stats_collect_vmstat_interval (0): vmstat samples every N >= 1 seconds',
       'stats_collect_brw_interval (-2): 0 (a snapshot at start and at stop) or N >= 1 seconds']),
