@@ -87,7 +87,7 @@ class Cleanup(EchoClientCleanup):
         # survey lock, must not undo what the first, still running, made.
         self.launch = launch
         # Without a run id, what a live run (one holding a survey lock) recorded is not a leftover.
-        self.live = [] if run_id is not None else list(live_runs(node_state.workdir).values())
+        self.live = [] if run_id is not None else list(live_runs().values())
         self.surveys = None if surveys is None else set(surveys)
         self.losetup_path = losetup_path
         self.scancel_path = scancel_path
