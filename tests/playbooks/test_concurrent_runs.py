@@ -22,7 +22,8 @@ import pytest
 
 from conftest import ROOT, WAIT_POLL_S, wait_for
 
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import live_runs
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NODE_LOCK_DIR, NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import live_runs as live_runs_in
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
 from test_survey_playbooks import ANSIBLE_PLAYBOOK, INVENTORY, LUSTRE_SIM, Cluster
@@ -90,15 +91,23 @@ def node(tmp_path_factory):
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
 
 
+def live_runs(node):
+    """The node's live survey locks: a simulated node's /run is under its root (node_state.node_lock_dir)."""
+    return live_runs_in(os.path.join(node.root, NODE_LOCK_DIR.lstrip('/')))
+
+
 def holder_of(node, survey, run_id):
-    holder = live_runs(node.workdir).get(survey)
+    holder = live_runs(node).get(survey)
     return holder if holder and holder.get('run_id') == run_id else None
 
 
-@pytest.mark.parametrize('second_run_id', ['conc-b', 'conc-a'], ids=['another-run-id', 'the-same-run-id'])
-def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_run_id):
+@pytest.mark.parametrize('second_run_id, second_workdir', [('conc-b', None), ('conc-c', 'other-work')],
+                         ids=['another-run-id', 'another-workdir'])
+def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_run_id, second_workdir):
     first_id = 'conc-a-%s' % second_run_id
-    second_id = first_id if second_run_id == 'conc-a' else second_run_id
+    second_id = second_run_id
+    # The lock is the node's: a run with a workdir of its own meets it as well (it would load the same OSTs).
+    extra = {'iokit_workdir': os.path.join(os.path.dirname(node.workdir), second_workdir)} if second_workdir else {}
     # The first run's test_brw hangs until the fault is cleared: it is still measuring while the second starts,
     # is refused and runs its own cleanup, however slow the machine is.
     node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
@@ -107,7 +116,7 @@ def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_
         holder = wait_for('the first run to take the lock', lambda: holder_of(node, 'obdfilter', first_id), DEADLINE_S, first)
         echo_clients = wait_for('the first run to attach its two echo clients',
                                 lambda: len(node.echo_clients()) == 2 and node.echo_clients(), DEADLINE_S, first)
-        second = node.run('survey-obdfilter.yml', iokit_run_id=second_id)
+        second = node.run('survey-obdfilter.yml', iokit_run_id=second_id, **extra)
         assert second.returncode != 0
         refusal = 'run %s on host %s, pid %s, started %s' % (first_id, holder['host'], holder['pid'],
                                                              holder['started'])
@@ -129,7 +138,46 @@ def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_
     assert all(test['status'] == 'ok' for record in envelope['records'] for test in record['tests'].values())
     assert node.echo_clients() == [] and node.ost_objects() == []
     assert 'obdecho' not in node.status()['modules']
-    assert live_runs(node.workdir) == {}
+    assert live_runs(node) == {}
+
+
+def test_a_relaunch_of_the_same_run_waits_on_its_own_survey_and_takes_its_result(node):
+    run_id = 'conc-relaunch'
+    # The first launch's test_brw hangs until the fault is cleared: its survey is still measuring when its
+    # controller is killed and the run is launched again (an AWX job cancelled and relaunched).
+    node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
+    first = node.start('survey-obdfilter.yml', iokit_run_id=run_id)
+    second = None
+    try:
+        holder = wait_for('the first launch to take the lock', lambda: holder_of(node, 'obdfilter', run_id), DEADLINE_S,
+                          first)
+        wait_for('the first launch to attach its two echo clients', lambda: len(node.echo_clients()) == 2,
+                 DEADLINE_S, first)
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+        second = node.start('survey-obdfilter.yml', iokit_run_id=run_id)
+        # The relaunch's module records itself before it waits: seen there, it has met the running survey.
+        wait_for('the relaunch to wait on the running survey', lambda: [
+            entry for entry in NodeState(node.workdir).entries('processes', run_id=run_id)
+            if entry.get('module') and entry.get('launch') != holder['launch']], DEADLINE_S, second)
+        assert holder_of(node, 'obdfilter', run_id) == holder and second.poll() is None
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        output, unused = second.communicate(timeout=DEADLINE_S)
+    finally:
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+    assert second.returncode == 0, output[-6000:]
+    envelope = read_envelope(envelope_path(node.results, run_id, 'localhost', 'obdfilter'))
+    assert envelope['status'] == 'ok' and envelope['errors'] == [], envelope['errors']
+    # Both points, measured by the first launch's survey and taken from it, none measured again.
+    assert [record['thr'] for record in envelope['records']] == [2, 4]
+    assert [record['attempt'] for record in envelope['records']] == [1, 1]
+    assert envelope['environment']['waited_for_own_run']['pid'] == holder['pid']
+    assert node.echo_clients() == [] and node.ost_objects() == []
+    assert live_runs(node) == {}
 
 
 def test_obdfilter_refuses_a_size_beyond_the_free_space_before_writing(node):
@@ -184,7 +232,7 @@ def test_cleanup_leaves_the_mdt_empty_after_an_interrupted_mds_survey(node, mome
         if kill_module:
             # Worst case: the module dies without its teardown (its lctl workers live on in their groups).
             os.kill(holder['pid'], signal.SIGKILL)
-            wait_for('the killed module to drop its lock', lambda: live_runs(node.workdir).get('mds') is None, DEADLINE_S)
+            wait_for('the killed module to drop its lock', lambda: live_runs(node).get('mds') is None, DEADLINE_S)
         if fault:
             assert mdt_files(node) > 0  # interrupted with files on the MDT
     finally:
@@ -195,7 +243,7 @@ def test_cleanup_leaves_the_mdt_empty_after_an_interrupted_mds_survey(node, mome
     cleanup = node.run('cleanup.yml', cleanup_run_id=run_id)
     assert cleanup.returncode == 0, cleanup.stdout[-6000:]
     assert node.mdt_entries() == 0, (node.mdt_tree(), cleanup.stdout[-6000:])
-    assert node.echo_clients() == [] and live_runs(node.workdir) == {}
+    assert node.echo_clients() == [] and live_runs(node) == {}
     state_file = os.path.join(node.workdir, 'node-state.json')
     if os.path.exists(state_file):  # removed once nothing is left in it
         with open(state_file, encoding='utf-8') as handle:
