@@ -77,6 +77,8 @@ def check_results_dir(path, variable='iokit_results_dir', run_id=None, create=Tr
     for directory, name in targets:
         if os.path.lexists(directory) and not os.path.isdir(directory):
             raise ValueError('%s: %s is not a directory' % (name, directory))
+    if run_id is not None:
+        _refuse_links_out(path, targets[1][0], targets[1][1])
     if not create:
         existing = path
         while not os.path.lexists(existing):
@@ -97,6 +99,23 @@ def check_results_dir(path, variable='iokit_results_dir', run_id=None, create=Tr
             except OSError as exc:
                 raise ValueError('%s: cannot write in %s (%s)' % (name, directory, exc.strerror or exc))
     return path
+
+
+def _refuse_links_out(results_dir, run_dir, name):
+    """Refuse, before any node is touched, a run directory or a host directory in it that is a symbolic link
+    leading out of the results directory: the store would refuse it only once the surveys had run (store_directory).
+    """
+    candidates = [run_dir]
+    if os.path.isdir(run_dir) and _is_inside(run_dir, results_dir):
+        try:
+            candidates.extend(os.path.join(run_dir, entry) for entry in sorted(os.listdir(run_dir)))
+        except OSError as exc:
+            raise ValueError('%s: cannot list %s (%s)' % (name, run_dir, exc.strerror or exc))
+    for candidate in candidates:
+        if os.path.islink(candidate) and not _is_inside(candidate, results_dir):
+            raise ValueError('%s: %s is a symbolic link leading out of the results directory %s (to %s): the store '
+                             'does not follow it; remove the link' % (name, candidate, results_dir,
+                                                                     os.path.realpath(candidate)))
 
 
 def envelope_path(results_dir, run_id, host, survey):
