@@ -44,6 +44,7 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import remove_tree_keeping_points
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import payload as payload_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import process_match
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup_echo_clients import EchoClientCleanup
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
@@ -60,7 +61,8 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     process_start_time,
 )
 
-REMOVED_KINDS = ('processes', 'slurm_jobs', 'echo_clients', 'lst_sessions', 'params', 'loop_devices', 'paths', 'modules')
+REMOVED_KINDS = ('processes', 'slurm_jobs', 'echo_clients', 'lst_sessions', 'params', 'loop_devices', 'paths', 'modules',
+                 'module_payloads')
 _POLL_INTERVAL_S = 0.05
 # How often Ansible's async watchdog looks at its job (async_wrapper's ``step``).
 ASYNC_WATCHDOG_POLL_S = 5.0
@@ -79,7 +81,7 @@ class Cleanup(EchoClientCleanup):
 
     def __init__(self, runner, node_state, run_id=None, include_iokit_leftovers=True, unload_modules=True,
                  check_mode=False, kill_grace_s=5.0, lst_path=None, lctl='lctl', surveys=None, losetup_path=None,
-                 launch=None, scancel_path=None):
+                 launch=None, scancel_path=None, module_payloads=False, payload_parents=None):
         self.runner = runner
         self.node_state = node_state
         self.run_id = run_id
@@ -91,6 +93,10 @@ class Cleanup(EchoClientCleanup):
         self.surveys = None if surveys is None else set(surveys)
         self.losetup_path = losetup_path
         self.scancel_path = scancel_path
+        # Off unless asked (iokit_cleanup's option): a survey module cleaning up after a killed run of its own does
+        # not sweep the node's temporary directory.
+        self.module_payloads = module_payloads
+        self.payload_parents = payload_parents
         self.include_iokit_leftovers = include_iokit_leftovers
         self.unload_modules = unload_modules
         self.check_mode = check_mode
@@ -190,9 +196,18 @@ class Cleanup(EchoClientCleanup):
         if self.unload_modules:
             self.unload_our_modules()
         self.note_foreign_echo_module(handled)
+        if self.module_payloads:
+            self.remove_module_payloads()
         if state_readable:
             self.finish()
         return self.report()
+
+    def remove_module_payloads(self):
+        """The module payloads Ansible extracted for this collection's modules that were SIGKILLed (payload.py)."""
+        removed, errors = payload_utils.remove_stale_payloads(self.payload_parents, check_mode=self.check_mode)
+        self.removed['module_payloads'].extend(removed)
+        for path, message in errors:
+            self._error('module_payloads', path, message)
 
     def report(self):
         changed = any(self.removed[kind] for kind in REMOVED_KINDS)

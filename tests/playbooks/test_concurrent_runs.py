@@ -12,11 +12,13 @@ condition with a deadline: the survey lock taken, a tree on the MDT, the simulat
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -24,6 +26,7 @@ from conftest import ROOT, WAIT_POLL_S, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NODE_LOCK_DIR, NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import live_runs as live_runs_in
+from ansible_collections.lustre.iokit.plugins.module_utils.payload import OWNER_FILE
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
 from test_survey_playbooks import ANSIBLE_PLAYBOOK, INVENTORY, LUSTRE_SIM, Cluster
@@ -196,6 +199,19 @@ def test_mds_refuses_a_file_count_beyond_the_free_inodes(node):
     assert node.mdt_tree() == []
 
 
+def payloads_of(pid):
+    """The payload directories in the temporary directory claimed by the module process ``pid`` (payload.py)."""
+    found = []
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), 'ansible_lustre.iokit.*_payload_*')):
+        try:
+            with open(os.path.join(path, OWNER_FILE), encoding='utf-8') as handle:
+                if json.load(handle).get('pid') == pid:
+                    found.append(path)
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 def mdt_files(node):
     root = os.path.join(node.root, 'targets', 'testfs-MDT0000', 'ROOT_ECHO')
     return sum(len(files) for unused, unused_dirs, files in os.walk(root))
@@ -233,6 +249,9 @@ def test_cleanup_leaves_the_mdt_empty_after_an_interrupted_mds_survey(node, mome
             # Worst case: the module dies without its teardown (its lctl workers live on in their groups).
             os.kill(holder['pid'], signal.SIGKILL)
             wait_for('the killed module to drop its lock', lambda: live_runs(node).get('mds') is None, DEADLINE_S)
+            # Ansible could not remove the payload it extracted the killed module into: cleanup.yml does.
+            killed_payloads = payloads_of(holder['pid'])
+            assert len(killed_payloads) == 1, killed_payloads
         if fault:
             assert mdt_files(node) > 0  # interrupted with files on the MDT
     finally:
@@ -243,6 +262,8 @@ def test_cleanup_leaves_the_mdt_empty_after_an_interrupted_mds_survey(node, mome
     cleanup = node.run('cleanup.yml', cleanup_run_id=run_id)
     assert cleanup.returncode == 0, cleanup.stdout[-6000:]
     assert node.mdt_entries() == 0, (node.mdt_tree(), cleanup.stdout[-6000:])
+    if kill_module:
+        assert payloads_of(holder['pid']) == []
     assert node.echo_clients() == [] and live_runs(node) == {}
     state_file = os.path.join(node.workdir, 'node-state.json')
     if os.path.exists(state_file):  # removed once nothing is left in it
