@@ -81,7 +81,7 @@ class Cleanup(EchoClientCleanup):
 
     def __init__(self, runner, node_state, run_id=None, include_iokit_leftovers=True, unload_modules=True,
                  check_mode=False, kill_grace_s=5.0, lst_path=None, lctl='lctl', surveys=None, losetup_path=None,
-                 launch=None, scancel_path=None, module_payloads=False, payload_parents=None):
+                 launch=None, scancel_path=None, module_payloads=False, payload_parents=None, keep_points=False):
         self.runner = runner
         self.node_state = node_state
         self.run_id = run_id
@@ -97,6 +97,7 @@ class Cleanup(EchoClientCleanup):
         # not sweep the node's temporary directory.
         self.module_payloads = module_payloads
         self.payload_parents = payload_parents
+        self.keep_points = keep_points
         self.include_iokit_leftovers = include_iokit_leftovers
         self.unload_modules = unload_modules
         self.check_mode = check_mode
@@ -491,7 +492,7 @@ class Cleanup(EchoClientCleanup):
                 try:
                     if os.path.isdir(absolute) and not os.path.islink(absolute):
                         # A survey's finished points stay, so that a rerun of the run measures only the others.
-                        remove_tree_keeping_points(absolute)
+                        remove_tree_keeping_points(absolute, keep_finished=self.keep_points)
                     else:
                         os.unlink(absolute)
                 except OSError as exc:

@@ -179,6 +179,13 @@ options:
         clients look like leftovers.
     type: bool
     default: true
+  keep_points:
+    description:
+      - Keep the finished points of a run directory even when its run completed, as for one that did not: the survey
+        play sets it when the host's result did not reach the controller's results store (a full results directory),
+        so that a rerun of the run id takes them instead of measuring again.
+    type: bool
+    default: false
   module_payloads:
     description:
       - Also remove the directories Ansible extracted this collection's modules into
@@ -373,6 +380,7 @@ def argument_spec():
         launch_id=dict(type='str'),
         include_iokit_leftovers=dict(type='bool', default=True),
         module_payloads=dict(type='bool', default=True),
+        keep_points=dict(type='bool', default=False),
         unload_modules=dict(type='bool', default=True),
         kill_grace_s=dict(type='float', default=5.0),
         fail_on_error=dict(type='bool', default=True),
@@ -430,7 +438,8 @@ def main():
         include_iokit_leftovers=params['include_iokit_leftovers'], unload_modules=params['unload_modules'],
         check_mode=module.check_mode, kill_grace_s=params['kill_grace_s'], lst_path=module.get_bin_path('lst'),
         surveys=params['surveys'], losetup_path=module.get_bin_path('losetup'), launch=params['launch_id'],
-        scancel_path=module.get_bin_path('scancel'), module_payloads=params['module_payloads'])
+        scancel_path=module.get_bin_path('scancel'), module_payloads=params['module_payloads'],
+        keep_points=params['keep_points'])
     report = cleanup.run()
     if report['errors'] and params['fail_on_error']:
         module.fail_json(msg='cleanup left things behind: %s' % '; '.join(

@@ -62,6 +62,27 @@ def _probe_writable(directory):
     os.unlink(probe)
 
 
+# What one host's result of one survey may take in the store (its envelope and its raw output): the free space the
+# preflight asks of the results directory per host, so that a store does not meet a full file system.
+STORE_ALLOWANCE_PER_HOST = 4 * 1024 * 1024
+
+
+def check_free_space(path, hosts, variable='iokit_results_dir'):
+    """Refuse (ValueError naming ``variable``) a results directory without room for ``hosts`` results."""
+    needed = STORE_ALLOWANCE_PER_HOST * max(1, hosts)
+    try:
+        info = os.statvfs(path)
+    except OSError as exc:
+        raise ValueError('%s: cannot read the free space of %s (%s)' % (variable, path, exc.strerror or exc))
+    free = info.f_bavail * info.f_frsize
+    if free < needed:
+        raise ValueError('%s: %s has %.1f MiB free, and this run stores up to %.0f MiB (%d host(s), %d MiB each): '
+                         'make room or choose another directory' % (variable, path, free / 1048576.0,
+                                                                     needed / 1048576.0, max(1, hosts),
+                                                                     STORE_ALLOWANCE_PER_HOST // 1048576))
+    return free
+
+
 def check_results_dir(path, variable='iokit_results_dir', run_id=None, create=True):
     """Check that the results directory ``path`` (absolute) can take this run's results; raise ValueError naming ``variable``.
 

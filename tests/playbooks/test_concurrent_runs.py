@@ -12,10 +12,12 @@ condition with a deadline: the survey lock taken, a tree on the MDT, the simulat
 
 from __future__ import annotations
 
+import errno
 import glob
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -181,6 +183,89 @@ def test_a_relaunch_of_the_same_run_waits_on_its_own_survey_and_takes_its_result
     assert envelope['environment']['waited_for_own_run']['pid'] == holder['pid']
     assert node.echo_clients() == [] and node.ost_objects() == []
     assert live_runs(node) == {}
+
+
+def test_a_survey_module_killed_with_sigkill_is_reported_as_such_and_its_leftovers_removed(node):
+    run_id = 'conc-sigkill'
+    node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
+    survey = node.start('survey-obdfilter.yml', iokit_run_id=run_id)
+    try:
+        holder = wait_for('the survey to take its lock', lambda: holder_of(node, 'obdfilter', run_id), DEADLINE_S, survey)
+        wait_for('the survey to attach its two echo clients', lambda: len(node.echo_clients()) == 2, DEADLINE_S, survey)
+        # As the out-of-memory killer would: the module cannot catch it, print its result or tear down.
+        os.kill(holder['pid'], signal.SIGKILL)
+        output, unused = survey.communicate(timeout=DEADLINE_S)
+    finally:
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        if survey.poll() is None:
+            os.killpg(survey.pid, signal.SIGKILL)
+            survey.wait()
+    assert survey.returncode != 0
+    assert ('the obdfilter_survey process on %s was killed (signal 9, SIGKILL'
+            % socket.gethostname().split('.')[0]) in output, output[-6000:]
+    assert 'No start of json char found' not in output
+    # The play's own cleanup removed what the killed module made, and the payload Ansible could not remove.
+    assert node.echo_clients() == [] and node.ost_objects() == []
+    assert payloads_of(holder['pid']) == [] and live_runs(node) == {}
+
+
+@pytest.fixture
+def small_results(node):
+    """A results directory on a file system of its own, 8 MiB: room for the preflight, until a test fills it."""
+    if os.geteuid() != 0:
+        pytest.skip('mounting a small file system needs root')
+    path = os.path.join(node.base, 'small-results')
+    os.makedirs(path, exist_ok=True)
+    subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', path], check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(['umount', path], check=False)
+
+
+def fill(directory):
+    """Write into ``directory`` until its file system is full; the filler's path."""
+    filler = os.path.join(directory, 'filler')
+    with open(filler, 'wb') as handle:
+        try:
+            while True:
+                handle.write(b'\0' * 65536)
+                handle.flush()
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC, exc
+    return filler
+
+
+def test_a_full_results_directory_names_the_path_and_the_node_keeps_the_points(node, small_results):
+    run_id = 'conc-full'
+    node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
+    survey = node.start('survey-obdfilter.yml', iokit_run_id=run_id, iokit_results_dir=small_results)
+    try:
+        wait_for('the survey to take its lock', lambda: holder_of(node, 'obdfilter', run_id), DEADLINE_S, survey)
+        wait_for('the survey to attach its two echo clients', lambda: len(node.echo_clients()) == 2, DEADLINE_S, survey)
+        filler = fill(small_results)
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        output, unused = survey.communicate(timeout=DEADLINE_S)
+    finally:
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        if survey.poll() is None:
+            os.killpg(survey.pid, signal.SIGKILL)
+            survey.wait()
+    assert survey.returncode != 0
+    assert 'results_dir: cannot store %s' % os.path.join(small_results, run_id, 'localhost') in output, output[-6000:]
+    assert 'No space left on device' in output
+    assert not os.path.exists(envelope_path(small_results, run_id, 'localhost', 'obdfilter'))
+    # The node kept both measured points for the rerun, though the run itself completed.
+    points = os.path.join(node.workdir, run_id, 'obdfilter.points.jsonl')
+    with open(points, encoding='utf-8') as handle:
+        assert len([line for line in handle if line.strip()]) == 2
+    assert node.echo_clients() == [] and node.ost_objects() == []
+    os.unlink(filler)
+    rerun = node.run('survey-obdfilter.yml', iokit_run_id=run_id, iokit_results_dir=small_results)
+    assert rerun.returncode == 0, rerun.stdout[-6000:]
+    envelope = read_envelope(envelope_path(small_results, run_id, 'localhost', 'obdfilter'))
+    assert envelope['status'] == 'ok' and [record['thr'] for record in envelope['records']] == [2, 4]
+    assert [record['attempt'] for record in envelope['records']] == [1, 1]  # nothing measured again
 
 
 def test_obdfilter_refuses_a_size_beyond_the_free_space_before_writing(node):
