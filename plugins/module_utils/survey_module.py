@@ -217,8 +217,9 @@ class SurveyStart:
                 return False
             if not waited:
                 waited.append(dict(holder))
-                # Recorded now, so that a cleanup of the run stops this waiting module too.
-                self._record_for_cleanup()
+                # The module is recorded now, so that a cleanup of the run stops it while it waits; the run directory
+                # only once the lock is ours: this launch's cleanup must not remove what the running survey writes.
+                self._record_for_cleanup(run_dir=False)
             return True
 
         try:
@@ -262,12 +263,15 @@ class SurveyStart:
                                                          'started': previous.get('started'), 'removed': removed,
                                                          'errors': report['errors']})
 
-    def _record_for_cleanup(self):
-        if self._recorded_for_cleanup:
-            return
-        self._recorded_for_cleanup = True
+    def _record_for_cleanup(self, run_dir=True):
         try:
-            record_for_cleanup(self.node_state, self.survey, self.run_id, self.module, lock=self.lock)
+            if self._recorded_for_cleanup:
+                if run_dir:
+                    record_entries(self.node_state, self.survey, run_id=self.run_id,
+                                   paths=[{'path': os.path.join(self.node_state.workdir, self.run_id)}])
+                return
+            self._recorded_for_cleanup = True
+            record_for_cleanup(self.node_state, self.survey, self.run_id, self.module, lock=self.lock, run_dir=run_dir)
         except (NodeStateError, OSError) as exc:
             self.module.fail_json(msg='workdir: cannot record the survey in the node state under %s: %s'
                                       % (self.module.params['workdir'], exc))
@@ -341,7 +345,7 @@ def start_survey(module, survey, parameter_names, runner_class, recording_runner
                        exclusive=exclusive)
 
 
-def record_for_cleanup(node_state, survey, run_id, module, pid=None, lock=None):
+def record_for_cleanup(node_state, survey, run_id, module, pid=None, lock=None, run_dir=True):
     """Write this module's processes and its run directory into the node state, before the survey makes anything.
 
     Killed by the async limit or orphaned by a lost controller, the module is then found by pid and start time
@@ -354,7 +358,8 @@ def record_for_cleanup(node_state, survey, run_id, module, pid=None, lock=None):
     has exited.
     """
     pid = os.getpid() if pid is None else pid
-    record_entries(node_state, survey, run_id=run_id, paths=[{'path': os.path.join(node_state.workdir, run_id)}])
+    if run_dir:
+        record_entries(node_state, survey, run_id=run_id, paths=[{'path': os.path.join(node_state.workdir, run_id)}])
     pids = [pid] + async_wrapper_ancestors(pid)
     # The watchdog (the wrapper's outer process) outlives the module by up to one of its polls: it stays recorded,
     # naming the module it watches, and the cleanup waits for it to end (cleanup.wait_for_finished_async_watchdogs).

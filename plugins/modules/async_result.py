@@ -432,7 +432,9 @@ def main():
         result['msg'] = job.get('msg') or 'the job failed without a message'
         died = died_without_result(job)
         if died is not None:
-            result['msg'] = died
+            # The wrapper's traceback says only that the module printed nothing: the sentence replaces it there too.
+            result['job'] = dict((key, value) for key, value in job.items() if key not in ('data', 'outdata'))
+            result['job']['msg'] = result['msg'] = died
             result['killed'] = True
     if params['read_raw_output']:
         result['raw_contents'], result['raw_problems'] = read_raw(raw_paths(job), params['raw_name_suffix'])

@@ -77,9 +77,9 @@ def check_free_space(path, hosts, variable='iokit_results_dir'):
     free = info.f_bavail * info.f_frsize
     if free < needed:
         raise ValueError('%s: %s has %.1f MiB free, and this run stores up to %.0f MiB (%d host(s), %d MiB each): '
-                         'make room or choose another directory' % (variable, path, free / 1048576.0,
-                                                                     needed / 1048576.0, max(1, hosts),
-                                                                     STORE_ALLOWANCE_PER_HOST // 1048576))
+                         'make room or choose another directory'
+                         % (variable, path, free / 1048576.0, needed / 1048576.0, max(1, hosts),
+                            STORE_ALLOWANCE_PER_HOST // 1048576))
     return free
 
 
@@ -135,8 +135,8 @@ def _refuse_links_out(results_dir, run_dir, name):
     for candidate in candidates:
         if os.path.islink(candidate) and not _is_inside(candidate, results_dir):
             raise ValueError('%s: %s is a symbolic link leading out of the results directory %s (to %s): the store '
-                             'does not follow it; remove the link' % (name, candidate, results_dir,
-                                                                     os.path.realpath(candidate)))
+                             'does not follow it; remove the link'
+                             % (name, candidate, results_dir, os.path.realpath(candidate)))
 
 
 def envelope_path(results_dir, run_id, host, survey):
