@@ -181,7 +181,7 @@ options:
     default: true
   keep_points:
     description:
-      - Keep the finished points of a run directory even when its run completed, as for one that did not: the survey
+      - Keep the finished points of a run directory even when its run completed, as for one that did not; the survey
         play sets it when the host's result did not reach the controller's results store (a full results directory),
         so that a rerun of the run id takes them instead of measuring again.
     type: bool
@@ -189,7 +189,7 @@ options:
   module_payloads:
     description:
       - Also remove the directories Ansible extracted this collection's modules into
-        (C(ansible_lustre.iokit.<module>_payload_*) in the node's temporary directory) whose module process is gone:
+        (C(ansible_lustre.iokit.<module>_payload_*) in the node's temporary directory) whose module process is gone;
         Ansible removes them when a module ends, but not when it is killed (SIGKILL by the async limit, a killed
         wait). Only directories of the user the cleanup runs as, and only those a module of this collection marked
         with its pid and start time; a live module's is never touched.
