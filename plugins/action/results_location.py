@@ -24,6 +24,7 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.history.dsn import ch
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history.errors import HistoryError
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import (
     DEFAULT_RESULTS_DIR,
+    check_free_space,
     check_results_dir,
     resolve_results_dir,
 )
@@ -99,6 +100,9 @@ class ActionModule(ActionBase):
         try:
             check_results_dir(results_dir, 'iokit_results_dir' if 'results_dir' not in self._task.args else 'results_dir',
                               run_id=run_id, create=not self._task.check_mode)
+            if not self._task.check_mode:
+                check_free_space(results_dir, len(task_vars.get('ansible_play_hosts_all') or []),
+                                 'iokit_results_dir' if 'results_dir' not in self._task.args else 'results_dir')
         except ValueError as exc:
             raise AnsibleActionFail('%s; nothing was started' % exc)
         # One launch id per ansible-playbook run, like the run id: every survey play of it scopes its cleanup by it.

@@ -187,7 +187,18 @@ class ActionModule(ActionBase):
             store_directory(params['results_dir'], envelope['run_id'], host)
         except (ValueError, OSError) as exc:
             raise AnsibleActionFail('results_dir: %s' % exc)
+        # A full or failing results directory is named with the file it could not take; the node keeps the
+        # survey's finished points for a rerun (the survey play's cleanup is told this host failed).
         for local, data in fetched:
-            write_bytes_atomic(local, data)
-        write_json_atomic(path, envelope)
+            self._write(write_bytes_atomic, local, data, path)
+        self._write(write_json_atomic, path, envelope, path)
         return result
+
+    @staticmethod
+    def _write(write, local, data, envelope):
+        try:
+            write(local, data)
+        except OSError as exc:
+            raise AnsibleActionFail('results_dir: cannot store %s (%s), so %s was not stored; the node keeps the '
+                                    'points it measured: make room, then run again with the same iokit_run_id'
+                                    % (local, exc.strerror or exc, envelope))

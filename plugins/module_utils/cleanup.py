@@ -44,6 +44,7 @@ import time
 
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import remove_tree_keeping_points
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import payload as payload_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import process_match
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup_echo_clients import EchoClientCleanup
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
@@ -60,7 +61,8 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     process_start_time,
 )
 
-REMOVED_KINDS = ('processes', 'slurm_jobs', 'echo_clients', 'lst_sessions', 'params', 'loop_devices', 'paths', 'modules')
+REMOVED_KINDS = ('processes', 'slurm_jobs', 'echo_clients', 'lst_sessions', 'params', 'loop_devices', 'paths', 'modules',
+                 'module_payloads')
 _POLL_INTERVAL_S = 0.05
 # How often Ansible's async watchdog looks at its job (async_wrapper's ``step``).
 ASYNC_WATCHDOG_POLL_S = 5.0
@@ -79,7 +81,7 @@ class Cleanup(EchoClientCleanup):
 
     def __init__(self, runner, node_state, run_id=None, include_iokit_leftovers=True, unload_modules=True,
                  check_mode=False, kill_grace_s=5.0, lst_path=None, lctl='lctl', surveys=None, losetup_path=None,
-                 launch=None, scancel_path=None):
+                 launch=None, scancel_path=None, module_payloads=False, payload_parents=None, keep_points=False):
         self.runner = runner
         self.node_state = node_state
         self.run_id = run_id
@@ -87,10 +89,15 @@ class Cleanup(EchoClientCleanup):
         # survey lock, must not undo what the first, still running, made.
         self.launch = launch
         # Without a run id, what a live run (one holding a survey lock) recorded is not a leftover.
-        self.live = [] if run_id is not None else list(live_runs(node_state.workdir).values())
+        self.live = [] if run_id is not None else list(live_runs().values())
         self.surveys = None if surveys is None else set(surveys)
         self.losetup_path = losetup_path
         self.scancel_path = scancel_path
+        # Off unless asked (iokit_cleanup's option): a survey module cleaning up after a killed run of its own does
+        # not sweep the node's temporary directory.
+        self.module_payloads = module_payloads
+        self.payload_parents = payload_parents
+        self.keep_points = keep_points
         self.include_iokit_leftovers = include_iokit_leftovers
         self.unload_modules = unload_modules
         self.check_mode = check_mode
@@ -190,9 +197,18 @@ class Cleanup(EchoClientCleanup):
         if self.unload_modules:
             self.unload_our_modules()
         self.note_foreign_echo_module(handled)
+        if self.module_payloads:
+            self.remove_module_payloads()
         if state_readable:
             self.finish()
         return self.report()
+
+    def remove_module_payloads(self):
+        """The module payloads Ansible extracted for this collection's modules that were SIGKILLed (payload.py)."""
+        removed, errors = payload_utils.remove_stale_payloads(self.payload_parents, check_mode=self.check_mode)
+        self.removed['module_payloads'].extend(removed)
+        for path, message in errors:
+            self._error('module_payloads', path, message)
 
     def report(self):
         changed = any(self.removed[kind] for kind in REMOVED_KINDS)
@@ -476,7 +492,7 @@ class Cleanup(EchoClientCleanup):
                 try:
                     if os.path.isdir(absolute) and not os.path.islink(absolute):
                         # A survey's finished points stay, so that a rerun of the run measures only the others.
-                        remove_tree_keeping_points(absolute)
+                        remove_tree_keeping_points(absolute, keep_finished=self.keep_points)
                     else:
                         os.unlink(absolute)
                 except OSError as exc:

@@ -31,6 +31,7 @@ import fcntl
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import time
 
@@ -234,7 +235,11 @@ class NodeState:
 
 # -- one survey of a kind per node -------------------------------------------------------------------------------
 
+# Where the survey locks lived before they became node-wide: a cleanup still removes free ones found there.
 LOCK_DIR = 'locks'
+# The node's own place for them (docs/architecture.md section 7): every run on the node finds it, whatever its
+# iokit_workdir, and a reboot, which ends every holder, empties it (/run is a tmpfs).
+NODE_LOCK_DIR = '/run/lustre-iokit/locks'
 RUN_TAG_LENGTH = 6
 
 
@@ -246,6 +251,48 @@ def run_tag(run_id):
     survey lock), so a shared tag could only meet a dead run's leftovers, which are removed before starting.
     """
     return hashlib.sha1((run_id or '').encode('utf-8')).hexdigest()[:RUN_TAG_LENGTH]
+
+
+def node_lock_dir():
+    """The directory of this node's survey locks, the same for every run on the node whatever its workdir.
+
+    A simulated node (``LUSTRE_SIM_ROOT`` in the environment, as the simulator's shims and the tests set it) has its
+    own ``/run`` under its root, so that several simulated nodes on one machine never share a lock while two
+    workdirs of one node do.  Without root, ``/run`` is not writable: the user's runtime directory, else a private
+    directory under the temporary directory, takes its place (the surveys that lock need root anyway).
+    """
+    sim_root = os.environ.get('LUSTRE_SIM_ROOT')
+    if sim_root:
+        return os.path.join(sim_root, NODE_LOCK_DIR.lstrip('/'))
+    if os.geteuid() == 0:
+        return NODE_LOCK_DIR
+    runtime = '/run/user/%d' % os.geteuid()
+    if _owned_directory(runtime):
+        return os.path.join(runtime, 'lustre-iokit', 'locks')
+    return os.path.join(tempfile.gettempdir(), 'lustre-iokit-locks-%d' % os.geteuid())
+
+
+def _owned_directory(path):
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()
+
+
+def _make_lock_dir(directory):
+    """Create ``directory`` (0700) if needed; refuse one that is a symbolic link or someone else's.
+
+    In a shared temporary directory another user could otherwise plant the directory and hold or read our locks.
+    """
+    try:
+        os.makedirs(directory, 0o700)
+    except OSError as exc:
+        if exc.errno != errno.EEXIST:
+            raise
+    if not _owned_directory(directory):
+        raise OSError(errno.EPERM, 'not a directory of user %d (a symbolic link, or made by someone else)'
+                      % os.geteuid(), directory)
 
 
 class SurveyLockHeld(Exception):
@@ -267,23 +314,24 @@ def describe_holder(name, holder):
 
 
 class SurveyLock:
-    """``<workdir>/locks/<name>.lock``: an fcntl lock held by one survey module for its whole life, and its record.
+    """``<directory>/<name>.lock``: an fcntl lock held by one survey module for its whole life, and its record.
+
+    ``directory`` is the node's (node_lock_dir()) unless a caller gives another; the record names the holder's
+    workdir, whose node state lists what a killed holder left.
 
     The kernel drops the lock when the holder dies, however it dies (SIGKILL included), so a lock that cannot be
     taken is held by a live process; the record in the file (run id, launch, host, pid, start times) says whose.
     A record found under a free lock is a dead holder's: ``acquire`` returns it for its leftovers to be removed.
     """
 
-    def __init__(self, workdir, name):
+    def __init__(self, directory, name):
         self.name = name
-        self.path = os.path.join(workdir, LOCK_DIR, '%s.lock' % name)
+        self.path = os.path.join(directory if directory is not None else node_lock_dir(), '%s.lock' % name)
         self._fd = None
 
     def _open(self):
-        directory = os.path.dirname(self.path)
-        if not os.path.isdir(directory):
-            os.makedirs(directory, 0o700)
-        return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        _make_lock_dir(os.path.dirname(self.path))
+        return os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, 'O_NOFOLLOW', 0), 0o600)
 
     def acquire(self, record):
         """Take the lock for ``record`` (run_id, launch, host...) or raise SurveyLockHeld naming the live holder.
@@ -313,6 +361,20 @@ class SurveyLock:
         _write_lock_record(fd, own)
         self._fd = fd
         return previous
+
+    def acquire_when_free(self, record, keep_waiting, poll_s=0.5):
+        """``acquire``, waiting while a live holder has it and ``keep_waiting(holder record)`` says so.
+
+        Polls rather than blocks in flock: a blocking flock resumes after the module's SIGTERM handler returns, and
+        a stop request must end the wait.  Raises the last SurveyLockHeld once ``keep_waiting`` is False.
+        """
+        while True:
+            try:
+                return self.acquire(record)
+            except SurveyLockHeld as exc:
+                if not keep_waiting(exc.holder):
+                    raise
+            time.sleep(poll_s)
 
     def release(self):
         """Empty the record and let the lock go (a clean exit: nothing is left for the next run to remove)."""
@@ -366,13 +428,24 @@ def _is_current(fd, path):
 
 
 def remove_free_locks(workdir):
-    """Remove the lock files nobody holds, then their directory if empty: for a cleanup that found nothing
-    left to undo (a killed holder's record then names nothing), so that a workdir the collection made can go.
+    """Remove the lock files nobody holds whose record is this workdir's (or empty), then the old ``<workdir>/locks``
+    directory if empty: for a cleanup that found nothing left to undo under ``workdir`` (a killed holder's record
+    then names nothing), so that a workdir the collection made can go.
 
+    The record of a killed run of another workdir stays: the next survey there removes what that run left.
     A survey that opened a lock file just before it is unlinked sees that under its lock and opens the new one
     (SurveyLock.acquire).
     """
-    directory = os.path.join(workdir, LOCK_DIR)
+    workdir = os.path.abspath(workdir)
+    for directory, own_only in ((node_lock_dir(), True), (os.path.join(workdir, LOCK_DIR), False)):
+        _remove_free_locks_in(directory, workdir if own_only else None)
+    try:
+        os.rmdir(os.path.join(workdir, LOCK_DIR))
+    except OSError:
+        pass
+
+
+def _remove_free_locks_in(directory, workdir):
     try:
         names = os.listdir(directory)
     except OSError:
@@ -380,26 +453,25 @@ def remove_free_locks(workdir):
     for filename in names:
         path = os.path.join(directory, filename)
         try:
-            fd = os.open(path, os.O_RDWR)
+            fd = os.open(path, os.O_RDWR | getattr(os, 'O_NOFOLLOW', 0))
         except OSError:
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            record = _read_lock_record(fd)
+            if workdir is not None and record and record.get('workdir') not in (None, workdir):
+                continue
             if _is_current(fd, path):
                 os.unlink(path)
         except (IOError, OSError):
             pass
         finally:
             os.close(fd)
-    try:
-        os.rmdir(directory)
-    except OSError:
-        pass
 
 
-def live_runs(workdir):
-    """{lock name: holder record} of every survey lock under ``workdir`` held by a live process."""
-    directory = os.path.join(workdir, LOCK_DIR)
+def live_runs(directory=None):
+    """{lock name: holder record} of every survey lock in ``directory`` (the node's) held by a live process."""
+    directory = node_lock_dir() if directory is None else directory
     try:
         names = sorted(os.listdir(directory))
     except OSError:
@@ -408,7 +480,7 @@ def live_runs(workdir):
     for filename in names:
         if not filename.endswith('.lock'):
             continue
-        holder = SurveyLock(workdir, filename[:-len('.lock')]).holder()
+        holder = SurveyLock(directory, filename[:-len('.lock')]).holder()
         if holder is not None:
             held[filename[:-len('.lock')]] = holder
     return held

@@ -168,12 +168,16 @@ def _holds_a_finished_point(points_file):
     return False
 
 
-def remove_tree_keeping_points(path):
-    """Remove the tree at ``path``, except the progress files of a run that did not complete; True when all went."""
+def remove_tree_keeping_points(path, keep_finished=False):
+    """Remove the tree at ``path``, except the progress files of a run that did not complete; True when all went.
+
+    ``keep_finished`` keeps them for a completed run too: its result has not reached the controller's store (a full
+    results directory), and a rerun takes the points from here instead of measuring them again.
+    """
     names = os.listdir(path)
-    # Something to resume: finished points of a run that did not end ok.
+    # Something to resume: finished points of a run that did not end ok, or whose result was not stored.
     keep = any(name.endswith('.points.jsonl') and _holds_a_finished_point(os.path.join(path, name))
-               for name in names) and not _complete(path, names)
+               for name in names) and (keep_finished or not _complete(path, names))
     kept = False
     for name in names:
         child = os.path.join(path, name)

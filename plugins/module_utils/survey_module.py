@@ -103,12 +103,13 @@ class SurveyStart:
         self.module = module
         self.survey = survey
         self._recorded = False
+        self._recorded_for_cleanup = False
         self.progress = None
         self._earlier_points = []
         # The records of _earlier_points, in the same order (an adaptive sweep takes their figures into account).
         self.done_records = []
         # One survey of this kind per node at a time (taken in start_run, before anything is made).
-        self.lock = SurveyLock(node_state.workdir, survey) if exclusive and node_state is not None else None
+        self.lock = SurveyLock(None, survey) if exclusive and node_state is not None else None
         self.run_id = run_id
         self.host = host
         self.builder = builder
@@ -142,11 +143,7 @@ class SurveyStart:
             self._recorded = True
             if self.lock is not None:
                 self.take_lock()
-            try:
-                record_for_cleanup(self.node_state, self.survey, self.run_id, self.module, lock=self.lock)
-            except (NodeStateError, OSError) as exc:
-                self.module.fail_json(msg='workdir: cannot record the survey in the node state under %s: %s'
-                                          % (self.module.params['workdir'], exc))
+            self._record_for_cleanup()
         try:
             os.makedirs(run_dir, exist_ok=True)
         except OSError as exc:
@@ -202,25 +199,52 @@ class SurveyStart:
     def take_lock(self):
         """Hold this survey's node lock until the module exits; fail naming the live run that holds it.
 
+        The lock is the node's, whatever the workdir (node_state.node_lock_dir), so that two runs with different
+        workdirs never survey the same targets at once.  A live holder of this very run id on this host is this
+        run's own survey, left running by a controller that was killed or an AWX job that was cancelled: the
+        relaunch waits for it to end (within its own timeout) and then resumes, taking the points it measured.
         A record left under a free lock is a killed run's: once none of its recorded processes runs any more,
         what it left is removed first (its echo clients and objects, its test directories); while one still
         runs (a worker that outlived its module), the survey does not start.
         """
         workdir = self.module.params['workdir']
-        record = {'run_id': self.run_id, 'launch': self.node_state.launch, 'host': self.host, 'pid': os.getpid()}
+        record = {'run_id': self.run_id, 'launch': self.node_state.launch, 'host': self.host, 'pid': os.getpid(),
+                  'workdir': os.path.abspath(workdir)}
+        waited = []
+
+        def own_run_still_running(holder):
+            if holder.get('run_id') != self.run_id or holder.get('host') != self.host or self.runner.expired():
+                return False
+            if not waited:
+                waited.append(dict(holder))
+                # The module is recorded now, so that a cleanup of the run stops it while it waits; the run directory
+                # only once the lock is ours: this launch's cleanup must not remove what the running survey writes.
+                self._record_for_cleanup(run_dir=False)
+            return True
+
         try:
-            previous = self.lock.acquire(record)
+            previous = self.lock.acquire_when_free(record, own_run_still_running)
         except SurveyLockHeld as exc:
+            if waited and exc.holder.get('run_id') == self.run_id:
+                self.module.fail_json(msg='%s: run %s: stopped (%s) while waiting for this run\'s own survey '
+                                          'started earlier on this node (pid %s, started %s) to end'
+                                          % (self.survey, self.run_id, self.runner.stop_reason, exc.holder.get('pid'),
+                                             exc.holder.get('started')), lock_holder=exc.holder)
             self.module.fail_json(msg='%s: run %s not started: %s. Wait for it to end, or stop it with '
                                       'playbooks/cleanup.yml -e cleanup_run_id=%s'
                                       % (self.survey, self.run_id, exc, exc.holder.get('run_id') or '<its run id>'),
                                   lock_holder=exc.holder)
         except (IOError, OSError) as exc:
-            self.module.fail_json(msg='workdir: cannot take the %s survey lock under %s: %s'
-                                      % (self.survey, workdir, exc))
+            self.module.fail_json(msg='workdir: cannot take the %s survey lock in %s: %s'
+                                      % (self.survey, os.path.dirname(self.lock.path), exc))
+        if waited:
+            self.builder.set_environment(waited_for_own_run={
+                'pid': waited[0].get('pid'), 'launch': waited[0].get('launch'), 'started': waited[0].get('started')})
         if not previous or not previous.get('run_id'):
             return
-        running = [entry for entry in self.node_state.entries('processes', run_id=previous['run_id'])
+        # The killed holder's leftovers are listed in its own workdir's node state.
+        previous_state = NodeState(previous.get('workdir') or workdir)
+        running = [entry for entry in previous_state.entries('processes', run_id=previous['run_id'])
                    if entry.get('launch') == previous.get('launch') and is_same_process(entry)
                    and not has_exited(entry['pid'])]
         if running:
@@ -232,12 +256,25 @@ class SurveyStart:
                                                              previous.get('started'),
                                                              ', '.join(str(entry['pid']) for entry in running),
                                                              previous['run_id']))
-        report = Cleanup(self.control_runner, NodeState(workdir), run_id=previous['run_id'],
+        report = Cleanup(self.control_runner, previous_state, run_id=previous['run_id'],
                          launch=previous.get('launch'), surveys=[self.survey], include_iokit_leftovers=False).run()
         removed = dict((kind, items) for kind, items in report['removed'].items() if items)
         self.builder.set_environment(killed_run_cleaned={'run_id': previous['run_id'], 'pid': previous.get('pid'),
                                                          'started': previous.get('started'), 'removed': removed,
                                                          'errors': report['errors']})
+
+    def _record_for_cleanup(self, run_dir=True):
+        try:
+            if self._recorded_for_cleanup:
+                if run_dir:
+                    record_entries(self.node_state, self.survey, run_id=self.run_id,
+                                   paths=[{'path': os.path.join(self.node_state.workdir, self.run_id)}])
+                return
+            self._recorded_for_cleanup = True
+            record_for_cleanup(self.node_state, self.survey, self.run_id, self.module, lock=self.lock, run_dir=run_dir)
+        except (NodeStateError, OSError) as exc:
+            self.module.fail_json(msg='workdir: cannot record the survey in the node state under %s: %s'
+                                      % (self.module.params['workdir'], exc))
 
     def remove_leftover_echo_clients(self, tool, names):
         """Tear down the echo clients an I/O-kit script left (its own trap is not trusted), each an envelope error."""
@@ -308,7 +345,7 @@ def start_survey(module, survey, parameter_names, runner_class, recording_runner
                        exclusive=exclusive)
 
 
-def record_for_cleanup(node_state, survey, run_id, module, pid=None, lock=None):
+def record_for_cleanup(node_state, survey, run_id, module, pid=None, lock=None, run_dir=True):
     """Write this module's processes and its run directory into the node state, before the survey makes anything.
 
     Killed by the async limit or orphaned by a lost controller, the module is then found by pid and start time
@@ -321,7 +358,8 @@ def record_for_cleanup(node_state, survey, run_id, module, pid=None, lock=None):
     has exited.
     """
     pid = os.getpid() if pid is None else pid
-    record_entries(node_state, survey, run_id=run_id, paths=[{'path': os.path.join(node_state.workdir, run_id)}])
+    if run_dir:
+        record_entries(node_state, survey, run_id=run_id, paths=[{'path': os.path.join(node_state.workdir, run_id)}])
     pids = [pid] + async_wrapper_ancestors(pid)
     # The watchdog (the wrapper's outer process) outlives the module by up to one of its polls: it stays recorded,
     # naming the module it watches, and the cleanup waits for it to end (cleanup.wait_for_finished_async_watchdogs).

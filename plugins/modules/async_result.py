@@ -188,10 +188,18 @@ raw_problems:
   elements: str
   sample: []
 msg:
-  description: Why the job is not over yet, or why it failed (the job's own C(msg)).
+  description:
+    - Why the job is not over yet, or why it failed (the job's own C(msg)).
+    - For a module process that was killed without writing its result (SIGKILL, the out-of-memory killer), instead
+      of the async wrapper's traceback, a sentence naming the module and the node (see RV(killed)).
   returned: when the job is running or failed
   type: str
   sample: Timeout exceeded
+killed:
+  description: True when the job's module process ended without writing its result, killed by a signal.
+  returned: when the job's module was killed
+  type: bool
+  sample: true
 removed:
   description: Whether the job file was removed.
   returned: when O(purge=false)
@@ -223,10 +231,13 @@ import gzip
 import json
 import os
 import re
+import socket
 import stat
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.lustre.iokit.plugins.module_utils import payload
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import read_progress
 from ansible_collections.lustre.iokit.plugins.module_utils.results import SCHEMA
 
@@ -299,6 +310,30 @@ def wait_for_job(path, wait_s, clock=time.monotonic, sleep=time.sleep):
         sleep(min(POLL_S, max(0.0, deadline - clock())))
 
 
+def died_without_result(job, host=None):
+    """What to say of a job whose module process ended without printing its result, or None for any other job.
+
+    The async wrapper then writes its own traceback (its JSON filter's "No start of json char found") with the
+    module's empty output: that is a process killed by a signal it cannot catch, as a module that is stopped
+    any other way (SIGTERM, an error) still prints its result.  The wrapper does not keep the exit status, so the
+    signal is named as the usual one, with what else does the same.
+    """
+    if not job.get('failed') or 'cmd' not in job or not isinstance(job.get('msg'), str):
+        return None
+    if (job.get('data') or job.get('outdata') or '').strip() or 'Traceback' not in job['msg']:
+        return None
+    host = host or socket.gethostname().split('.')[0]
+    match = re.search(r'AnsiballZ_(\w+)\.py', job['cmd'])
+    what = 'the %s process' % match.group(1) if match else 'the survey process'
+    stderr = (job.get('stderr') or '').strip()
+    if stderr:
+        return ('%s on %s ended without writing its result: %s' % (what, host, stderr.splitlines()[-1]))
+    return ('%s on %s was killed (signal 9, SIGKILL, or another signal a process cannot catch, such as the '
+            'out-of-memory killer\'s) and wrote no result. The points it finished stay on the node: run the playbook '
+            'again with the same iokit_run_id to resume, and playbooks/cleanup.yml removes what it left'
+            % (what, host))
+
+
 def survey_run_of(job):
     """The run id of a finished survey job's envelope, or None when the job file is anything else."""
     if not isinstance(job, dict) or _is_running(job):
@@ -346,6 +381,8 @@ def purge_job_files(async_dir, run_id=None, min_age_s=600, job_ids=(), now=None)
 
 
 def main():
+    # First: a module killed later still leaves a payload directory the cleanup knows is stale.
+    payload.claim()
     module = AnsibleModule(
         argument_spec=dict(
             results_file=dict(type='path'),
@@ -393,6 +430,12 @@ def main():
     if job.get('failed'):
         # Shown when the task fails on it: for a job killed by its async limit, the wrapper's "Timeout exceeded".
         result['msg'] = job.get('msg') or 'the job failed without a message'
+        died = died_without_result(job)
+        if died is not None:
+            # The wrapper's traceback says only that the module printed nothing: the sentence replaces it there too.
+            result['job'] = dict((key, value) for key, value in job.items() if key not in ('data', 'outdata'))
+            result['job']['msg'] = result['msg'] = died
+            result['killed'] = True
     if params['read_raw_output']:
         result['raw_contents'], result['raw_problems'] = read_raw(raw_paths(job), params['raw_name_suffix'])
     if params['remove'] and not module.check_mode:

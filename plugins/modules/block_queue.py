@@ -133,10 +133,13 @@ gone:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import payload
 from ansible_collections.lustre.iokit.plugins.module_utils.block_queue import argument_spec, manage_block_queue
 
 
 def main():
+    # First: a module killed later still leaves a payload directory the cleanup knows is stale.
+    payload.claim()
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     manage_block_queue(module)
 

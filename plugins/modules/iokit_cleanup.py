@@ -179,6 +179,22 @@ options:
         clients look like leftovers.
     type: bool
     default: true
+  keep_points:
+    description:
+      - Keep the finished points of a run directory even when its run completed, as for one that did not; the survey
+        play sets it when the host's result did not reach the controller's results store (a full results directory),
+        so that a rerun of the run id takes them instead of measuring again.
+    type: bool
+    default: false
+  module_payloads:
+    description:
+      - Also remove the directories Ansible extracted this collection's modules into
+        (C(ansible_lustre.iokit.<module>_payload_*) in the node's temporary directory) whose module process is gone;
+        Ansible removes them when a module ends, but not when it is killed (SIGKILL by the async limit, a killed
+        wait). Only directories of the user the cleanup runs as, and only those a module of this collection marked
+        with its pid and start time; a live module's is never touched.
+    type: bool
+    default: true
   unload_modules:
     description:
       - Unload the kernel modules this collection loaded, once unused. V(false) keeps them loaded for a
@@ -274,6 +290,11 @@ removed:
       description: Scratch paths removed, each with C(path) and C(run_id).
       type: list
       elements: dict
+    module_payloads:
+      description: Payload directories of killed modules of this collection removed (O(module_payloads)), each with
+        C(path) and C(pid) (the module that ran from it).
+      type: list
+      elements: dict
     lst_sessions:
       description: LNet self-test sessions ended, each with C(name), C(key) and C(run_id).
       type: list
@@ -328,6 +349,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import payload
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup, record_entries
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, NodeStateError
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
@@ -357,6 +379,8 @@ def argument_spec():
         run_id=dict(type='str'),
         launch_id=dict(type='str'),
         include_iokit_leftovers=dict(type='bool', default=True),
+        module_payloads=dict(type='bool', default=True),
+        keep_points=dict(type='bool', default=False),
         unload_modules=dict(type='bool', default=True),
         kill_grace_s=dict(type='float', default=5.0),
         fail_on_error=dict(type='bool', default=True),
@@ -398,6 +422,8 @@ def record(module):
 
 
 def main():
+    # First: a module killed later still leaves a payload directory the cleanup knows is stale.
+    payload.claim()
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
     if params['run_id'] is not None and not params['run_id'].strip():
@@ -412,7 +438,8 @@ def main():
         include_iokit_leftovers=params['include_iokit_leftovers'], unload_modules=params['unload_modules'],
         check_mode=module.check_mode, kill_grace_s=params['kill_grace_s'], lst_path=module.get_bin_path('lst'),
         surveys=params['surveys'], losetup_path=module.get_bin_path('losetup'), launch=params['launch_id'],
-        scancel_path=module.get_bin_path('scancel'))
+        scancel_path=module.get_bin_path('scancel'), module_payloads=params['module_payloads'],
+        keep_points=params['keep_points'])
     report = cleanup.run()
     if report['errors'] and params['fail_on_error']:
         module.fail_json(msg='cleanup left things behind: %s' % '; '.join(

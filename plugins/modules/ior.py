@@ -229,6 +229,7 @@ plan:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import payload
 from ansible_collections.lustre.iokit.plugins.module_utils import client_launch
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ior
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import ProcessRecordingRunner, Runner
@@ -277,6 +278,8 @@ def plan_lines(params, plan):
 
 
 def main():
+    # First: a module killed later still leaves a payload directory the cleanup knows is stale.
+    payload.claim()
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     client_launch.run_module(module, option_problems(module.params), ior.IorSurvey, 'ior_path', PARAMETER_NAMES,
                              ENGINE_OPTIONS, Runner, ProcessRecordingRunner, plan_lines)

@@ -131,6 +131,7 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import payload
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.parsers.proc_mounts import parse_proc_mounts
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, NodeStateError
@@ -234,6 +235,8 @@ def describe_modules(loaded, our_modules):
 
 
 def main():
+    # First: a module killed later still leaves a payload directory the cleanup knows is stale.
+    payload.claim()
     module = AnsibleModule(argument_spec=dict(workdir=dict(type='path', default='/tmp/lustre-iokit')),
                            supports_check_mode=True)
     result = {'changed': False, 'lctl_found': False, 'lustre_version': None, 'osts': [], 'mdts': [],

@@ -359,6 +359,7 @@ import socket
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import payload
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
@@ -636,6 +637,8 @@ class ObdfilterSpec(survey_module.ServerSurveySpec):
 
 
 def main():
+    # First: a module killed later still leaves a payload directory the cleanup knows is stale.
+    payload.claim()
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     survey_module.run_server_survey(module, ObdfilterSpec(), Runner, ProcessRecordingRunner)
 

@@ -233,6 +233,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import payload
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import ost
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
@@ -378,6 +379,8 @@ class OstSpec(survey_module.ServerSurveySpec):
 
 
 def main():
+    # First: a module killed later still leaves a payload directory the cleanup knows is stale.
+    payload.claim()
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     survey_module.run_server_survey(module, OstSpec(), Runner, ProcessRecordingRunner)
 

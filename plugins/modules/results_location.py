@@ -21,6 +21,9 @@ description:
     removed in the results directory (created if missing) and in the run's directory when it exists. A file, a
     read-only directory or file system, or an empty value fails here, naming the variable, instead of after a
     survey whose measurement would then be lost.
+  - Outside check mode, also checks that the results directory has room for what the run stores (4 MiB per host of
+    the play, for an envelope and its raw output), and that neither the run's directory nor a host directory in it is a
+    symbolic link leading out of the results directory, which the store would refuse once the surveys had run.
   - Validates the run id, or makes one (UTC time to the second and a random suffix) when none is given. A number,
     null or an unsafe name is refused naming the variable.
   - Register the result as C(iokit_run); a later call in the same playbook run without a run id reuses the run id

@@ -316,6 +316,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import payload
 from ansible_collections.lustre.iokit.plugins.module_utils import adaptive
 from ansible_collections.lustre.iokit.plugins.module_utils import point_budget
 from ansible_collections.lustre.iokit.plugins.module_utils import progress as progress_utils
@@ -495,6 +496,8 @@ class SgpddSpec(survey_module.ServerSurveySpec):
 
 
 def main():
+    # First: a module killed later still leaves a payload directory the cleanup knows is stale.
+    payload.claim()
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     survey_module.run_server_survey(module, SgpddSpec(), Runner)
 

@@ -275,6 +275,7 @@ import socket
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.lustre.iokit.plugins.module_utils import payload
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import stats_collect
 from ansible_collections.lustre.iokit.plugins.module_utils.engines.errors import EngineError
@@ -326,6 +327,8 @@ def sampler_list(manifest_collectors):
 
 
 def main():
+    # First: a module killed later still leaves a payload directory the cleanup knows is stale.
+    payload.claim()
     module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
     fail_on_problems(module, option_problems(params))

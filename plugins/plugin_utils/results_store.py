@@ -62,6 +62,27 @@ def _probe_writable(directory):
     os.unlink(probe)
 
 
+# What one host's result of one survey may take in the store (its envelope and its raw output): the free space the
+# preflight asks of the results directory per host, so that a store does not meet a full file system.
+STORE_ALLOWANCE_PER_HOST = 4 * 1024 * 1024
+
+
+def check_free_space(path, hosts, variable='iokit_results_dir'):
+    """Refuse (ValueError naming ``variable``) a results directory without room for ``hosts`` results."""
+    needed = STORE_ALLOWANCE_PER_HOST * max(1, hosts)
+    try:
+        info = os.statvfs(path)
+    except OSError as exc:
+        raise ValueError('%s: cannot read the free space of %s (%s)' % (variable, path, exc.strerror or exc))
+    free = info.f_bavail * info.f_frsize
+    if free < needed:
+        raise ValueError('%s: %s has %.1f MiB free, and this run stores up to %.0f MiB (%d host(s), %d MiB each): '
+                         'make room or choose another directory'
+                         % (variable, path, free / 1048576.0, needed / 1048576.0, max(1, hosts),
+                            STORE_ALLOWANCE_PER_HOST // 1048576))
+    return free
+
+
 def check_results_dir(path, variable='iokit_results_dir', run_id=None, create=True):
     """Check that the results directory ``path`` (absolute) can take this run's results; raise ValueError naming ``variable``.
 
@@ -77,6 +98,8 @@ def check_results_dir(path, variable='iokit_results_dir', run_id=None, create=Tr
     for directory, name in targets:
         if os.path.lexists(directory) and not os.path.isdir(directory):
             raise ValueError('%s: %s is not a directory' % (name, directory))
+    if run_id is not None:
+        _refuse_links_out(path, targets[1][0], targets[1][1])
     if not create:
         existing = path
         while not os.path.lexists(existing):
@@ -97,6 +120,23 @@ def check_results_dir(path, variable='iokit_results_dir', run_id=None, create=Tr
             except OSError as exc:
                 raise ValueError('%s: cannot write in %s (%s)' % (name, directory, exc.strerror or exc))
     return path
+
+
+def _refuse_links_out(results_dir, run_dir, name):
+    """Refuse, before any node is touched, a run directory or a host directory in it that is a symbolic link
+    leading out of the results directory: the store would refuse it only once the surveys had run (store_directory).
+    """
+    candidates = [run_dir]
+    if os.path.isdir(run_dir) and _is_inside(run_dir, results_dir):
+        try:
+            candidates.extend(os.path.join(run_dir, entry) for entry in sorted(os.listdir(run_dir)))
+        except OSError as exc:
+            raise ValueError('%s: cannot list %s (%s)' % (name, run_dir, exc.strerror or exc))
+    for candidate in candidates:
+        if os.path.islink(candidate) and not _is_inside(candidate, results_dir):
+            raise ValueError('%s: %s is a symbolic link leading out of the results directory %s (to %s): the store '
+                             'does not follow it; remove the link'
+                             % (name, candidate, results_dir, os.path.realpath(candidate)))
 
 
 def envelope_path(results_dir, run_id, host, survey):

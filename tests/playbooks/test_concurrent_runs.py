@@ -12,17 +12,23 @@ condition with a deadline: the survey lock taken, a tree on the MDT, the simulat
 
 from __future__ import annotations
 
+import errno
+import glob
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
 from conftest import ROOT, WAIT_POLL_S, wait_for
 
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import live_runs
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NODE_LOCK_DIR, NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import live_runs as live_runs_in
+from ansible_collections.lustre.iokit.plugins.module_utils.payload import OWNER_FILE
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
 from test_survey_playbooks import ANSIBLE_PLAYBOOK, INVENTORY, LUSTRE_SIM, Cluster
@@ -90,15 +96,23 @@ def node(tmp_path_factory):
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', made.root], check=False, stdout=subprocess.DEVNULL)
 
 
+def live_runs(node):
+    """The node's live survey locks: a simulated node's /run is under its root (node_state.node_lock_dir)."""
+    return live_runs_in(os.path.join(node.root, NODE_LOCK_DIR.lstrip('/')))
+
+
 def holder_of(node, survey, run_id):
-    holder = live_runs(node.workdir).get(survey)
+    holder = live_runs(node).get(survey)
     return holder if holder and holder.get('run_id') == run_id else None
 
 
-@pytest.mark.parametrize('second_run_id', ['conc-b', 'conc-a'], ids=['another-run-id', 'the-same-run-id'])
-def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_run_id):
+@pytest.mark.parametrize('second_run_id, second_workdir', [('conc-b', None), ('conc-c', 'other-work')],
+                         ids=['another-run-id', 'another-workdir'])
+def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_run_id, second_workdir):
     first_id = 'conc-a-%s' % second_run_id
-    second_id = first_id if second_run_id == 'conc-a' else second_run_id
+    second_id = second_run_id
+    # The lock is the node's: a run with a workdir of its own meets it as well (it would load the same OSTs).
+    extra = {'iokit_workdir': os.path.join(os.path.dirname(node.workdir), second_workdir)} if second_workdir else {}
     # The first run's test_brw hangs until the fault is cleared: it is still measuring while the second starts,
     # is refused and runs its own cleanup, however slow the machine is.
     node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
@@ -107,7 +121,7 @@ def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_
         holder = wait_for('the first run to take the lock', lambda: holder_of(node, 'obdfilter', first_id), DEADLINE_S, first)
         echo_clients = wait_for('the first run to attach its two echo clients',
                                 lambda: len(node.echo_clients()) == 2 and node.echo_clients(), DEADLINE_S, first)
-        second = node.run('survey-obdfilter.yml', iokit_run_id=second_id)
+        second = node.run('survey-obdfilter.yml', iokit_run_id=second_id, **extra)
         assert second.returncode != 0
         refusal = 'run %s on host %s, pid %s, started %s' % (first_id, holder['host'], holder['pid'],
                                                              holder['started'])
@@ -129,7 +143,129 @@ def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_
     assert all(test['status'] == 'ok' for record in envelope['records'] for test in record['tests'].values())
     assert node.echo_clients() == [] and node.ost_objects() == []
     assert 'obdecho' not in node.status()['modules']
-    assert live_runs(node.workdir) == {}
+    assert live_runs(node) == {}
+
+
+def test_a_relaunch_of_the_same_run_waits_on_its_own_survey_and_takes_its_result(node):
+    run_id = 'conc-relaunch'
+    # The first launch's test_brw hangs until the fault is cleared: its survey is still measuring when its
+    # controller is killed and the run is launched again (an AWX job cancelled and relaunched).
+    node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
+    first = node.start('survey-obdfilter.yml', iokit_run_id=run_id)
+    second = None
+    try:
+        holder = wait_for('the first launch to take the lock', lambda: holder_of(node, 'obdfilter', run_id), DEADLINE_S,
+                          first)
+        wait_for('the first launch to attach its two echo clients', lambda: len(node.echo_clients()) == 2,
+                 DEADLINE_S, first)
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+        second = node.start('survey-obdfilter.yml', iokit_run_id=run_id)
+        # The relaunch's module records itself before it waits: seen there, it has met the running survey.
+        wait_for('the relaunch to wait on the running survey', lambda: [
+            entry for entry in NodeState(node.workdir).entries('processes', run_id=run_id)
+            if entry.get('module') and entry.get('launch') != holder['launch']], DEADLINE_S, second)
+        assert holder_of(node, 'obdfilter', run_id) == holder and second.poll() is None
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        output, unused = second.communicate(timeout=DEADLINE_S)
+    finally:
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+    assert second.returncode == 0, output[-6000:]
+    envelope = read_envelope(envelope_path(node.results, run_id, 'localhost', 'obdfilter'))
+    assert envelope['status'] == 'ok' and envelope['errors'] == [], envelope['errors']
+    # Both points, measured by the first launch's survey and taken from it, none measured again.
+    assert [record['thr'] for record in envelope['records']] == [2, 4]
+    assert [record['attempt'] for record in envelope['records']] == [1, 1]
+    assert envelope['environment']['waited_for_own_run']['pid'] == holder['pid']
+    assert node.echo_clients() == [] and node.ost_objects() == []
+    assert live_runs(node) == {}
+
+
+def test_a_survey_module_killed_with_sigkill_is_reported_as_such_and_its_leftovers_removed(node):
+    run_id = 'conc-sigkill'
+    node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
+    survey = node.start('survey-obdfilter.yml', iokit_run_id=run_id)
+    try:
+        holder = wait_for('the survey to take its lock', lambda: holder_of(node, 'obdfilter', run_id), DEADLINE_S, survey)
+        wait_for('the survey to attach its two echo clients', lambda: len(node.echo_clients()) == 2, DEADLINE_S, survey)
+        # As the out-of-memory killer would: the module cannot catch it, print its result or tear down.
+        os.kill(holder['pid'], signal.SIGKILL)
+        output, unused = survey.communicate(timeout=DEADLINE_S)
+    finally:
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        if survey.poll() is None:
+            os.killpg(survey.pid, signal.SIGKILL)
+            survey.wait()
+    assert survey.returncode != 0
+    assert ('the obdfilter_survey process on %s was killed (signal 9, SIGKILL'
+            % socket.gethostname().split('.')[0]) in output, output[-6000:]
+    assert 'No start of json char found' not in output
+    # The play's own cleanup removed what the killed module made, and the payload Ansible could not remove.
+    assert node.echo_clients() == [] and node.ost_objects() == []
+    assert payloads_of(holder['pid']) == [] and live_runs(node) == {}
+
+
+@pytest.fixture
+def small_results(node):
+    """A results directory on a file system of its own, 8 MiB: room for the preflight, until a test fills it."""
+    if os.geteuid() != 0:
+        pytest.skip('mounting a small file system needs root')
+    path = os.path.join(node.base, 'small-results')
+    os.makedirs(path, exist_ok=True)
+    subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', path], check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(['umount', path], check=False)
+
+
+def fill(directory):
+    """Write into ``directory`` until its file system is full; the filler's path."""
+    filler = os.path.join(directory, 'filler')
+    with open(filler, 'wb') as handle:
+        try:
+            while True:
+                handle.write(b'\0' * 65536)
+                handle.flush()
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC, exc
+    return filler
+
+
+def test_a_full_results_directory_names_the_path_and_the_node_keeps_the_points(node, small_results):
+    run_id = 'conc-full'
+    node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
+    survey = node.start('survey-obdfilter.yml', iokit_run_id=run_id, iokit_results_dir=small_results)
+    try:
+        wait_for('the survey to take its lock', lambda: holder_of(node, 'obdfilter', run_id), DEADLINE_S, survey)
+        wait_for('the survey to attach its two echo clients', lambda: len(node.echo_clients()) == 2, DEADLINE_S, survey)
+        filler = fill(small_results)
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        output, unused = survey.communicate(timeout=DEADLINE_S)
+    finally:
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        if survey.poll() is None:
+            os.killpg(survey.pid, signal.SIGKILL)
+            survey.wait()
+    assert survey.returncode != 0
+    assert 'results_dir: cannot store %s' % os.path.join(small_results, run_id, 'localhost') in output, output[-6000:]
+    assert 'No space left on device' in output
+    assert not os.path.exists(envelope_path(small_results, run_id, 'localhost', 'obdfilter'))
+    # The node kept both measured points for the rerun, though the run itself completed.
+    points = os.path.join(node.workdir, run_id, 'obdfilter.points.jsonl')
+    with open(points, encoding='utf-8') as handle:
+        assert len([line for line in handle if line.strip()]) == 2
+    assert node.echo_clients() == [] and node.ost_objects() == []
+    os.unlink(filler)
+    rerun = node.run('survey-obdfilter.yml', iokit_run_id=run_id, iokit_results_dir=small_results)
+    assert rerun.returncode == 0, rerun.stdout[-6000:]
+    envelope = read_envelope(envelope_path(small_results, run_id, 'localhost', 'obdfilter'))
+    assert envelope['status'] == 'ok' and [record['thr'] for record in envelope['records']] == [2, 4]
+    assert [record['attempt'] for record in envelope['records']] == [1, 1]  # nothing measured again
 
 
 def test_obdfilter_refuses_a_size_beyond_the_free_space_before_writing(node):
@@ -146,6 +282,19 @@ def test_mds_refuses_a_file_count_beyond_the_free_inodes(node):
     assert 'do not fit testfs-MDT0000, which has' in run.stdout and 'mds_file_count' in run.stdout, \
         run.stdout[-4000:]
     assert node.mdt_tree() == []
+
+
+def payloads_of(pid):
+    """The payload directories in the temporary directory claimed by the module process ``pid`` (payload.py)."""
+    found = []
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), 'ansible_lustre.iokit.*_payload_*')):
+        try:
+            with open(os.path.join(path, OWNER_FILE), encoding='utf-8') as handle:
+                if json.load(handle).get('pid') == pid:
+                    found.append(path)
+        except (OSError, ValueError):
+            continue
+    return found
 
 
 def mdt_files(node):
@@ -184,7 +333,10 @@ def test_cleanup_leaves_the_mdt_empty_after_an_interrupted_mds_survey(node, mome
         if kill_module:
             # Worst case: the module dies without its teardown (its lctl workers live on in their groups).
             os.kill(holder['pid'], signal.SIGKILL)
-            wait_for('the killed module to drop its lock', lambda: live_runs(node.workdir).get('mds') is None, DEADLINE_S)
+            wait_for('the killed module to drop its lock', lambda: live_runs(node).get('mds') is None, DEADLINE_S)
+            # Ansible could not remove the payload it extracted the killed module into: cleanup.yml does.
+            killed_payloads = payloads_of(holder['pid'])
+            assert len(killed_payloads) == 1, killed_payloads
         if fault:
             assert mdt_files(node) > 0  # interrupted with files on the MDT
     finally:
@@ -195,7 +347,9 @@ def test_cleanup_leaves_the_mdt_empty_after_an_interrupted_mds_survey(node, mome
     cleanup = node.run('cleanup.yml', cleanup_run_id=run_id)
     assert cleanup.returncode == 0, cleanup.stdout[-6000:]
     assert node.mdt_entries() == 0, (node.mdt_tree(), cleanup.stdout[-6000:])
-    assert node.echo_clients() == [] and live_runs(node.workdir) == {}
+    if kill_module:
+        assert payloads_of(holder['pid']) == []
+    assert node.echo_clients() == [] and live_runs(node) == {}
     state_file = os.path.join(node.workdir, 'node-state.json')
     if os.path.exists(state_file):  # removed once nothing is left in it
         with open(state_file, encoding='utf-8') as handle:

@@ -138,6 +138,34 @@ def test_a_file_as_results_dir_is_refused_before_any_node_is_touched(node):
     _refused_before_any_node(node, run, 'iokit_results_dir: %s is not a directory' % path)
 
 
+def test_a_host_directory_linked_out_of_the_store_is_refused_before_any_node_is_touched(node):
+    results = os.path.join(node.base, 'results-linked-host')
+    outside = os.path.join(node.base, 'outside-the-store')
+    os.makedirs(os.path.join(results, 'link-1'))
+    os.makedirs(outside)
+    os.symlink(outside, os.path.join(results, 'link-1', 'localhost'))
+    node.touched()
+    run = node.playbook('survey-obdfilter.yml', node.base, iokit_results_dir=results, iokit_run_id='link-1')
+    _refused_before_any_node(node, run, 'iokit_results_dir/link-1: %s is a symbolic link leading out of the '
+                                        'results directory' % os.path.join(results, 'link-1', 'localhost'))
+    assert os.listdir(outside) == []
+
+
+def test_a_results_dir_without_room_is_refused_before_any_node_is_touched(node):
+    if os.geteuid() != 0:
+        pytest.skip('mounting a small file system needs root')
+    path = os.path.join(node.base, 'tiny-results')
+    os.makedirs(path, exist_ok=True)
+    subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', path], check=True)
+    try:
+        node.touched()
+        run = node.playbook('survey-obdfilter.yml', node.base, iokit_results_dir=path, iokit_run_id='tiny-1')
+        _refused_before_any_node(node, run, 'iokit_results_dir: %s has ' % path)
+        assert 'this run stores up to 4 MiB (1 host(s), 4 MiB each)' in run.stdout
+    finally:
+        subprocess.run(['umount', path], check=False)
+
+
 @pytest.fixture
 def read_only_dir(node):
     path = os.path.join(node.base, 'read-only')

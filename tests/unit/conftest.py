@@ -14,6 +14,7 @@ import subprocess
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import node_state
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import Runner
 
 
@@ -62,6 +63,15 @@ class Sim:
 
     def echo_objects(self, target):
         return sorted(glob.glob(os.path.join(self.root, 'targets', target, 'O', 'echo', '*', '*')))
+
+
+@pytest.fixture(autouse=True)
+def node_lock_dir(tmp_path, monkeypatch):
+    """Every test is a node of its own: the node-wide survey locks (node_state.node_lock_dir) under its tmp_path,
+    never the machine's /run, which parallel tests and real runs share."""
+    directory = str(tmp_path / 'node-run-locks')
+    monkeypatch.setattr(node_state, 'node_lock_dir', lambda: directory)
+    return directory
 
 
 @pytest.fixture

@@ -88,6 +88,10 @@ def leftovers(host: str) -> dict:
         'survey processes': survey_processes(host),
         'node-state entries': {k: v for k, v in state.items() if isinstance(v, list) and v},
         'faults': status['faults'],
+        # What Ansible extracted a SIGKILLed module of the collection into (cleanup.yml and the survey plays'
+        # cleanup remove it; a run that ends normally leaves none).
+        'module payloads': on_host(host, 'sh', '-c', 'ls -d "${TMPDIR:-/tmp}"/ansible_lustre.iokit.*_payload_* '
+                                   '2>/dev/null', check=False).stdout.split(),
     }
 
 

@@ -14,6 +14,7 @@ import textwrap
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import node_state as node_state_module
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     NodeState,
@@ -23,6 +24,8 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
     run_tag,
 )
 
+# The real one, before the unit tests' conftest makes every test a node of its own.
+REAL_NODE_LOCK_DIR = node_state_module.node_lock_dir
 COLLECTIONS = os.path.abspath(os.path.join(os.path.dirname(lctl_utils.__file__), '..', '..', '..', '..', '..'))
 
 HOLDER = textwrap.dedent('''
@@ -41,8 +44,8 @@ def holder(tmp_path):
     """Start a process that holds the obdfilter lock under tmp_path for run-a, until its stdin closes."""
     started = []
 
-    def start(run_id='run-a'):
-        process = subprocess.Popen([sys.executable, '-c', HOLDER % COLLECTIONS, str(tmp_path), run_id],
+    def start(run_id='run-a', directory=None):
+        process = subprocess.Popen([sys.executable, '-c', HOLDER % COLLECTIONS, directory or str(tmp_path), run_id],
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, universal_newlines=True)
         assert process.stdout.readline().strip() == 'held'
         started.append(process)
@@ -63,6 +66,9 @@ def test_a_second_start_is_refused_naming_the_holder(tmp_path, holder):
     # The same run id is refused too: only the lock says who runs, not the run id.
     with pytest.raises(SurveyLockHeld):
         SurveyLock(str(tmp_path), 'obdfilter').acquire({'run_id': 'run-a', 'host': 'oss1'})
+    # Waiting is the caller's choice: told to stop, it is refused as well.
+    with pytest.raises(SurveyLockHeld):
+        SurveyLock(str(tmp_path), 'obdfilter').acquire_when_free({'run_id': 'run-a'}, lambda holder: False)
     # Another survey's lock is another lock.
     other = SurveyLock(str(tmp_path), 'mds')
     assert other.acquire({'run_id': 'run-b'}) is None
@@ -84,8 +90,8 @@ def test_a_killed_holder_frees_the_lock_and_leaves_its_record(tmp_path, holder):
     assert SurveyLock(str(tmp_path), 'obdfilter').acquire({'run_id': 'run-c'}) is None
 
 
-def test_a_cleanup_without_run_id_leaves_a_live_runs_records(tmp_path, holder):
-    holder('run-a')
+def test_a_cleanup_without_run_id_leaves_a_live_runs_records(tmp_path, holder, node_lock_dir):
+    holder('run-a', directory=node_lock_dir)
     state = NodeState(str(tmp_path), launch='l-1')
     state.record('paths', 'run-a', path=str(tmp_path / 'run-a'))
     state.record('paths', 'run-z', path=str(tmp_path / 'run-z'))
@@ -118,16 +124,57 @@ def test_run_tags_are_short_and_names_fit_the_uuid_limit():
     assert 'under 40 bytes' in lctl_utils.name_problem(lctl_utils.echo_client_name('a' * 40))
 
 
-def test_a_cleanup_with_nothing_left_removes_the_free_locks_and_the_workdir_it_made(tmp_path, holder):
+def test_a_cleanup_with_nothing_left_removes_the_free_locks_and_the_workdir_it_made(tmp_path, node_lock_dir):
     workdir = str(tmp_path / 'work')
     state = NodeState(workdir)
     state.record('paths', None, path=workdir, remove='empty_dir')
-    lock = SurveyLock(workdir, 'mds')
-    lock.acquire({'run_id': 'run-a'})
+    lock = SurveyLock(None, 'mds')
+    lock.acquire({'run_id': 'run-a', 'workdir': workdir})
     lock.release()
+    # A killed run of another workdir: its record stays for the next survey to remove what it left.
+    other = SurveyLock(None, 'obdfilter')
+    other.acquire({'run_id': 'run-k', 'workdir': str(tmp_path / 'other-work')})
+    os.close(other._fd)  # pylint: disable=protected-access
+    # A lock directory of the former layout, inside the workdir.
+    legacy = SurveyLock(os.path.join(workdir, 'locks'), 'mds')
+    legacy.acquire({'run_id': 'run-old'})
+    legacy.release()
     report = Cleanup(None, NodeState(workdir), include_iokit_leftovers=False, unload_modules=False).run()
     assert report['errors'] == [] and not os.path.exists(workdir)
+    assert sorted(os.listdir(node_lock_dir)) == ['obdfilter.lock']
     # A lock file unlinked under a survey about to take it: the survey takes the new file instead.
-    again = SurveyLock(workdir, 'mds')
+    again = SurveyLock(None, 'mds')
     assert again.acquire({'run_id': 'run-b'}) is None and again.holder()['run_id'] == 'run-b'
     again.release()
+
+
+def test_the_lock_is_the_nodes_whatever_the_workdir(tmp_path, monkeypatch):
+    """Two runs with different workdirs on one node meet at one lock; two simulated nodes do not."""
+    monkeypatch.setattr(node_state_module, 'node_lock_dir', REAL_NODE_LOCK_DIR)
+    monkeypatch.setenv('LUSTRE_SIM_ROOT', str(tmp_path / 'node-a'))
+    first = SurveyLock(None, 'obdfilter')
+    first.acquire({'run_id': 'run-a', 'workdir': str(tmp_path / 'work-1')})
+    try:
+        assert first.path == str(tmp_path / 'node-a' / 'run' / 'lustre-iokit' / 'locks' / 'obdfilter.lock')
+        with pytest.raises(SurveyLockHeld) as refused:
+            SurveyLock(None, 'obdfilter').acquire({'run_id': 'run-b', 'workdir': str(tmp_path / 'work-2')})
+        assert 'run run-a' in str(refused.value)
+        assert live_runs()['obdfilter']['workdir'] == str(tmp_path / 'work-1')
+        monkeypatch.setenv('LUSTRE_SIM_ROOT', str(tmp_path / 'node-b'))
+        elsewhere = SurveyLock(None, 'obdfilter')
+        assert elsewhere.acquire({'run_id': 'run-b'}) is None
+        elsewhere.release()
+    finally:
+        first.release()
+    monkeypatch.delenv('LUSTRE_SIM_ROOT')
+    if os.geteuid() == 0:
+        assert REAL_NODE_LOCK_DIR() == '/run/lustre-iokit/locks'
+
+
+def test_a_planted_lock_directory_is_refused(tmp_path, node_lock_dir):
+    os.makedirs(str(tmp_path / 'elsewhere'))
+    os.symlink(str(tmp_path / 'elsewhere'), node_lock_dir)
+    with pytest.raises(OSError) as refused:
+        SurveyLock(None, 'obdfilter').acquire({'run_id': 'run-a'})
+    assert 'symbolic link' in str(refused.value)
+    assert os.listdir(str(tmp_path / 'elsewhere')) == []

@@ -88,6 +88,27 @@ def test_a_running_job_is_not_finished_after_the_wait_and_its_file_stays(tmp_pat
     assert os.path.exists(job)
 
 
+# What ansible-core's async wrapper writes when the module's process printed nothing (it was SIGKILLed).
+WRAPPER_TRACEBACK = ('Traceback (most recent call last):\n  File "async_wrapper.py", line 166, in _run_module\n'
+                     'ValueError: No start of json char found\n')
+
+
+def test_a_module_killed_without_a_result_is_named_not_the_wrappers_traceback(tmp_path, run_module):
+    job = str(tmp_path / 'j2.42')
+    write_job(job, {'failed': True, 'cmd': '/root/.ansible/tmp/ansible-tmp-1/AnsiballZ_mds_survey.py', 'data': '',
+                    'stderr': '', 'msg': WRAPPER_TRACEBACK, 'ansible_job_id': 'j2.42'})
+    result = run_module(results_file=job, wait_s=5)
+    assert result['finished'] is True and result['killed'] is True
+    assert result['msg'].startswith('the mds_survey process on ')
+    assert 'was killed (signal 9, SIGKILL' in result['msg'] and 'No start of json' not in str(result)
+    assert result['job']['msg'] == result['msg']
+    # A module that died printing a traceback of its own is quoted instead.
+    write_job(job, {'failed': True, 'cmd': 'AnsiballZ_mds_survey.py', 'data': '', 'msg': WRAPPER_TRACEBACK,
+                    'stderr': 'Traceback (most recent call last):\nKeyboardInterrupt\n'})
+    result = run_module(results_file=job, wait_s=5)
+    assert result['msg'].endswith('ended without writing its result: KeyboardInterrupt')
+
+
 def test_a_job_killed_by_its_async_limit_is_finished_with_the_wrappers_message(tmp_path, run_module):
     job = str(tmp_path / 'j1.42')
     write_job(job, {'msg': 'Timeout exceeded', 'failed': True, 'child_pid': 4242})

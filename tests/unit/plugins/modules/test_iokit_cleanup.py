@@ -461,7 +461,7 @@ def test_module_end_to_end_is_idempotent_and_check_mode_safe(run_module, sim, st
     second = run_module(args)
     assert second['changed'] is False and second['removed'] == {
         'processes': [], 'slurm_jobs': [], 'echo_clients': [], 'lst_sessions': [], 'params': [], 'loop_devices': [], 'paths': [],
-        'modules': []}
+        'modules': [], 'module_payloads': []}
 
 
 def test_module_fails_naming_what_is_left_unless_told_not_to(run_module, sim, state):

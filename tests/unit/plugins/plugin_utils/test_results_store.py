@@ -276,6 +276,21 @@ def test_write_envelope_does_not_follow_a_host_link_out_of_the_store(tmp_path):
     assert os.listdir(outside) == []
 
 
+def test_the_preflight_refuses_a_host_or_run_link_out_of_the_store(tmp_path):
+    results_dir, outside = _host_link_out(tmp_path)
+    with pytest.raises(ValueError) as excinfo:
+        results_store.check_results_dir(results_dir, run_id=RUN)
+    assert str(excinfo.value).startswith('iokit_results_dir/%s: %s is a symbolic link leading out'
+                                         % (RUN, os.path.join(results_dir, RUN, 'oss2')))
+    os.unlink(os.path.join(results_dir, RUN, 'oss2'))
+    os.rmdir(os.path.join(results_dir, RUN))
+    os.symlink(outside, os.path.join(results_dir, RUN))
+    with pytest.raises(ValueError) as excinfo:
+        results_store.check_results_dir(results_dir, run_id=RUN, create=False)
+    assert 'is a symbolic link leading out' in str(excinfo.value)
+    assert os.listdir(outside) == []
+
+
 def test_list_envelopes_does_not_read_through_a_host_link_out_of_the_store(tmp_path):
     results_dir, outside = _host_link_out(tmp_path)
     results_store.write_json_atomic(os.path.join(outside, 'obdfilter.json'), make_envelope(run_id=RUN, host='oss2'))
