@@ -428,35 +428,105 @@ def _judge(settings: Settings, current_run: t.Any, current_finished: t.Any, curr
     order = sorted((run_id for run_id in before_by_run if run_id in usable and before_by_run[run_id]),
                    key=lambda run_id: (_sort_time(before_finished[run_id]), str(run_id)), reverse=True)
 
-    judged: dict = {}
-    not_judged: dict = {}
-    for key, value in now.items():
-        history = [(run_id, before_by_run[run_id][key]) for run_id in order if key in before_by_run[run_id]]
-        if not history:
-            not_judged[key[0]] = not_judged.get(key[0], 0) + 1
-            continue
-        history = history[:settings.runs]
-        item = judge_value(value, [earlier_value for _run, earlier_value in history], describe[key]['direction'],
-                           settings)
-        item['history'] = history
-        judged[key] = item
-
-    findings = _findings(judged, describe)
+    regressed, groups, not_judged = _judge_values(now, before_by_run, order, describe, settings)
+    findings = _findings(regressed, groups, describe)
     return {
         'run_id': current_run,
         'finished': current_finished,
         'settings': settings._asdict(),
         'findings': [finding for finding, _key in findings],
-        'components': _vs_history(judged, describe),
-        'series': [_series(finding, judged[key]['history'], before_finished, current_run, current_finished)
+        'components': _vs_history(groups, describe),
+        'series': [_series(finding, regressed[key]['history'], before_finished, current_run, current_finished)
                    for finding, key in findings],
         'fleet_series': _fleet_series(now, before_by_run, order, describe, before_finished, current_run,
                                       current_finished, settings),
         'incomparable_runs': incomparable,
-        'judged': _judged_components(judged),
+        'judged': _judged_components(groups),
         'not_judged': [{'survey': survey, 'values': count} for survey, count in sorted(not_judged.items())],
         'regressions': sum(len(finding['regressed']) for finding, _key in findings),
     }
+
+
+class _Group:
+    """What the judgment keeps of one component, survey and metric (``_metric_key``) over its judged points: enough
+    for its "vs history" line, its JUnit case and its finding, without a record per point (a thousand OSS make a
+    million points)."""
+
+    __slots__ = ('lower', 'peak_key', 'peak', 'history_peak', 'statuses', 'runs', 'points', 'regressed', 'worst',
+                 'worst_key', 'used')
+
+    def __init__(self, key: Key, direction: str) -> None:
+        # The group's direction is its first point's, as its first point's describe() says.
+        self.lower = direction == LOWER
+        self.peak_key = key
+        self.peak = None
+        self.history_peak = None
+        self.statuses: set = set()
+        self.runs = 0
+        self.points = 0
+        self.regressed = 0
+        self.worst = None
+        self.worst_key = None
+        self.used: set = set()  # tuples of the run ids each point was judged against
+
+
+def _judge_values(now: dict, before_by_run: dict, order: list, describe: dict,
+                  settings: Settings) -> tuple[dict, dict, dict]:
+    """Every value of ``now`` against its newest comparable earlier values, in one pass:
+    ``({Key: judge_value's item with 'history'} of the regressions, {metric key: _Group}, {survey: values not
+    judged})``.  A point that is not a regression is judged by judge_value's very arithmetic, inlined, and its MAD
+    only computed when the change is large enough for the band to matter."""
+    befores = [(run_id, before_by_run[run_id]) for run_id in order]
+    limit, mad_k, min_change = settings.runs, settings.mad_k, settings.min_change_pct
+    regressed: dict = {}
+    groups: dict = {}
+    not_judged: dict = {}
+    median = _median
+    for key, value in now.items():
+        history = []
+        for run_id, values in befores:
+            earlier_value = values.get(key)
+            if earlier_value is not None:
+                history.append((run_id, earlier_value))
+                if len(history) == limit:
+                    break
+        if not history:
+            not_judged[key[0]] = not_judged.get(key[0], 0) + 1
+            continue
+        direction = describe[key]['direction']
+        earlier = [earlier_value for _run, earlier_value in history]
+        baseline = earlier[0] if len(earlier) == 1 else median(earlier)
+        status = WITHIN
+        if baseline:
+            change_pct = 100.0 * (value - baseline) / baseline
+            worse = change_pct if direction == LOWER else -change_pct
+            if worse >= min_change or -worse >= min_change:
+                spread = mad_k * (MAD_TO_SIGMA * median([abs(item - baseline) for item in earlier]))
+                if abs(value - baseline) > spread:
+                    status = REGRESSION if worse >= min_change else IMPROVEMENT
+        metric_key = (key[2], key[3], key[0], key[4])
+        group = groups.get(metric_key)
+        if group is None:
+            group = groups[metric_key] = _Group(key, direction)
+        group.points += 1
+        group.statuses.add(status)
+        group.used.add(tuple(run_id for run_id, _value in history))
+        if len(history) > group.runs:
+            group.runs = len(history)
+        if group.peak is None or (value < group.peak if group.lower else value > group.peak):
+            group.peak, group.peak_key = value, key
+        if group.history_peak is None or (baseline < group.history_peak if group.lower
+                                          else baseline > group.history_peak):
+            group.history_peak = baseline
+        if status == REGRESSION:
+            item = judge_value(value, earlier, direction, settings)
+            item['history'] = history
+            regressed[key] = item
+            group.regressed += 1
+            loss = loss_pct(item['change_pct'], direction)
+            if group.worst is None or loss > group.worst:
+                group.worst, group.worst_key = loss, key
+    return regressed, groups, not_judged
 
 
 def _entry(key: Key, item: dict, describe: dict) -> dict:
@@ -475,36 +545,27 @@ def _metric_key(key: Key) -> tuple:
     return (key[2], key[3], key[0], key[4])
 
 
-def _findings(judged: dict, describe: dict) -> list[tuple[dict, Key]]:
+def _findings(regressed: dict, groups: dict, describe: dict) -> list[tuple[dict, Key]]:
     """One finding per component that regressed, worst first, each with the key of its headline.
 
     A component is its kind and id, whatever survey measured it: an OST slower in obdfilter and in ost-survey is
     one finding.  Its headline is the metric and point it lost most at; ``regressed`` has one entry per survey and
     metric that regressed (the worst point of each), worst first.
     """
-    worst: dict = {}
-    counts: dict = {}
-    for key, item in judged.items():
-        metric_key = _metric_key(key)
-        count = counts.setdefault(metric_key, [0, 0])
-        count[1] += 1
-        if item['status'] != REGRESSION:
-            continue
-        count[0] += 1
-        loss = loss_pct(item['change_pct'], describe[key]['direction'])
-        if metric_key not in worst or loss > worst[metric_key][0]:
-            worst[metric_key] = (loss, key)
     by_component: dict = {}
-    for metric_key, (loss, key) in worst.items():
-        entry = _entry(key, judged[key], describe)
-        entry['regressed_points'], entry['judged_points'] = counts[metric_key]
-        entry['loss_pct'] = loss
+    for metric_key, group in groups.items():
+        if group.worst_key is None:
+            continue
+        key = group.worst_key
+        entry = _entry(key, regressed[key], describe)
+        entry['regressed_points'], entry['judged_points'] = group.regressed, group.points
+        entry['loss_pct'] = group.worst
         by_component.setdefault(metric_key[:2], []).append((entry, key))
     result = []
-    for regressed in by_component.values():
-        regressed.sort(key=lambda pair: (-pair[0]['loss_pct'], pair[0]['survey'], pair[0]['metric']))
-        headline, key = regressed[0]
-        result.append((dict(headline, kind=REGRESSION, regressed=[entry for entry, _key in regressed]), key))
+    for found in by_component.values():
+        found.sort(key=lambda pair: (-pair[0]['loss_pct'], pair[0]['survey'], pair[0]['metric']))
+        headline, key = found[0]
+        result.append((dict(headline, kind=REGRESSION, regressed=[entry for entry, _key in found]), key))
     result.sort(key=lambda pair: (-pair[0]['loss_pct'], pair[0]['component_kind'], pair[0]['component_id']))
     return result
 
@@ -522,38 +583,29 @@ def finding_text(entry: dict) -> str:
                 entry.get('judged_points', 1), 's' if len(runs) > 1 else '', ', '.join(runs)))
 
 
-def _vs_history(judged: dict, describe: dict) -> list[dict]:
+def _vs_history(groups: dict, describe: dict) -> list[dict]:
     """Per component, survey and metric: its best value against the best of its baselines, at the points judged."""
-    grouped: dict = {}
-    for key, item in judged.items():
-        grouped.setdefault(_metric_key(key), []).append((key, item))
     rows = []
-    for (kind, component_id, survey, metric), items in sorted(grouped.items(), key=lambda pair: str(pair[0])):
-        direction = describe[items[0][0]]['direction']
-        best = min if direction == LOWER else max
-        peak_key, peak = best(items, key=lambda pair: pair[1]['value'])
-        history_peak = best(item['baseline'] for _key, item in items)
-        change_pct = 100.0 * (peak['value'] - history_peak) / history_peak if history_peak else None
-        statuses = {item['status'] for _key, item in items}
-        about = describe[peak_key]
+    for (kind, component_id, survey, metric), group in sorted(groups.items(), key=lambda pair: str(pair[0])):
+        history_peak = group.history_peak
+        change_pct = 100.0 * (group.peak - history_peak) / history_peak if history_peak else None
+        about = describe[group.peak_key]
+        statuses = group.statuses
         rows.append({'component_kind': kind, 'component_id': component_id, 'survey': survey, 'metric': metric,
-                     'unit': about['unit'], 'direction': direction, 'host': about['host'], 'target': about['target'],
-                     'peak': peak['value'], 'history_peak': history_peak, 'change_pct': change_pct,
-                     'runs': max(len(item['history']) for _key, item in items),
+                     'unit': about['unit'], 'direction': LOWER if group.lower else HIGHER, 'host': about['host'],
+                     'target': about['target'], 'peak': group.peak, 'history_peak': history_peak,
+                     'change_pct': change_pct, 'runs': group.runs,
                      'status': REGRESSION if REGRESSION in statuses else (
                          IMPROVEMENT if IMPROVEMENT in statuses else WITHIN)})
     return rows
 
 
-def _judged_components(judged: dict) -> list[dict]:
+def _judged_components(groups: dict) -> list[dict]:
     """Per component, survey and metric judged: how many points, how many regressed, and the runs used."""
-    grouped: dict = {}
-    for key, item in judged.items():
-        grouped.setdefault(_metric_key(key), []).append(item)
     return [{'component_kind': kind, 'component_id': component_id, 'survey': survey, 'metric': metric,
-             'points': len(items), 'regressed_points': sum(item['status'] == REGRESSION for item in items),
-             'runs': sorted({run_id for item in items for run_id, _value in item['history']}, key=str)}
-            for (kind, component_id, survey, metric), items in sorted(grouped.items(), key=lambda pair: str(pair[0]))]
+             'points': group.points, 'regressed_points': group.regressed,
+             'runs': sorted({run_id for used in group.used for run_id in used}, key=str)}
+            for (kind, component_id, survey, metric), group in sorted(groups.items(), key=lambda pair: str(pair[0]))]
 
 
 def _series(about: dict, history: list, before_finished: dict, current_run: t.Any, current_finished: t.Any) -> dict:
