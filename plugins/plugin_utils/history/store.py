@@ -782,8 +782,8 @@ class History:
             {'run_id', 'finished', 'hashes': {survey: params_hash},
              'series': {series id: (survey, component_kind, component_id, metric, unit, direction, point JSON,
                                     host, target)},
-             'current': {series id: [value, ...]},
-             'earlier': [{'run_id', 'finished', 'survey', 'params_hash', 'values': {series id: [value, ...]}}],
+             'current': {series id: value, or [value, ...] when the run has several (iterations)},
+             'earlier': [{'run_id', 'finished', 'survey', 'params_hash', 'values': {series id: value or [...]}}],
              'other_runs': [{run_id, finished, survey, params_hash}]}
 
         The same samples as ``judging_rows``, but a sample is read as its envelope, series and value only, and what a
@@ -802,20 +802,20 @@ class History:
             return query('SELECT id, survey, host FROM envelopes WHERE run_id = ? AND survey = ? ORDER BY id',
                          (run, survey))
 
-        def values_of(envelope_ids: list, wanted: t.Container | None) -> dict:
-            # series id -> its values, in the order of the envelopes and of their samples (the primary key's)
-            values: dict = {}
-            get = values.get
+        def values_of(envelope_ids: list, wanted: dict) -> dict:
+            # series id -> its value, or its values when the run measured it more than once (iterations); only the
+            # series in ``wanted``.  Built by dict() in C when every series has one value, as a run's usually does.
+            rows: list = []
             for chunk in chunks(envelope_ids):
-                for series_id, value in query('SELECT series_id, value FROM samples WHERE envelope_id IN (%s) '
-                                              'ORDER BY envelope_id, seq' % ', '.join('?' * len(chunk)), chunk):
-                    if wanted is not None and series_id not in wanted:
-                        continue
-                    known = get(series_id)
-                    if known is None:
-                        values[series_id] = [value]
-                    else:
-                        known.append(value)
+                rows.extend(query('SELECT series_id, value FROM samples WHERE envelope_id IN (%s)'
+                                  % ', '.join('?' * len(chunk)), chunk))
+            values = dict(rows)
+            if len(values) != len(rows):
+                values = {}
+                for series_id, value in rows:
+                    _add_value(values, series_id, value)
+            for series_id in values.keys() - wanted.keys():
+                del values[series_id]
             return values
 
         def read():
@@ -827,12 +827,8 @@ class History:
             for envelope_id, survey, host in current_envelopes:
                 for series_id, value in query('SELECT series_id, value FROM samples WHERE envelope_id = ? '
                                               'ORDER BY seq', (envelope_id,)):
-                    known = current.get(series_id)
-                    if known is None:
-                        current[series_id] = [value]
+                    if _add_value(current, series_id, value):
                         first[series_id] = (envelope_id, host)
-                    else:
-                        known.append(value)
             targets: dict = {}
             ids = [envelope_id for envelope_id, _survey, _host in current_envelopes]
             for chunk in chunks(ids):
@@ -901,3 +897,16 @@ class History:
             result[name] = Comparable(name, wanted_hash, [records[run] for run in same],
                                       [records[run] for run in other])
         return result
+
+
+def _add_value(values: dict, series_id: t.Any, value: float) -> bool:
+    """Adds a value of a series to ``{series id: value, or [values] from the second on}``; True when it is the first."""
+    known = values.get(series_id)
+    if known is None:
+        values[series_id] = value
+        return True
+    if known.__class__ is list:
+        known.append(value)
+    else:
+        values[series_id] = [known, value]
+    return False

@@ -49,7 +49,7 @@ import datetime
 import decimal
 import json
 import math
-import statistics
+import operator
 import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import make_point, point_label
@@ -324,8 +324,8 @@ def judge_history_values(data: dict, runs: int = DEFAULT_RUNS, mad_k: float = DE
 
         {'run_id', 'finished', 'hashes': {survey: params_hash},
          'series': {series id: (survey, component_kind, component_id, metric, unit, direction, point, host, target)},
-         'current': {series id: [value, ...]},
-         'earlier': [{'run_id', 'finished', 'survey', 'params_hash', 'values': {series id: [value, ...]}}],
+         'current': {series id: value, or a list of values when the run has several (iterations)},
+         'earlier': [{'run_id', 'finished', 'survey', 'params_hash', 'values': {series id: value or [value, ...]}}],
          'other_runs': [{run_id, finished, survey, params_hash}]}
 
     The same judgment as ``judge_history`` of the same samples as rows: a series (one component, metric and sweep
@@ -350,7 +350,11 @@ def judge_history_values(data: dict, runs: int = DEFAULT_RUNS, mad_k: float = DE
     except (TypeError, ValueError) as exc:
         raise ValueError('unusable history series: %s' % exc) from exc
     current_run = data.get('run_id')
-    now = _series_medians(data.get('current') or {}, key_of, None)
+    current_values = data.get('current') or {}
+    # only the series the run measured are judged, and only they are read from the earlier runs
+    key_of = {series_id: key for series_id, key in key_of.items() if series_id in current_values}
+    one_key_per_series = len(set(key_of.values())) == len(key_of)
+    now = _series_medians(current_values, key_of, one_key_per_series)
     current_hashes: dict = {}
     if now:
         for key in now:
@@ -365,41 +369,44 @@ def judge_history_values(data: dict, runs: int = DEFAULT_RUNS, mad_k: float = DE
         run['hashes'].setdefault(survey, set()).add(params_hash)
         # a series of an earlier run counts only under the survey variables of this run (as judge_history's keys)
         same = hashes.get(survey) == params_hash
-        before_by_run.setdefault(run_id, {}).update(_series_medians(item['values'], key_of, now) if same else {})
+        before_by_run.setdefault(run_id, {}).update(
+            _series_medians(item['values'], key_of, one_key_per_series) if same else {})
     return _judge(settings, current_run, data.get('finished') if now else None, current_hashes, now, describe,
                   before_by_run, earlier, data.get('other_runs'))
 
 
-def _series_medians(values_by_series: dict, key_of: dict, keep: dict | None) -> dict:
-    """``{Key: median of the values}`` of one run's series (values merged when two series make one key)."""
-    merged: dict = {}
+def _series_medians(values_by_series: dict, key_of: dict, one_key_per_series: bool) -> dict:
+    """``{Key: median of the values}`` of one run's series in ``key_of`` (values merged when two series make one
+    key); ValueError when a value is not a finite number."""
     try:
-        for series_id, values in values_by_series.items():
-            key = key_of.get(series_id)
-            if key is None or (keep is not None and key not in keep):
-                continue
-            known = merged.get(key)
-            if known is None:
-                merged[key] = values
-            else:
-                merged[key] = known + values
-        result = {}
-        for key, values in merged.items():
-            if len(values) == 1:
-                value = values[0]
-                if value.__class__ is not float:
-                    value = _as_float(value)
+        if not one_key_per_series:
+            merged: dict = {}
+            for series_id, values in values_by_series.items():
+                key = key_of.get(series_id)
+                if key is not None:
+                    merged[key] = merged.get(key, []) + (values if values.__class__ is list else [values])
+            return {key: _checked_median(values) for key, values in merged.items()}
+        # A series has one value per run but for repeated iterations: one comprehension, then the values checked
+        # in bulk (a type set and a sum) rather than one by one.
+        result = {key_of[series_id]: _checked_median(values) if values.__class__ is list else values
+                  for series_id, values in values_by_series.items() if series_id in key_of}
+        if set(map(type, result.values())) - {float}:
+            result = {key: value if value.__class__ is float else _as_float(value) for key, value in result.items()}
+        if not math.isfinite(sum(result.values())):
+            # a NaN or an infinity, or only finite values whose sum overflows
+            for value in result.values():
                 if not math.isfinite(value):
                     raise ValueError('value is not a finite number')
-            else:
-                values = [value if value.__class__ is float else _as_float(value) for value in values]
-                if not all(map(math.isfinite, values)):
-                    raise ValueError('value is not a finite number')
-                value = _median(values)
-            result[key] = value
+        return result
     except (TypeError, ValueError) as exc:
         raise ValueError('unusable history value: %s' % exc) from exc
-    return result
+
+
+def _checked_median(values: t.Sequence) -> float:
+    values = [value if value.__class__ is float else _as_float(value) for value in values]
+    if not values or not all(map(math.isfinite, values)):
+        raise ValueError('value is not a finite number')
+    return _median(values)
 
 
 def _median(values: list) -> float:
@@ -476,25 +483,31 @@ def _judge_values(now: dict, before_by_run: dict, order: list, describe: dict,
     ``({Key: judge_value's item with 'history'} of the regressions, {metric key: _Group}, {survey: values not
     judged})``.  A point that is not a regression is judged by judge_value's very arithmetic, inlined, and its MAD
     only computed when the change is large enough for the band to matter."""
-    befores = [(run_id, before_by_run[run_id]) for run_id in order]
     limit, mad_k, min_change = settings.runs, settings.mad_k, settings.min_change_pct
     regressed: dict = {}
     groups: dict = {}
     not_judged: dict = {}
     median = _median
-    for key, value in now.items():
-        history = []
-        for run_id, values in befores:
-            earlier_value = values.get(key)
-            if earlier_value is not None:
-                history.append((run_id, earlier_value))
-                if len(history) == limit:
-                    break
-        if not history:
-            not_judged[key[0]] = not_judged.get(key[0], 0) + 1
-            continue
+    keys = list(now)
+    # One column per earlier run (newest first), its value of each key or None, looked up in C: a row of them is a
+    # key's history, the first ``limit`` runs of it when none is missing (the common case).
+    columns = [list(map(before_by_run[run_id].get, keys)) for run_id in order]
+    newest = tuple(order[:limit])
+    cut = len(order) > limit
+    rows = zip(*columns) if columns else iter(((),) * len(keys))
+    for key, value, row in zip(keys, now.values(), rows):
+        head = row[:limit] if cut else row
+        if not head or None in head:
+            history = [(run_id, earlier_value) for run_id, earlier_value in zip(order, row)
+                       if earlier_value is not None][:limit]
+            if not history:
+                not_judged[key[0]] = not_judged.get(key[0], 0) + 1
+                continue
+            earlier = [earlier_value for _run, earlier_value in history]
+            used = tuple(run_id for run_id, _value in history)
+        else:
+            earlier, used, history = list(head), newest, None
         direction = describe[key]['direction']
-        earlier = [earlier_value for _run, earlier_value in history]
         baseline = earlier[0] if len(earlier) == 1 else median(earlier)
         status = WITHIN
         if baseline:
@@ -510,9 +523,9 @@ def _judge_values(now: dict, before_by_run: dict, order: list, describe: dict,
             group = groups[metric_key] = _Group(key, direction)
         group.points += 1
         group.statuses.add(status)
-        group.used.add(tuple(run_id for run_id, _value in history))
-        if len(history) > group.runs:
-            group.runs = len(history)
+        group.used.add(used)
+        if len(earlier) > group.runs:
+            group.runs = len(earlier)
         if group.peak is None or (value < group.peak if group.lower else value > group.peak):
             group.peak, group.peak_key = value, key
         if group.history_peak is None or (baseline < group.history_peak if group.lower
@@ -520,7 +533,7 @@ def _judge_values(now: dict, before_by_run: dict, order: list, describe: dict,
             group.history_peak = baseline
         if status == REGRESSION:
             item = judge_value(value, earlier, direction, settings)
-            item['history'] = history
+            item['history'] = history if history is not None else list(zip(used, earlier))
             regressed[key] = item
             group.regressed += 1
             loss = loss_pct(item['change_pct'], direction)
@@ -628,16 +641,25 @@ def _fleet_series(now: dict, before_by_run: dict, order: list, describe: dict, b
     group_of = {key: ((key[0], key[4], key[2], key[1]), key[3]) for key in now}
     lower = {group_of[key][0] for key in now if describe[key]['direction'] == LOWER}
 
+    # (group, component) -> its points' keys, fetched from a run at once (a C-level itemgetter) rather than one by one
+    members: dict = {}
+    for key in now:
+        members.setdefault(group_of[key], []).append(key)
+    getters = [(group, group in lower, operator.itemgetter(*keys) if len(keys) > 1 else None, keys)
+               for (group, _component), keys in members.items()]
+
     def fleet_peaks(values: dict) -> dict:
-        # group -> component -> its best value at the points of this run; one pass over the run's values
+        # group -> the best value of each of its components at the points of this run
         peaks: dict = {}
-        for key, value in values.items():
-            group, component = group_of[key]
-            best = peaks.setdefault(group, {})
-            known = best.get(component)
-            if known is None or (value < known if group in lower else value > known):
-                best[component] = value
-        return {group: _median(components.values()) for group, components in peaks.items()}
+        for group, is_lower, getter, keys in getters:
+            try:
+                found = getter(values) if getter is not None else (values[keys[0]],)
+            except KeyError:
+                found = [values[key] for key in keys if key in values]
+                if not found:
+                    continue
+            peaks.setdefault(group, []).append(min(found) if is_lower else max(found))
+        return {group: _median(components) for group, components in peaks.items()}
 
     now_peaks = fleet_peaks(now)
     before_peaks = [(run_id, fleet_peaks(before_by_run[run_id])) for run_id in order]
