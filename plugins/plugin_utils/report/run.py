@@ -141,8 +141,8 @@ def build_report(run: RunData, options: dict | None = None, acceptance_criteria:
     ``acceptance_criteria`` are the criteria to check (criteria.effective_criteria), None for no verdict;
     ``nid_owners`` and ``ost_luns`` link the layers of the diagnosis (diagnosis.diagnose_components);
     ``history`` is ``{'current': rows, 'earlier': rows, 'settings': {runs, mad_k, min_change_pct}}`` (rows in
-    history_judge's shape; optionally ``other_runs``), or History.judging_values' mapping with ``settings``, to judge every component against its own earlier runs, or
-    None.  A judged history always gives a verdict: a regression must be able to fail the run.
+    history_judge's shape; optionally ``other_runs``), or History.judging_values' mapping with ``settings``, to
+    judge every component against its own earlier runs, or None.  A judged history always gives a verdict: a regression must be able to fail the run.
     """
     opts = dict(DEFAULT_OPTIONS, **{k: v for k, v in (options or {}).items() if v is not None})
     table = analysis.PointTable(run.samples)

@@ -255,7 +255,10 @@ def compact(current, earlier, other_runs=()):
                 'run_id': item['run_id'], 'finished': item['finished'], 'survey': item['survey'],
                 'params_hash': item['params_hash'], 'values': {}})
             run['values'].setdefault(name, []).append(item['value'])
-    single = lambda by_series: {name: found[0] if len(found) == 1 else found for name, found in by_series.items()}
+
+    def single(by_series):
+        return {name: found[0] if len(found) == 1 else found for name, found in by_series.items()}
+
     for run in by_run.values():
         run['values'] = single(run['values'])
     return {'run_id': current[0]['run_id'] if current else None, 'finished': current[0]['finished'] if current else None,
