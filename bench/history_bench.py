@@ -7,9 +7,11 @@
 Each run is report_bench.make_run's fleet (N OSS with 8 OSTs and 8 LUNs, the full default obdfilter and sgpdd sweeps,
 two MDS, ost-survey and LNet), under its own run id, finished a day after the previous one.  Measured per database:
 recording one run (History.record_run, the mean and the slowest over the runs), the history judgment of the last
-run against the 5 before it (judging_rows + judge_history), one OST's trend over every run (History.samples of one
+run against the 5 before it (History.judging_values + judge_history_values; with --compare-rows also as before,
+judging_rows + judge_history), one OST's trend over every run (History.samples of one
 component and metric), and the database's size per run.  PostgreSQL is a private server made as tests/history
-makes it (initdb in a temporary directory, a Unix socket only, fsync off), stopped at the end.
+makes it (initdb in a temporary directory, a Unix socket only, fsync off), stopped at the end, also when the bench
+is ended by SIGTERM or SIGINT.
 
     .venv/bin/python bench/history_bench.py              # 100 runs of 1000 OSS (long)
     .venv/bin/python bench/history_bench.py --quick      # 10 runs of 200 OSS
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -71,9 +74,10 @@ def write_runs(results_dir: str, runs: int, oss_count: int) -> float:
     return time.monotonic() - started
 
 
-def bench_database(kind: str, dsn: str, results_dir: str, runs: int, size_of) -> dict:
+def bench_database(kind: str, dsn: str, results_dir: str, runs: int, size_of, compare_rows: bool = False) -> dict:
     from ansible_collections.lustre.iokit.plugins.plugin_utils.history.store import History
-    from ansible_collections.lustre.iokit.plugins.plugin_utils.report.history_judge import judge_history
+    from ansible_collections.lustre.iokit.plugins.plugin_utils.report.history_judge import (
+        judge_history, judge_history_values)
 
     record_s, record_cpu_s = [], []
     samples = 0
@@ -87,11 +91,24 @@ def bench_database(kind: str, dsn: str, results_dir: str, runs: int, size_of) ->
             print('  %s: run %d of %d recorded in %.1f s (%.1f CPU s in this process)'
                   % (kind, number, runs, record_s[-1], record_cpu_s[-1]), flush=True)
         started, started_cpu = time.monotonic(), time.process_time()
-        rows = history.judging_rows(run_id_of(runs), JUDGED_RUNS)
+        values = history.judging_values(run_id_of(runs), JUDGED_RUNS)
         rows_s = time.monotonic() - started
-        judgment = judge_history(rows['current'], rows['earlier'], other_runs=rows['other_runs'])
+        judgment = judge_history_values(values)
         judge_s = time.monotonic() - started
         judge_cpu_s = time.process_time() - started_cpu
+        judged_values = _count_values(values)
+        print('  %s: judged in %.1f s (%.1f CPU s in this process)' % (kind, judge_s, judge_cpu_s), flush=True)
+        rows_path = None
+        if compare_rows:
+            # the judgment as it was made before judging_values: every sample as a row (a dict), for comparison
+            started, started_cpu = time.monotonic(), time.process_time()
+            rows = history.judging_rows(run_id_of(runs), JUDGED_RUNS)
+            by_rows = judge_history(rows['current'], rows['earlier'], other_runs=rows['other_runs'])
+            rows_path = {'s': time.monotonic() - started, 'cpu_s': time.process_time() - started_cpu,
+                         'same': by_rows == judgment}
+            del rows, by_rows
+            print('  %s: judged by rows in %.1f s (%.1f CPU s), same judgment: %s'
+                  % (kind, rows_path['s'], rows_path['cpu_s'], rows_path['same']), flush=True)
         started = time.monotonic()
         trend = history.samples(component_id=TREND_COMPONENT, metric=TREND_METRIC)
         trend_s = time.monotonic() - started
@@ -99,8 +116,15 @@ def bench_database(kind: str, dsn: str, results_dir: str, runs: int, size_of) ->
     return {'kind': kind, 'record_mean_s': statistics.mean(record_s), 'record_max_s': max(record_s),
             'judge_s': judge_s, 'rows_s': rows_s, 'judge_cpu_s': judge_cpu_s,
             'record_cpu_mean_s': statistics.mean(record_cpu_s), 'trend_s': trend_s, 'trend_points': len(trend), 'samples': samples,
-            'judged_rows': len(rows['current']) + len(rows['earlier']),
+            'judged_rows': judged_values, 'rows_path': rows_path,
             'regressions': len(judgment.get('findings') or []), 'mib_per_run': size_mib / runs}
+
+
+def _count_values(values: dict) -> int:
+    """How many samples a judgment read: a series' value, or each of its values when it has several."""
+    return sum(len(value) if isinstance(value, list) else 1
+               for by_series in [values['current']] + [item['values'] for item in values['earlier']]
+               for value in by_series.values())
 
 
 def sqlite_case(workdir: str):
@@ -109,13 +133,53 @@ def sqlite_case(workdir: str):
                                              if os.path.exists(path + suffix))
 
 
+def _exit_on_signal(number: int, _frame) -> None:
+    raise SystemExit(128 + number)
+
+
+def stop_server(server) -> None:
+    """Stops the private server, also when a signal came while ``pg_ctl start`` was starting it: the server may then
+    write its pid file a moment after pg_ctl was cut short, and is stopped once it has."""
+    server.stop()
+    pid_file = os.path.join(server.data, 'postmaster.pid')
+    deadline = time.monotonic() + 10
+    while os.path.isdir(server.data) and time.monotonic() < deadline:
+        if os.path.exists(pid_file):
+            server.stop()
+        elif not _server_running(server.data):
+            break
+        time.sleep(0.5)
+    shutil.rmtree(server.directory, ignore_errors=True)
+
+
+def _server_running(data: str) -> bool:
+    """Whether a postgres process serves ``data`` (its command line names the data directory)."""
+    for pid in os.listdir('/proc'):
+        if pid.isdigit():
+            try:
+                with open('/proc/%s/cmdline' % pid, 'rb') as handle:
+                    argv = handle.read().split(b'\0')
+            except OSError:
+                continue
+            if argv and argv[0].endswith(b'postgres') and data.encode() in argv:
+                return True
+    return False
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n', 1)[0])
     parser.add_argument('--runs', type=int, default=100)
     parser.add_argument('--oss', type=int, default=1000)
     parser.add_argument('--quick', action='store_true', help='10 runs of 200 OSS')
     parser.add_argument('--databases', default='sqlite,postgresql', help='comma-separated: sqlite, postgresql')
+    parser.add_argument('--compare-rows', action='store_true',
+                        help='also judge as before judging_values (judging_rows + judge_history, a dict per sample), '
+                             'timed and checked to give the same judgment')
     args = parser.parse_args()
+    # A SIGTERM (a timeout, kill) or SIGINT ends the bench through its finally clause, so that the private
+    # PostgreSQL server and the temporary directory go with it; by default a SIGTERM would skip both.
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, _exit_on_signal)
     if args.quick:
         args.runs, args.oss = 10, 200
     report_bench._import_collection()  # pylint: disable=protected-access
@@ -141,15 +205,17 @@ def main() -> int:
                 def size_of(name=name):
                     with server.connect() as connection:
                         return connection.execute('SELECT pg_database_size(%s)', (name,)).fetchone()[0]
-            rows.append(bench_database(kind, dsn, results_dir, args.runs, size_of))
+            rows.append(bench_database(kind, dsn, results_dir, args.runs, size_of, args.compare_rows))
     finally:
+        # a second signal must not cut the teardown short
+        for number in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(number, signal.SIG_IGN)
         if server is not None:
-            server.stop()
-            shutil.rmtree(server.directory, ignore_errors=True)
+            stop_server(server)
         shutil.rmtree(workdir, ignore_errors=True)
     print()
     print('%d runs of %d OSS' % (args.runs, args.oss))
-    print('| database | samples | record mean s | record max s | record CPU s | judge s (of which rows s; rows) '
+    print('| database | samples | record mean s | record max s | record CPU s | judge s (of which read s; samples) '
           '| judge CPU s | trend s (points) | MiB per run |')
     print('|---|---:|---:|---:|---:|---:|---:|---:|---:|')
     for row in rows:
@@ -157,6 +223,10 @@ def main() -> int:
             row['kind'], row['samples'], row['record_mean_s'], row['record_max_s'], row['record_cpu_mean_s'],
             row['judge_s'], row['rows_s'], row['judged_rows'], row['judge_cpu_s'], row['trend_s'],
             row['trend_points'], row['mib_per_run']))
+    for row in rows:
+        if row['rows_path']:
+            print('%s judged by rows (before judging_values): %.2f s, %.2f CPU s, same judgment: %s'
+                  % (row['kind'], row['rows_path']['s'], row['rows_path']['cpu_s'], row['rows_path']['same']))
     for row in rows:
         print('history %s: record %.1f s, judge %.1f s, trend %.3f s, %.1f MiB per run' % (
             row['kind'], row['record_max_s'], row['judge_s'], row['trend_s'], row['mib_per_run']))

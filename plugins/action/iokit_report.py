@@ -104,25 +104,24 @@ def _history(params, run_id):
     except ValueError as exc:
         raise AnsibleActionFail(str(exc))
     try:
-        from ansible_collections.lustre.iokit.plugins.plugin_utils.history.judging_rows import load_history_rows
+        from ansible_collections.lustre.iokit.plugins.plugin_utils.history.judging_rows import load_history_values
     except ImportError as exc:
         raise AnsibleActionFail('history_compare: the history database cannot be read by this installation (%s)'
                                 % exc)
     where = params['history_dsn'] or 'the default history database'
     try:
         # Without a DSN, the history's default database: beside the results directory (docs/history.md).
-        rows = load_history_rows(params['history_dsn'] or None, run_id, settings['runs'],
-                                 results_dir=params['results_dir'])
+        rows = load_history_values(params['history_dsn'] or None, run_id, settings['runs'],
+                                   results_dir=params['results_dir'])
     # Whatever the driver raises (a locked SQLite file, a PostgreSQL server not reachable) ends the task naming
     # the database; the run's result files are untouched and the report can be written again once it is back.
     except Exception as exc:  # pylint: disable=broad-exception-caught
         raise AnsibleActionFail('history_compare: cannot read the history of run %s from %s: %s' % (run_id, where, exc))
-    if not isinstance(rows, dict) or not isinstance(rows.get('current'), list) \
+    if not isinstance(rows, dict) or not isinstance(rows.get('current'), (list, dict)) \
             or not isinstance(rows.get('earlier'), list):
         raise AnsibleActionFail('history_compare: the history database gave no current and earlier rows for run %s'
                                 % run_id)
-    return {'current': rows['current'], 'earlier': rows['earlier'], 'other_runs': rows.get('other_runs') or [],
-            'settings': settings}
+    return dict(rows, other_runs=rows.get('other_runs') or [], settings=settings)
 
 
 class ActionModule(ActionBase):

@@ -14,6 +14,14 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.history.dsn import pa
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history.store import DEFAULT_TIMEOUT_S, History
 
 
+def load_history_values(dsn: str | None, run_id: str, runs: int, results_dir: str | None = None,
+                        timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
+    """``History.judging_values(run_id, runs)`` from the database ``dsn``: what ``load_history_rows`` reads, in the
+    compact shape of history_judge.judge_history_values (what the report action judges by); the same arguments and
+    errors as ``load_history_rows``."""
+    return _read(dsn, run_id, results_dir, timeout_s, lambda history: history.judging_values(run_id, runs))
+
+
 def load_history_rows(dsn: str | None, run_id: str, runs: int, results_dir: str | None = None,
                       timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
     """``History.judging_rows(run_id, runs)`` from the database ``dsn``: ``{'current', 'earlier', 'other_runs'}``.
@@ -22,6 +30,10 @@ def load_history_rows(dsn: str | None, run_id: str, runs: int, results_dir: str 
     required.  KeyError (saying how to record it) when the run is not in the history; the history's errors
     (HistoryError, naming the database) when it cannot be read.
     """
+    return _read(dsn, run_id, results_dir, timeout_s, lambda history: history.judging_rows(run_id, runs))
+
+
+def _read(dsn: str | None, run_id: str, results_dir: str | None, timeout_s: float, read) -> dict:
     if dsn:
         parsed = parse_dsn(dsn)
     elif results_dir:
@@ -33,4 +45,4 @@ def load_history_rows(dsn: str | None, run_id: str, runs: int, results_dir: str 
         if history.run(run_id) is None:
             raise KeyError('run %s is not in the history %s: record it first (iokit_history=true when it runs, or '
                            'ansible-playbook playbooks/history.yml -e history_action=import)' % (run_id, parsed.shown))
-        return history.judging_rows(run_id, runs)
+        return read(history)

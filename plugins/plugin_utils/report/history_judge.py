@@ -49,7 +49,7 @@ import datetime
 import decimal
 import json
 import math
-import statistics
+import operator
 import typing as t
 
 from ansible_collections.lustre.iokit.plugins.module_utils.sample_extraction import make_point, point_label
@@ -204,7 +204,7 @@ def _reduce(rows: t.Iterable[dict], points: _Points, keep: t.Container | None = 
                                  'host': row.get('host'), 'target': row.get('target')}
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError('unusable history row %r: %s (a row has %s)' % (row, exc, ', '.join(ROW_KEYS))) from exc
-    reduced = {run_id: {key: (values[0] if len(values) == 1 else statistics.median(values))
+    reduced = {run_id: {key: (values[0] if len(values) == 1 else _median(values))
                         for key, values in by_key.items()}
                for run_id, by_key in collected.items()}
     return reduced, runs, describe
@@ -222,8 +222,8 @@ def _as_float(value: t.Any) -> float:
 
 def _band(values: list[float], settings: Settings) -> tuple[float, float, float, float]:
     """``(baseline, sigma, band_low, band_high)`` of the earlier runs' values (newest first)."""
-    baseline = statistics.median(values)
-    sigma = MAD_TO_SIGMA * statistics.median([abs(value - baseline) for value in values])
+    baseline = _median(values)
+    sigma = MAD_TO_SIGMA * _median([abs(value - baseline) for value in values])
     margin = abs(baseline) * settings.min_change_pct / 100.0
     spread = settings.mad_k * sigma
     return baseline, sigma, baseline - max(spread, margin), baseline + max(spread, margin)
@@ -314,6 +314,115 @@ def judge_history(current_rows: t.Iterable[dict], earlier_rows: t.Iterable[dict]
     current_hashes = now_runs[current_run]['hashes'] if now_runs else {}
 
     before_by_run, earlier, _nothing = _reduce(earlier_rows, points, keep=now)
+    return _judge(settings, current_run, current_finished, current_hashes, now, describe, before_by_run, earlier,
+                  other_runs)
+
+
+def judge_history_values(data: dict, runs: int = DEFAULT_RUNS, mad_k: float = DEFAULT_MAD_K,
+                         min_change_pct: float = DEFAULT_MIN_CHANGE_PCT) -> dict:
+    """``judge_history`` of the compact shape the history database reads fastest (``History.judging_values``)::
+
+        {'run_id', 'finished', 'hashes': {survey: params_hash},
+         'series': {series id: (survey, component_kind, component_id, metric, unit, direction, point, host, target)},
+         'current': {series id: value, or a list of values when the run has several (iterations)},
+         'earlier': [{'run_id', 'finished', 'survey', 'params_hash', 'values': {series id: value or [value, ...]}}],
+         'other_runs': [{run_id, finished, survey, params_hash}]}
+
+    The same judgment as ``judge_history`` of the same samples as rows: a series (one component, metric and sweep
+    point of one survey) is made into its key once, not once per sample and run, which is what makes a judgment of a
+    thousand OSS against five runs take seconds rather than minutes.  A series id is any hashable name.
+    """
+    settings = Settings.make(runs, mad_k, min_change_pct)
+    points = _Points()
+    hashes = data.get('hashes') or {}
+    key_of: dict = {}
+    describe: dict = {}
+    try:
+        for series_id, (survey, kind, component_id, metric, unit, direction, point, host, target) in \
+                data['series'].items():
+            if direction not in (HIGHER, LOWER):
+                raise ValueError('direction must be %s or %s' % (HIGHER, LOWER))
+            key = (survey, hashes.get(survey), kind, component_id, metric, points.number(point))
+            key_of[series_id] = key
+            if key not in describe:
+                describe[key] = {'unit': unit, 'direction': direction, 'point': points.points[key[5]], 'host': host,
+                                 'target': target}
+    except (TypeError, ValueError) as exc:
+        raise ValueError('unusable history series: %s' % exc) from exc
+    current_run = data.get('run_id')
+    current_values = data.get('current') or {}
+    # only the series the run measured are judged, and only they are read from the earlier runs
+    key_of = {series_id: key for series_id, key in key_of.items() if series_id in current_values}
+    one_key_per_series = len(set(key_of.values())) == len(key_of)
+    now = _series_medians(current_values, key_of, one_key_per_series)
+    current_hashes: dict = {}
+    if now:
+        for key in now:
+            current_hashes.setdefault(key[0], set()).add(key[1])
+    before_by_run: dict = {}
+    earlier: dict = {}
+    for item in data.get('earlier') or ():
+        run_id, survey, params_hash = item['run_id'], item['survey'], item['params_hash']
+        run = earlier.get(run_id)
+        if run is None:
+            run = earlier[run_id] = {'finished': item['finished'], 'hashes': {}}
+        run['hashes'].setdefault(survey, set()).add(params_hash)
+        # a series of an earlier run counts only under the survey variables of this run (as judge_history's keys)
+        same = hashes.get(survey) == params_hash
+        before_by_run.setdefault(run_id, {}).update(
+            _series_medians(item['values'], key_of, one_key_per_series) if same else {})
+    return _judge(settings, current_run, data.get('finished') if now else None, current_hashes, now, describe,
+                  before_by_run, earlier, data.get('other_runs'))
+
+
+def _series_medians(values_by_series: dict, key_of: dict, one_key_per_series: bool) -> dict:
+    """``{Key: median of the values}`` of one run's series in ``key_of`` (values merged when two series make one
+    key); ValueError when a value is not a finite number."""
+    try:
+        if not one_key_per_series:
+            merged: dict = {}
+            for series_id, values in values_by_series.items():
+                key = key_of.get(series_id)
+                if key is not None:
+                    merged[key] = merged.get(key, []) + (values if values.__class__ is list else [values])
+            return {key: _checked_median(values) for key, values in merged.items()}
+        # A series has one value per run but for repeated iterations: one comprehension, then the values checked
+        # in bulk (a type set and a sum) rather than one by one.
+        result = {key_of[series_id]: _checked_median(values) if values.__class__ is list else values
+                  for series_id, values in values_by_series.items() if series_id in key_of}
+        if set(map(type, result.values())) - {float}:
+            result = {key: value if value.__class__ is float else _as_float(value) for key, value in result.items()}
+        if not math.isfinite(sum(result.values())):
+            # a NaN or an infinity, or only finite values whose sum overflows
+            for value in result.values():
+                if not math.isfinite(value):
+                    raise ValueError('value is not a finite number')
+        return result
+    except (TypeError, ValueError) as exc:
+        raise ValueError('unusable history value: %s' % exc) from exc
+
+
+def _checked_median(values: t.Sequence) -> float:
+    values = [value if value.__class__ is float else _as_float(value) for value in values]
+    if not values or not all(map(math.isfinite, values)):
+        raise ValueError('value is not a finite number')
+    return _median(values)
+
+
+def _median(values: list) -> float:
+    """statistics.median's result (the same arithmetic: the middle value, or the mean of the two middle ones) for a
+    non-empty list of floats, without its generality: it runs once per series and run."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _judge(settings: Settings, current_run: t.Any, current_finished: t.Any, current_hashes: dict, now: dict,
+           describe: dict, before_by_run: dict, earlier: dict, other_runs: t.Iterable[dict] | None) -> dict:
+    """The judgment of the values ``now`` ({Key: value}) against ``before_by_run`` ({run_id: {Key: value}}), whose runs
+    ``earlier`` describes ({run_id: {'finished', 'hashes': {survey: {params_hash}}}})."""
     for run in other_runs or ():
         if isinstance(run, dict):
             known = earlier.setdefault(run.get('run_id'), {'finished': run.get('finished'), 'hashes': {}})
@@ -326,35 +435,111 @@ def judge_history(current_rows: t.Iterable[dict], earlier_rows: t.Iterable[dict]
     order = sorted((run_id for run_id in before_by_run if run_id in usable and before_by_run[run_id]),
                    key=lambda run_id: (_sort_time(before_finished[run_id]), str(run_id)), reverse=True)
 
-    judged: dict = {}
-    not_judged: dict = {}
-    for key, value in now.items():
-        history = [(run_id, before_by_run[run_id][key]) for run_id in order if key in before_by_run[run_id]]
-        if not history:
-            not_judged[key[0]] = not_judged.get(key[0], 0) + 1
-            continue
-        history = history[:settings.runs]
-        item = judge_value(value, [earlier_value for _run, earlier_value in history], describe[key]['direction'],
-                           settings)
-        item['history'] = history
-        judged[key] = item
-
-    findings = _findings(judged, describe)
+    regressed, groups, not_judged = _judge_values(now, before_by_run, order, describe, settings)
+    findings = _findings(regressed, groups, describe)
     return {
         'run_id': current_run,
         'finished': current_finished,
         'settings': settings._asdict(),
         'findings': [finding for finding, _key in findings],
-        'components': _vs_history(judged, describe),
-        'series': [_series(finding, judged[key]['history'], before_finished, current_run, current_finished)
+        'components': _vs_history(groups, describe),
+        'series': [_series(finding, regressed[key]['history'], before_finished, current_run, current_finished)
                    for finding, key in findings],
         'fleet_series': _fleet_series(now, before_by_run, order, describe, before_finished, current_run,
                                       current_finished, settings),
         'incomparable_runs': incomparable,
-        'judged': _judged_components(judged),
+        'judged': _judged_components(groups),
         'not_judged': [{'survey': survey, 'values': count} for survey, count in sorted(not_judged.items())],
         'regressions': sum(len(finding['regressed']) for finding, _key in findings),
     }
+
+
+class _Group:
+    """What the judgment keeps of one component, survey and metric (``_metric_key``) over its judged points: enough
+    for its "vs history" line, its JUnit case and its finding, without a record per point (a thousand OSS make a
+    million points)."""
+
+    __slots__ = ('lower', 'peak_key', 'peak', 'history_peak', 'statuses', 'runs', 'points', 'regressed', 'worst',
+                 'worst_key', 'used')
+
+    def __init__(self, key: Key, direction: str) -> None:
+        # The group's direction is its first point's, as its first point's describe() says.
+        self.lower = direction == LOWER
+        self.peak_key = key
+        self.peak = None
+        self.history_peak = None
+        self.statuses: set = set()
+        self.runs = 0
+        self.points = 0
+        self.regressed = 0
+        self.worst = None
+        self.worst_key = None
+        self.used: set = set()  # tuples of the run ids each point was judged against
+
+
+def _judge_values(now: dict, before_by_run: dict, order: list, describe: dict,
+                  settings: Settings) -> tuple[dict, dict, dict]:
+    """Every value of ``now`` against its newest comparable earlier values, in one pass:
+    ``({Key: judge_value's item with 'history'} of the regressions, {metric key: _Group}, {survey: values not
+    judged})``.  A point that is not a regression is judged by judge_value's very arithmetic, inlined, and its MAD
+    only computed when the change is large enough for the band to matter."""
+    limit, mad_k, min_change = settings.runs, settings.mad_k, settings.min_change_pct
+    regressed: dict = {}
+    groups: dict = {}
+    not_judged: dict = {}
+    median = _median
+    keys = list(now)
+    # One column per earlier run (newest first), its value of each key or None, looked up in C: a row of them is a
+    # key's history, the first ``limit`` runs of it when none is missing (the common case).
+    columns = [list(map(before_by_run[run_id].get, keys)) for run_id in order]
+    newest = tuple(order[:limit])
+    cut = len(order) > limit
+    rows = zip(*columns) if columns else iter(((),) * len(keys))
+    for key, value, row in zip(keys, now.values(), rows):
+        head = row[:limit] if cut else row
+        if not head or None in head:
+            history = [(run_id, earlier_value) for run_id, earlier_value in zip(order, row)
+                       if earlier_value is not None][:limit]
+            if not history:
+                not_judged[key[0]] = not_judged.get(key[0], 0) + 1
+                continue
+            earlier = [earlier_value for _run, earlier_value in history]
+            used = tuple(run_id for run_id, _value in history)
+        else:
+            earlier, used, history = list(head), newest, None
+        direction = describe[key]['direction']
+        baseline = earlier[0] if len(earlier) == 1 else median(earlier)
+        status = WITHIN
+        if baseline:
+            change_pct = 100.0 * (value - baseline) / baseline
+            worse = change_pct if direction == LOWER else -change_pct
+            if worse >= min_change or -worse >= min_change:
+                spread = mad_k * (MAD_TO_SIGMA * median([abs(item - baseline) for item in earlier]))
+                if abs(value - baseline) > spread:
+                    status = REGRESSION if worse >= min_change else IMPROVEMENT
+        metric_key = (key[2], key[3], key[0], key[4])
+        group = groups.get(metric_key)
+        if group is None:
+            group = groups[metric_key] = _Group(key, direction)
+        group.points += 1
+        group.statuses.add(status)
+        group.used.add(used)
+        if len(earlier) > group.runs:
+            group.runs = len(earlier)
+        if group.peak is None or (value < group.peak if group.lower else value > group.peak):
+            group.peak, group.peak_key = value, key
+        if group.history_peak is None or (baseline < group.history_peak if group.lower
+                                          else baseline > group.history_peak):
+            group.history_peak = baseline
+        if status == REGRESSION:
+            item = judge_value(value, earlier, direction, settings)
+            item['history'] = history if history is not None else list(zip(used, earlier))
+            regressed[key] = item
+            group.regressed += 1
+            loss = loss_pct(item['change_pct'], direction)
+            if group.worst is None or loss > group.worst:
+                group.worst, group.worst_key = loss, key
+    return regressed, groups, not_judged
 
 
 def _entry(key: Key, item: dict, describe: dict) -> dict:
@@ -373,36 +558,27 @@ def _metric_key(key: Key) -> tuple:
     return (key[2], key[3], key[0], key[4])
 
 
-def _findings(judged: dict, describe: dict) -> list[tuple[dict, Key]]:
+def _findings(regressed: dict, groups: dict, describe: dict) -> list[tuple[dict, Key]]:
     """One finding per component that regressed, worst first, each with the key of its headline.
 
     A component is its kind and id, whatever survey measured it: an OST slower in obdfilter and in ost-survey is
     one finding.  Its headline is the metric and point it lost most at; ``regressed`` has one entry per survey and
     metric that regressed (the worst point of each), worst first.
     """
-    worst: dict = {}
-    counts: dict = {}
-    for key, item in judged.items():
-        metric_key = _metric_key(key)
-        count = counts.setdefault(metric_key, [0, 0])
-        count[1] += 1
-        if item['status'] != REGRESSION:
-            continue
-        count[0] += 1
-        loss = loss_pct(item['change_pct'], describe[key]['direction'])
-        if metric_key not in worst or loss > worst[metric_key][0]:
-            worst[metric_key] = (loss, key)
     by_component: dict = {}
-    for metric_key, (loss, key) in worst.items():
-        entry = _entry(key, judged[key], describe)
-        entry['regressed_points'], entry['judged_points'] = counts[metric_key]
-        entry['loss_pct'] = loss
+    for metric_key, group in groups.items():
+        if group.worst_key is None:
+            continue
+        key = group.worst_key
+        entry = _entry(key, regressed[key], describe)
+        entry['regressed_points'], entry['judged_points'] = group.regressed, group.points
+        entry['loss_pct'] = group.worst
         by_component.setdefault(metric_key[:2], []).append((entry, key))
     result = []
-    for regressed in by_component.values():
-        regressed.sort(key=lambda pair: (-pair[0]['loss_pct'], pair[0]['survey'], pair[0]['metric']))
-        headline, key = regressed[0]
-        result.append((dict(headline, kind=REGRESSION, regressed=[entry for entry, _key in regressed]), key))
+    for found in by_component.values():
+        found.sort(key=lambda pair: (-pair[0]['loss_pct'], pair[0]['survey'], pair[0]['metric']))
+        headline, key = found[0]
+        result.append((dict(headline, kind=REGRESSION, regressed=[entry for entry, _key in found]), key))
     result.sort(key=lambda pair: (-pair[0]['loss_pct'], pair[0]['component_kind'], pair[0]['component_id']))
     return result
 
@@ -420,38 +596,29 @@ def finding_text(entry: dict) -> str:
                 entry.get('judged_points', 1), 's' if len(runs) > 1 else '', ', '.join(runs)))
 
 
-def _vs_history(judged: dict, describe: dict) -> list[dict]:
+def _vs_history(groups: dict, describe: dict) -> list[dict]:
     """Per component, survey and metric: its best value against the best of its baselines, at the points judged."""
-    grouped: dict = {}
-    for key, item in judged.items():
-        grouped.setdefault(_metric_key(key), []).append((key, item))
     rows = []
-    for (kind, component_id, survey, metric), items in sorted(grouped.items(), key=lambda pair: str(pair[0])):
-        direction = describe[items[0][0]]['direction']
-        best = min if direction == LOWER else max
-        peak_key, peak = best(items, key=lambda pair: pair[1]['value'])
-        history_peak = best(item['baseline'] for _key, item in items)
-        change_pct = 100.0 * (peak['value'] - history_peak) / history_peak if history_peak else None
-        statuses = {item['status'] for _key, item in items}
-        about = describe[peak_key]
+    for (kind, component_id, survey, metric), group in sorted(groups.items(), key=lambda pair: str(pair[0])):
+        history_peak = group.history_peak
+        change_pct = 100.0 * (group.peak - history_peak) / history_peak if history_peak else None
+        about = describe[group.peak_key]
+        statuses = group.statuses
         rows.append({'component_kind': kind, 'component_id': component_id, 'survey': survey, 'metric': metric,
-                     'unit': about['unit'], 'direction': direction, 'host': about['host'], 'target': about['target'],
-                     'peak': peak['value'], 'history_peak': history_peak, 'change_pct': change_pct,
-                     'runs': max(len(item['history']) for _key, item in items),
+                     'unit': about['unit'], 'direction': LOWER if group.lower else HIGHER, 'host': about['host'],
+                     'target': about['target'], 'peak': group.peak, 'history_peak': history_peak,
+                     'change_pct': change_pct, 'runs': group.runs,
                      'status': REGRESSION if REGRESSION in statuses else (
                          IMPROVEMENT if IMPROVEMENT in statuses else WITHIN)})
     return rows
 
 
-def _judged_components(judged: dict) -> list[dict]:
+def _judged_components(groups: dict) -> list[dict]:
     """Per component, survey and metric judged: how many points, how many regressed, and the runs used."""
-    grouped: dict = {}
-    for key, item in judged.items():
-        grouped.setdefault(_metric_key(key), []).append(item)
     return [{'component_kind': kind, 'component_id': component_id, 'survey': survey, 'metric': metric,
-             'points': len(items), 'regressed_points': sum(item['status'] == REGRESSION for item in items),
-             'runs': sorted({run_id for item in items for run_id, _value in item['history']}, key=str)}
-            for (kind, component_id, survey, metric), items in sorted(grouped.items(), key=lambda pair: str(pair[0]))]
+             'points': group.points, 'regressed_points': group.regressed,
+             'runs': sorted({run_id for used in group.used for run_id in used}, key=str)}
+            for (kind, component_id, survey, metric), group in sorted(groups.items(), key=lambda pair: str(pair[0]))]
 
 
 def _series(about: dict, history: list, before_finished: dict, current_run: t.Any, current_finished: t.Any) -> dict:
@@ -474,16 +641,25 @@ def _fleet_series(now: dict, before_by_run: dict, order: list, describe: dict, b
     group_of = {key: ((key[0], key[4], key[2], key[1]), key[3]) for key in now}
     lower = {group_of[key][0] for key in now if describe[key]['direction'] == LOWER}
 
+    # (group, component) -> its points' keys, fetched from a run at once (a C-level itemgetter) rather than one by one
+    members: dict = {}
+    for key in now:
+        members.setdefault(group_of[key], []).append(key)
+    getters = [(group, group in lower, operator.itemgetter(*keys) if len(keys) > 1 else None, keys)
+               for (group, _component), keys in members.items()]
+
     def fleet_peaks(values: dict) -> dict:
-        # group -> component -> its best value at the points of this run; one pass over the run's values
+        # group -> the best value of each of its components at the points of this run
         peaks: dict = {}
-        for key, value in values.items():
-            group, component = group_of[key]
-            best = peaks.setdefault(group, {})
-            known = best.get(component)
-            if known is None or (value < known if group in lower else value > known):
-                best[component] = value
-        return {group: statistics.median(components.values()) for group, components in peaks.items()}
+        for group, is_lower, getter, keys in getters:
+            try:
+                found = getter(values) if getter is not None else (values[keys[0]],)
+            except KeyError:
+                found = [values[key] for key in keys if key in values]
+                if not found:
+                    continue
+            peaks.setdefault(group, []).append(min(found) if is_lower else max(found))
+        return {group: _median(components) for group, components in peaks.items()}
 
     now_peaks = fleet_peaks(now)
     before_peaks = [(run_id, fleet_peaks(before_by_run[run_id])) for run_id in order]

@@ -18,7 +18,8 @@ import pytest
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history import identity
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history.errors import (
     HistorySchemaError, HistoryUnavailable)
-from ansible_collections.lustre.iokit.plugins.plugin_utils.history.judging_rows import load_history_rows
+from ansible_collections.lustre.iokit.plugins.plugin_utils.history.judging_rows import (
+    load_history_rows, load_history_values)
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history.schema import MIGRATIONS, Migration
 from ansible_collections.lustre.iokit.plugins.plugin_utils.history.store import History
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report import history_judge
@@ -246,6 +247,10 @@ def test_the_judgement_against_history_reads_its_rows_from_the_database(database
     osts = [('OST', 'testfs-OST%04d' % number) for number in range(4)]
     assert regressed == osts + [('host', 'oss1'), ('host', 'oss2')]
     assert [run['run_id'] for run in judgment['incomparable_runs']] == [RUN_3]
+    # What the report judges by: the same samples read as series and values, and the same judgment.
+    values = load_history_values(dsn, RUN_6, 5)
+    assert sum(len(item['values']) for item in values['earlier']) == len(rows['earlier'])
+    assert history_judge.judge_history_values(values, runs=5) == judgment
     # A run never recorded says how to record it; without a DSN the results directory says where the default is.
     with pytest.raises(KeyError, match='record it first'):
         load_history_rows(dsn, '20991231T000000Z-none', 5)

@@ -231,3 +231,96 @@ def test_a_point_as_json_text_and_a_numeric_value_are_read_as_the_database_may_g
         item['value'] = decimal.Decimal('500.0')
     finding, = judge_history(now(250), earlier)['findings']
     assert (finding['value'], finding['baseline'], finding['point']) == (250.0, 500.0, POINT)
+
+
+# -- the compact shape (History.judging_values) -----------------------------------------------------------------
+
+
+def compact(current, earlier, other_runs=()):
+    """Rows in History.judging_values' shape: a series per survey, component, metric and point of the current run,
+    one value per run (a list when it has several), only the series of the current run read from the earlier ones."""
+    series, values = {}, {}
+    for item in current:
+        name = (item['survey'], item['component_kind'], item['component_id'], item['metric'],
+                json.dumps(item['point'], sort_keys=True))
+        series.setdefault(name, (item['survey'], item['component_kind'], item['component_id'], item['metric'],
+                                 item['unit'], item['direction'], name[4], item.get('host'), item.get('target')))
+        values.setdefault(name, []).append(item['value'])
+    by_run = {}
+    for item in earlier:
+        name = (item['survey'], item['component_kind'], item['component_id'], item['metric'],
+                json.dumps(item['point'], sort_keys=True))
+        if name in series:
+            run = by_run.setdefault((item['run_id'], item['survey'], item['params_hash']), {
+                'run_id': item['run_id'], 'finished': item['finished'], 'survey': item['survey'],
+                'params_hash': item['params_hash'], 'values': {}})
+            run['values'].setdefault(name, []).append(item['value'])
+
+    def single(by_series):
+        return {name: found[0] if len(found) == 1 else found for name, found in by_series.items()}
+
+    for run in by_run.values():
+        run['values'] = single(run['values'])
+    return {'run_id': current[0]['run_id'] if current else None, 'finished': current[0]['finished'] if current else None,
+            'hashes': {item['survey']: item['params_hash'] for item in current}, 'series': series,
+            'current': single(values), 'earlier': list(by_run.values()), 'other_runs': list(other_runs)}
+
+
+def fleet_history(seed):
+    """Twelve components (OSTs and hosts) with a rate and a latency at three points over eight earlier runs: random
+    values, a few missing, some measured three times, one run with other survey variables, then a run between half
+    and 1.3 times its history."""
+    import random  # pylint: disable=import-outside-toplevel
+    rng = random.Random(seed)
+    components = [('OST', 'testfs-OST%04d' % number) for number in range(8)] + [('host', 'oss%d' % n) for n in (1, 2, 3, 4)]
+    metrics = [('obdfilter_write_mib_s', 'higher', 'MiB/s'), ('open_latency_ms', 'lower', 'ms')]
+    points = [{'rsz_kib': 1024, 'obj': 2, 'thr': thr} for thr in (4, 8, 16)]
+    earlier, current = [], []
+    for kind, component in components:
+        for metric, direction, unit in metrics:
+            for point in points:
+                level = rng.uniform(100.0, 1000.0)
+                for day in range(1, 9):
+                    if rng.random() < 0.1:
+                        continue
+                    for iteration in range(1, 4 if rng.random() < 0.2 else 2):
+                        earlier.append(row('r%d' % day, day, level * rng.uniform(0.9, 1.1), component, metric, point,
+                                           iteration, 'vars-2' if day == 7 else 'vars-1', direction, kind,
+                                           unit=unit))
+                current.append(dict(row('now', 12, level * rng.uniform(0.5, 1.3), component, metric, point,
+                                        direction=direction, kind=kind, unit=unit), host='oss1', target=component))
+    return current, earlier
+
+
+@pytest.mark.parametrize('seed', [1, 2, 3])
+def test_the_compact_shape_gives_the_judgment_of_the_rows(seed):
+    current, earlier = fleet_history(seed)
+    others = [{'run_id': 'r0', 'finished': '2025-12-01T08:00:00Z', 'survey': 'obdfilter', 'params_hash': 'vars-0'}]
+    by_rows = judge_history(current, earlier, runs=5, other_runs=others)
+    assert history_judge.judge_history_values(compact(current, earlier, others), runs=5) == by_rows
+    assert by_rows['findings'] and by_rows['regressions'] > 0
+    # and each point as judge_value judges it alone against the medians of its newest five comparable runs
+    expected = {}
+    for item in current:
+        runs = {}
+        for before in earlier:
+            if (before['component_id'], before['metric'], before['point']) == (
+                    item['component_id'], item['metric'], item['point']) and before['params_hash'] == 'vars-1':
+                runs.setdefault(before['run_id'], []).append(before['value'])
+        newest = sorted(runs, key=lambda run_id: int(run_id[1:]), reverse=True)[:5]
+        verdict = history_judge.judge_value(item['value'], [sorted(runs[run_id])[len(runs[run_id]) // 2]
+                                                            for run_id in newest],
+                                            item['direction'], history_judge.Settings())
+        key = (item['component_id'], item['metric'])
+        expected[key] = expected.get(key, 0) + (verdict['status'] == 'regression')
+    assert {(item['component_id'], item['metric']): item['regressed_points'] for item in by_rows['judged']} == expected
+
+
+def test_the_compact_shape_refuses_what_the_rows_refuse():
+    current = now(1.0)
+    earlier = earlier_runs([float('nan')])
+    with pytest.raises(ValueError, match='finite'):
+        history_judge.judge_history_values(compact(current, earlier))
+    with pytest.raises(ValueError, match='direction'):
+        history_judge.judge_history_values(compact(now(1.0, direction='sideways'), []))
+    assert history_judge.judge_history_values(compact([], [])) == judge_history([], [])
