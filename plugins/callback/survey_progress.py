@@ -24,7 +24,9 @@ description:
     run. The line counts those hosts too, as started not polled yet, from the results of the start task (for example
     C(obdfilter: 128 hosts, 108 started not polled yet, 60/80 points (75 %\\), ETA 14:32 (2 min\\))), and is printed
     once as many hosts as there are forks (or hosts left, if fewer) have reported in a poll."
-  - Every O(rows_interval_s) seconds, and on every poll with C(-v), a row per host follows, slowest first.
+  - Every O(rows_interval_s) seconds the rows of the O(rows_limit) slowest hosts follow, slowest first, and with
+    C(-v) a row for every host on every poll. The limit keeps the default output of a long survey on a large fleet
+    bounded per poll, not growing with the hosts (a container log, such as an AWX job's, is cut at 10 MiB).
   - Retries of other tasks are shown as the default callback shows them.
   - Where the stdout callback cannot be chosen (AWX), the survey roles' summary task prints the same fleet line.
   - Also imports the collection's controller code once as ansible-playbook starts, so that the worker it forks for
@@ -44,6 +46,15 @@ options:
         key: rows_interval_s
     env:
       - name: IOKIT_PROGRESS_ROWS_INTERVAL_S
+  rows_limit:
+    description: Rows per table without C(-v) (the slowest hosts); with C(-v) every host has a row. 0 shows every host.
+    type: int
+    default: 5
+    ini:
+      - section: lustre_iokit_survey_progress
+        key: rows_limit
+    env:
+      - name: IOKIT_PROGRESS_ROWS_LIMIT
 '''
 
 import time
@@ -129,7 +140,11 @@ class CallbackModule(DefaultCallbackModule):
         interval = self.get_option('rows_interval_s')
         if self._display.verbosity >= 1 or self._rows_shown is None or now - self._rows_shown >= interval:
             self._rows_shown = now
-            for row in host_rows(self._fleet):
+            rows = host_rows(self._fleet)
+            limit = self.get_option('rows_limit')
+            if self._display.verbosity < 1 and limit and len(rows) > limit:
+                rows = rows[:limit] + ['  ... %d more hosts (-v shows every host)' % (len(rows) - limit)]
+            for row in rows:
                 self._display.display(row)
         self._reported = set()
 

@@ -89,3 +89,20 @@ def test_with_fewer_forks_than_hosts_the_line_counts_the_hosts_not_polled_yet(ca
     for host in hosts[1:]:
         callback.v2_runner_on_ok(polled(host, wait, 4, state='ok'))
     assert fleet_lines(capsys) == ['lnet: 4 hosts, 16/16 points (100 %), done']
+
+
+def test_without_v_a_table_shows_the_slowest_hosts_only(capsys):
+    """The rows of a large fleet: the slowest few and a count of the others, so a poll's output does not grow."""
+    hosts = [Host('oss%02d' % index) for index in range(1, 9)]
+    wait = Task()
+    wait.name = 'Wait for the survey'
+    callback = callback_loader.get('lustre.iokit.survey_progress')
+    callback.set_options()
+    callback._play_hosts = set(host.get_name() for host in hosts)
+    for index, host in enumerate(hosts):
+        callback.v2_runner_retry(polled(host, wait, 1 if index == 5 else 2))
+    out = capsys.readouterr().out.splitlines()
+    rows = [line for line in out if line.startswith('  ')]
+    assert len(rows) == 6, out
+    assert rows[0].startswith('  oss06: 1/4 points'), out
+    assert rows[-1] == '  ... 3 more hosts (-v shows every host)', out
