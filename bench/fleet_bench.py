@@ -91,8 +91,9 @@ PROFILES = {
 def sweep_vars(args) -> dict:
     """The survey variables of every run but the sweep size, which each run adds."""
     # iokit_timeout_s bounds a run whose survey process is killed from outside (see README): the wait ends
-    # after timeout + margin instead of the default hour.
-    settings = {'iokit_timeout_s': 120, 'obdfilter_async_margin_s': 30, 'obdfilter_rszlo': 1024, 'obdfilter_rszhi': 1024,
+    # after timeout + margin instead of the default hour; 600 s leaves room for 128 hosts' surveys on two cores.
+    settings = {'iokit_timeout_s': 600, 'obdfilter_async_margin_s': 60, 'obdfilter_rszlo': 1024,
+                'obdfilter_rszhi': 1024,
                 'obdfilter_nobjlo': 1, 'obdfilter_nobjhi': 1, 'obdfilter_thrlo': 1, 'obdfilter_thrhi': args.thrhi,
                 'obdfilter_tests': ['write', 'read']}
     if args.poll_s is not None:
