@@ -2,7 +2,7 @@
 # Copyright (c) lustre.iokit contributors
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""playbooks/survey-obdfilter.yml on 1, 4 and 16 SSH hosts: controller overhead and the ansible.cfg settings.
+"""playbooks/survey-obdfilter.yml on 1 to 128 SSH hosts: controller overhead and the ansible.cfg settings.
 
 The hosts are network namespaces with sshd and one simulated OSS each (tests/tools/nethosts.py), reached over
 real SSH.  Every run is the whole playbook (preflight, survey under async, polling, storing the envelopes,
@@ -13,6 +13,8 @@ cleanup, summary) with a tiny sweep, timed from the controller, and compared wit
 * ``span s``: earliest envelope ``started`` to latest ``finished`` (1 s resolution): the surveys' fleet window;
 * ``wall/slow``: their ratio; ``over s``: wall minus slowest; ``ctl cpu/host``: CPU seconds the controller
   (ansible-playbook, its workers and ssh) spent per host;
+* ``spread s``: latest envelope ``started`` minus the earliest; ``peak MiB``: the controller's peak PSS
+  (ansible-playbook, its workers, ssh and the run's control masters); ``stdout/h``: stdout bytes per host;
 * ``target s``: 1.25 x slowest + the start-up of the same profile and sweep on one host (``wall - slowest``
   there); ``ok`` says whether wall stayed within it.  This is the strictest reading of the target: it charges
   every per-host cost of a larger fleet (on this machine the simulated hosts' own CPU too) to the surveys' 25 %.
@@ -35,9 +37,10 @@ poll of the wait (the whole run's CPU over the polls each host made: the fleet l
 ``FAILED - RETRYING`` lines of ``off``), and the callback's share of it.
 
 Needs root (namespaces, mounts) and the fleet base image (tests/tools/fleet_images.py).  Everything it brings up
-is torn down when it ends, also on Ctrl-C.
+is torn down when it ends, also on Ctrl-C or SIGTERM.  The run ends with one ``fleet:`` line for the largest
+fleet (the profile with the fewest forks).
 
-    .venv/bin/python bench/fleet_bench.py                          # 1, 4, 16 hosts, every profile
+    .venv/bin/python bench/fleet_bench.py                          # 1, 16, 64, 128 hosts, shipped and forks20
     .venv/bin/python bench/fleet_bench.py --hosts 16 --profiles shipped,forks5
     .venv/bin/python bench/fleet_bench.py --hosts 1,16 --profiles shipped --size-mib 64,256   # with the fit
     .venv/bin/python bench/fleet_bench.py --hosts 16 --profiles shipped --poll-s 1 --callbacks on,off --repeat 2
