@@ -238,6 +238,12 @@ def run_playbook_once(profile: str, inventory: str, work: str, count: int, size_
                 process.wait()
                 close_control_sockets(control_dir)
                 return 'ansible-playbook still running after 900 s; see %s' % log_path
+            except BaseException:
+                # Ctrl-C or SIGTERM (NetHosts turns it into KeyboardInterrupt): no playbook outlives the hosts
+                process.kill()
+                process.wait()
+                close_control_sockets(control_dir)
+                raise
     completed = process
     wall = time.monotonic() - started
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
