@@ -47,11 +47,47 @@ def controller_gone(parent=None, getppid=os.getppid):
     return parent.pid if getppid() != parent.pid else None
 
 
-def share_progress(directory, host, progress, every_s, now=None):
+def _started_pointer(run_id, survey, parent=None):
+    """The file naming the latest start task of ``survey`` in ``run_id`` under this controller process."""
+    parent = os.getppid() if parent is None else parent
+    return os.path.join(tempfile.gettempdir(), 'lustre-iokit-started-%d-%s-%s' % (parent, run_id, survey))
+
+
+def note_started(run_id, survey, start_task, host, parent=None):
+    """Note that the start task ``start_task`` started ``survey`` on ``host`` (called by the survey_start action).
+
+    With fewer forks than hosts, a host's wait holds a fork until its survey ends, so the hosts past the fork count
+    are polled late; the fleet line counts them from these notes as started, not polled yet.
+    """
+    pointer = _started_pointer(run_id, survey, parent)
+    directory = '%s-%s' % (pointer, start_task)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    open(os.path.join(directory, host), 'w').close()
+    temporary = '%s.%s.tmp' % (pointer, host)
+    with open(temporary, 'w') as stream:
+        stream.write(start_task)
+    os.rename(temporary, pointer)
+
+
+def started_hosts(progress_file, parent=None):
+    """The hosts the latest start task of the survey whose progress file this is started (empty if not known)."""
+    run_id = os.path.basename(os.path.dirname(progress_file or ''))
+    survey = os.path.basename(progress_file or '').split('.')[0]
+    pointer = _started_pointer(run_id, survey, parent)
+    try:
+        with open(pointer) as stream:
+            start_task = stream.read().strip()
+        return set(os.listdir('%s-%s' % (pointer, start_task)))
+    except (IOError, OSError):
+        return set()
+
+
+def share_progress(directory, host, progress, every_s, now=None, started=None):
     """Note ``host``'s progress for the others, and return the fleet line when none was shown for ``every_s``.
 
     Each host's wait runs in a worker of its own: the hosts meet in ``directory`` (one file per host), and a lock
-    lets only one of them print a line per interval.
+    lets only one of them print a line per interval. ``started`` (the hosts whose survey was started) adds those not
+    polled yet to the line's count.
     """
     now = time.time() if now is None else now
     os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -79,7 +115,8 @@ def share_progress(directory, host, progress, every_s, now=None):
                     progresses[name[:-len('.json')]] = json.load(stream)
             except (IOError, OSError, ValueError):
                 continue
-    return fleet_line(survey_of(progresses), progresses, now=now)
+    unpolled = len(set(started or ()) - set(progresses))
+    return fleet_line(survey_of(progresses), progresses, now=now, unpolled=unpolled)
 
 
 class ActionModule(ActionBase):
@@ -107,7 +144,8 @@ class ActionModule(ActionBase):
             directory = os.path.join(tempfile.gettempdir(), 'lustre-iokit-fleet-%d-%s' % (os.getppid(), self._task._uuid))
             try:
                 line = share_progress(directory, task_vars.get('inventory_hostname', 'host'), result['progress'],
-                                      max(1, int(module_args.get('wait_s', 60))))
+                                      max(1, int(module_args.get('wait_s', 60))),
+                                      started=started_hosts(module_args.get('progress_file')))
             except (IOError, OSError) as exc:
                 line = None
                 display.vvv('fleet progress: cannot share this host\'s progress in %s: %s' % (directory, exc))

@@ -6,11 +6,16 @@
 
 from __future__ import annotations
 
+from ansible import constants as C
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 
+from ansible_collections.lustre.iokit.plugins.action.async_result import PROGRESS_CALLBACKS, note_started
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_catalog
 from ansible_collections.lustre.iokit.plugins.plugin_utils import survey_call, survey_checks
+
+display = Display()
 
 ARGUMENT_SPEC = {
     'survey': {'type': 'str', 'required': True, 'choices': list(survey_catalog.MEASURING)},
@@ -39,6 +44,14 @@ class ActionModule(ActionBase):
         wrap_async = self._task.async_val
         result.update(self._execute_module(module_name='lustre.iokit.%s' % survey_catalog.CATALOG[survey].module,
                                            module_args=module_args, task_vars=task_vars, wrap_async=wrap_async))
+        if (wrap_async and result.get('ansible_job_id')
+                and C.config.get_config_value('DEFAULT_STDOUT_CALLBACK') not in PROGRESS_CALLBACKS):
+            # The wait's fleet line (printed by the wait where the stdout callback is not the collection's) counts
+            # the hosts started but not polled yet; the collection's callback reads the start task's results.
+            try:
+                note_started(params['run_id'], survey, self._task._uuid, task_vars.get('inventory_hostname', 'host'))
+            except (IOError, OSError) as exc:
+                display.vvv('fleet progress: cannot note the start of %s: %s' % (survey, exc))
         # An async job's wrapper still needs the remote tmp directory; it removes it when the job ends.
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)

@@ -50,10 +50,14 @@ def fleet_eta_s(progresses):
     return max(known) if known else None
 
 
-def fleet_line(survey, progresses, now=None):
+def fleet_line(survey, progresses, now=None, unpolled=0):
     """``obdfilter: 16 hosts, 212/400 points (53 %), slowest oss7 31 %, ETA 14:32 (41 min)``.
 
     ``progresses`` maps each host to its progress (or None). The ETA clock time is the controller's local time.
+    ``unpolled`` counts the hosts whose survey was started but whose wait has not polled yet: with fewer forks than
+    hosts, a host's wait holds a fork until its survey ends, so the hosts past the fork count are polled only as
+    forks free up. They are counted in the fleet (``128 hosts, 108 started not polled yet, ...``); their points are
+    not known yet, so the points, the slowest host and the ETA are those of the hosts polled.
     """
     now = time.time() if now is None else now
     hosts = sorted(progresses)
@@ -62,7 +66,10 @@ def fleet_line(survey, progresses, now=None):
         host_done, host_total = _counts(progresses[host])
         done += host_done
         total += host_total
-    parts = ['%d host%s' % (len(hosts), '' if len(hosts) == 1 else 's')]
+    count = len(hosts) + unpolled
+    parts = ['%d host%s' % (count, '' if count == 1 else 's')]
+    if unpolled:
+        parts.append('%d started not polled yet' % unpolled)
     if total:
         parts.append('%d/%d points (%d %%)' % (done, total, int(100.0 * done / total)))
     else:
@@ -74,7 +81,7 @@ def fleet_line(survey, progresses, now=None):
         slowest = min(running, key=lambda host: (_fraction(progresses[host]), host))
         parts.append('slowest %s %d %%' % (slowest, int(100 * _fraction(progresses[slowest]))))
     eta = fleet_eta_s(progresses)
-    if not running:
+    if not running and not unpolled:
         parts.append('done')
     elif eta is None:
         parts.append('ETA unknown')

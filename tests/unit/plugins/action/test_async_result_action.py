@@ -122,6 +122,27 @@ def test_the_hosts_workers_share_their_progress_and_one_line_is_printed_per_inte
     assert later.startswith('obdfilter: 2 hosts, 5/8 points (62 %), slowest oss2 50 %, ETA ')
 
 
+def test_hosts_started_but_not_polled_yet_are_counted_in_the_shared_line(tmp_path, monkeypatch):
+    """forks below the host count (AWX's callback): the start task notes every host, the line counts them all."""
+    from ansible_collections.lustre.iokit.plugins.action import async_result
+    monkeypatch.setattr(async_result.tempfile, 'gettempdir', lambda: str(tmp_path))
+    for host in ('oss1', 'oss2', 'oss3', 'oss4'):
+        async_result.note_started('run-7', 'obdfilter', 'start-uuid-1', host, parent=4242)
+    progress_file = '/var/tmp/iokit/run-7/obdfilter.progress.json'
+    started = async_result.started_hosts(progress_file, parent=4242)
+    assert started == {'oss1', 'oss2', 'oss3', 'oss4'}
+    # another controller's or another survey's starts are not this wait's
+    assert async_result.started_hosts(progress_file, parent=4243) == set()
+    assert async_result.started_hosts('/var/tmp/iokit/run-7/mds.progress.json', parent=4242) == set()
+    running = {'survey': 'obdfilter', 'state': 'running', 'done': 1, 'total': 4, 'eta_s': 60}
+    line = async_result.share_progress(str(tmp_path / 'fleet'), 'oss1', running, every_s=10, now=1000.0,
+                                       started=started)
+    assert line.startswith('obdfilter: 4 hosts, 3 started not polled yet, 1/4 points (25 %), ETA '), line
+    # a later start task of the same survey (the next iteration) is the one counted
+    async_result.note_started('run-7', 'obdfilter', 'start-uuid-2', 'oss2', parent=4242)
+    assert async_result.started_hosts(progress_file, parent=4242) == {'oss2'}
+
+
 @pytest.mark.skipif(not hasattr(os, 'fork'), reason='needs fork')
 def test_the_wait_task_of_a_killed_controller_fails_at_once_without_asking_the_node(tmp_path, action_for):
     action = action_for('async_result', {'results_file': str(tmp_path / 'j1.42'), 'wait_s': 600})
