@@ -81,14 +81,19 @@ def node(tmp_path):
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', made['root']], check=False, stdout=subprocess.DEVNULL)
 
 
-def test_a_killed_controller_leaves_no_polling_worker_and_cleanup_removes_the_job_files(node):
+def start_hanging_survey(node):
+    """survey-obdfilter.yml on the node, its test_brw hanging (the job runs until stopped); output to node['log']."""
     subprocess.run([LUSTRE_SIM, 'fault', '--root', node['root'], 'add', 'hang', '--command', 'test_brw'], check=True,
                    stdout=subprocess.DEVNULL)
     with open(node['log'], 'w', encoding='utf-8') as log:
-        controller = subprocess.Popen(
-            [ANSIBLE_PLAYBOOK, '-i', node['inventory']] + node['vars']
-            + [os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')],
-            cwd=node['base'], env=node['env'], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen([ANSIBLE_PLAYBOOK, '-i', node['inventory']] + node['vars']
+                                + [os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')],
+                                cwd=node['base'], env=node['env'], stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def test_a_killed_controller_leaves_no_polling_worker_and_cleanup_removes_the_job_files(node):
+    controller = start_hanging_survey(node)
     try:
         def waiting():
             with open(node['log'], encoding='utf-8') as handle:
@@ -125,13 +130,7 @@ def test_a_lost_job_file_fails_the_wait_at_once_with_its_reason(node):
     # The job runs on (test_brw hangs) while its async job file is gone, as when the node's temporary directory is
     # cleaned under a survey: the wait must fail on its first look with the module's message, not poll until the
     # survey's timeout nor fail on an undefined `finished`.
-    subprocess.run([LUSTRE_SIM, 'fault', '--root', node['root'], 'add', 'hang', '--command', 'test_brw'], check=True,
-                   stdout=subprocess.DEVNULL)
-    with open(node['log'], 'w', encoding='utf-8') as log:
-        controller = subprocess.Popen(
-            [ANSIBLE_PLAYBOOK, '-i', node['inventory']] + node['vars']
-            + [os.path.join(ROOT, 'playbooks', 'survey-obdfilter.yml')],
-            cwd=node['base'], env=node['env'], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    controller = start_hanging_survey(node)
     try:
         def job_files():
             with open(node['log'], encoding='utf-8') as handle:
