@@ -12,6 +12,7 @@ condition with a deadline: the survey lock taken, a tree on the MDT, the simulat
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import glob
 import json
@@ -106,6 +107,27 @@ def holder_of(node, survey, run_id):
     return holder if holder and holder.get('run_id') == run_id else None
 
 
+@contextlib.contextmanager
+def hanging_survey(node, run_id, **extra):
+    """survey-obdfilter.yml as run ``run_id``, its test_brw hanging until the fault is cleared, so that it is still
+    measuring whatever the test does next, however slow the machine is.  Yields the ansible-playbook process and
+    the lock's holder once the survey holds the lock and has attached its two echo clients; on the way out the
+    fault is cleared and the process, if it still runs, killed."""
+    node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
+    survey = node.start('survey-obdfilter.yml', iokit_run_id=run_id, **extra)
+    try:
+        holder = wait_for('run %s to take the lock' % run_id, lambda: holder_of(node, 'obdfilter', run_id),
+                          DEADLINE_S, survey)
+        wait_for('run %s to attach its two echo clients' % run_id, lambda: len(node.echo_clients()) == 2,
+                 DEADLINE_S, survey)
+        yield survey, holder
+    finally:
+        node.sim('fault', '--root', node.root, 'clear', '--all')
+        if survey.poll() is None:
+            os.killpg(survey.pid, signal.SIGKILL)
+            survey.wait()
+
+
 @pytest.mark.parametrize('second_run_id, second_workdir', [('conc-b', None), ('conc-c', 'other-work')],
                          ids=['another-run-id', 'another-workdir'])
 def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_run_id, second_workdir):
@@ -113,14 +135,9 @@ def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_
     second_id = second_run_id
     # The lock is the node's: a run with a workdir of its own meets it as well (it would load the same OSTs).
     extra = {'iokit_workdir': os.path.join(os.path.dirname(node.workdir), second_workdir)} if second_workdir else {}
-    # The first run's test_brw hangs until the fault is cleared: it is still measuring while the second starts,
-    # is refused and runs its own cleanup, however slow the machine is.
-    node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
-    first = node.start('survey-obdfilter.yml', iokit_run_id=first_id)
-    try:
-        holder = wait_for('the first run to take the lock', lambda: holder_of(node, 'obdfilter', first_id), DEADLINE_S, first)
-        echo_clients = wait_for('the first run to attach its two echo clients',
-                                lambda: len(node.echo_clients()) == 2 and node.echo_clients(), DEADLINE_S, first)
+    # The first run is still measuring while the second starts, is refused and runs its own cleanup.
+    with hanging_survey(node, first_id) as (first, holder):
+        echo_clients = node.echo_clients()
         second = node.run('survey-obdfilter.yml', iokit_run_id=second_id, **extra)
         assert second.returncode != 0
         refusal = 'run %s on host %s, pid %s, started %s' % (first_id, holder['host'], holder['pid'],
@@ -131,11 +148,6 @@ def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_
         assert node.echo_clients() == echo_clients
         node.sim('fault', '--root', node.root, 'clear', '--all')
         output, unused = first.communicate(timeout=DEADLINE_S)
-    finally:
-        node.sim('fault', '--root', node.root, 'clear', '--all')
-        if first.poll() is None:
-            os.killpg(first.pid, signal.SIGKILL)
-            first.wait()
     assert first.returncode == 0, output[-6000:]
     envelope = read_envelope(envelope_path(node.results, first_id, 'localhost', 'obdfilter'))
     assert envelope['status'] == 'ok' and envelope['errors'] == []
@@ -148,32 +160,25 @@ def test_a_second_obdfilter_run_is_refused_and_the_first_completes(node, second_
 
 def test_a_relaunch_of_the_same_run_waits_on_its_own_survey_and_takes_its_result(node):
     run_id = 'conc-relaunch'
-    # The first launch's test_brw hangs until the fault is cleared: its survey is still measuring when its
-    # controller is killed and the run is launched again (an AWX job cancelled and relaunched).
-    node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
-    first = node.start('survey-obdfilter.yml', iokit_run_id=run_id)
+    # The first launch's survey is still measuring when its controller is killed and the run is launched again
+    # (an AWX job cancelled and relaunched).
     second = None
     try:
-        holder = wait_for('the first launch to take the lock', lambda: holder_of(node, 'obdfilter', run_id), DEADLINE_S,
-                          first)
-        wait_for('the first launch to attach its two echo clients', lambda: len(node.echo_clients()) == 2,
-                 DEADLINE_S, first)
-        os.killpg(first.pid, signal.SIGKILL)
-        first.wait()
-        second = node.start('survey-obdfilter.yml', iokit_run_id=run_id)
-        # The relaunch's module records itself before it waits: seen there, it has met the running survey.
-        wait_for('the relaunch to wait on the running survey', lambda: [
-            entry for entry in NodeState(node.workdir).entries('processes', run_id=run_id)
-            if entry.get('module') and entry.get('launch') != holder['launch']], DEADLINE_S, second)
-        assert holder_of(node, 'obdfilter', run_id) == holder and second.poll() is None
-        node.sim('fault', '--root', node.root, 'clear', '--all')
-        output, unused = second.communicate(timeout=DEADLINE_S)
+        with hanging_survey(node, run_id) as (first, holder):
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait()
+            second = node.start('survey-obdfilter.yml', iokit_run_id=run_id)
+            # The relaunch's module records itself before it waits: seen there, it has met the running survey.
+            wait_for('the relaunch to wait on the running survey', lambda: [
+                entry for entry in NodeState(node.workdir).entries('processes', run_id=run_id)
+                if entry.get('module') and entry.get('launch') != holder['launch']], DEADLINE_S, second)
+            assert holder_of(node, 'obdfilter', run_id) == holder and second.poll() is None
+            node.sim('fault', '--root', node.root, 'clear', '--all')
+            output, unused = second.communicate(timeout=DEADLINE_S)
     finally:
-        node.sim('fault', '--root', node.root, 'clear', '--all')
-        for process in (first, second):
-            if process is not None and process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        if second is not None and second.poll() is None:
+            os.killpg(second.pid, signal.SIGKILL)
+            second.wait()
     assert second.returncode == 0, output[-6000:]
     envelope = read_envelope(envelope_path(node.results, run_id, 'localhost', 'obdfilter'))
     assert envelope['status'] == 'ok' and envelope['errors'] == [], envelope['errors']
@@ -187,19 +192,10 @@ def test_a_relaunch_of_the_same_run_waits_on_its_own_survey_and_takes_its_result
 
 def test_a_survey_module_killed_with_sigkill_is_reported_as_such_and_its_leftovers_removed(node):
     run_id = 'conc-sigkill'
-    node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
-    survey = node.start('survey-obdfilter.yml', iokit_run_id=run_id)
-    try:
-        holder = wait_for('the survey to take its lock', lambda: holder_of(node, 'obdfilter', run_id), DEADLINE_S, survey)
-        wait_for('the survey to attach its two echo clients', lambda: len(node.echo_clients()) == 2, DEADLINE_S, survey)
+    with hanging_survey(node, run_id) as (survey, holder):
         # As the out-of-memory killer would: the module cannot catch it, print its result or tear down.
         os.kill(holder['pid'], signal.SIGKILL)
         output, unused = survey.communicate(timeout=DEADLINE_S)
-    finally:
-        node.sim('fault', '--root', node.root, 'clear', '--all')
-        if survey.poll() is None:
-            os.killpg(survey.pid, signal.SIGKILL)
-            survey.wait()
     assert survey.returncode != 0
     assert ('the obdfilter_survey process on %s was killed (signal 9, SIGKILL'
             % socket.gethostname().split('.')[0]) in output, output[-6000:]
@@ -238,19 +234,10 @@ def fill(directory):
 
 def test_a_full_results_directory_names_the_path_and_the_node_keeps_the_points(node, small_results):
     run_id = 'conc-full'
-    node.sim('fault', '--root', node.root, 'add', 'hang', '--command', 'test_brw')
-    survey = node.start('survey-obdfilter.yml', iokit_run_id=run_id, iokit_results_dir=small_results)
-    try:
-        wait_for('the survey to take its lock', lambda: holder_of(node, 'obdfilter', run_id), DEADLINE_S, survey)
-        wait_for('the survey to attach its two echo clients', lambda: len(node.echo_clients()) == 2, DEADLINE_S, survey)
+    with hanging_survey(node, run_id, iokit_results_dir=small_results) as (survey, unused_holder):
         filler = fill(small_results)
         node.sim('fault', '--root', node.root, 'clear', '--all')
         output, unused = survey.communicate(timeout=DEADLINE_S)
-    finally:
-        node.sim('fault', '--root', node.root, 'clear', '--all')
-        if survey.poll() is None:
-            os.killpg(survey.pid, signal.SIGKILL)
-            survey.wait()
     assert survey.returncode != 0
     assert 'results_dir: cannot store %s' % os.path.join(small_results, run_id, 'localhost') in output, output[-6000:]
     assert 'No space left on device' in output
