@@ -209,6 +209,23 @@ class NodeState:
         with self.update() as state:
             state[kind] = [e for e in state[kind] if e.get(key) != identity]
 
+    def adopt(self, run_id, launch):
+        """Make the entries of ``run_id`` recorded by an earlier ``launch`` this launch's; returns how many.
+
+        A relaunch that waited for its own run's survey and took its result takes over what that launch recorded
+        (its async watchdog, which outlives the module by a poll), so that the relaunch's own cleanup, which
+        undoes only its launch's records, undoes them too."""
+        if self.launch is None or not launch or launch == self.launch:
+            return 0
+        adopted = 0
+        with self.update() as state:
+            for kind in KINDS:
+                for entry in state[kind]:
+                    if entry.get('run_id') == run_id and entry.get('launch') == launch:
+                        entry['launch'] = self.launch
+                        adopted += 1
+        return adopted
+
     def entries(self, kind, run_id=None):
         """Entries of one kind, optionally only those of one run."""
         return [e for e in self.read()[kind] if run_id is None or e.get('run_id') == run_id]

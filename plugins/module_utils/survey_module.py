@@ -238,6 +238,11 @@ class SurveyStart:
             self.module.fail_json(msg='workdir: cannot take the %s survey lock in %s: %s'
                                       % (self.survey, os.path.dirname(self.lock.path), exc))
         if waited:
+            try:
+                self.node_state.adopt(self.run_id, waited[0].get('launch'))
+            except (NodeStateError, OSError) as exc:
+                self.module.fail_json(msg='workdir: cannot take over the records of run %s\'s earlier launch in the '
+                                          'node state under %s: %s' % (self.run_id, workdir, exc))
             self.builder.set_environment(waited_for_own_run={
                 'pid': waited[0].get('pid'), 'launch': waited[0].get('launch'), 'started': waited[0].get('started')})
         if not previous or not previous.get('run_id'):

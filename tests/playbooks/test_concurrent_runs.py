@@ -188,6 +188,10 @@ def test_a_relaunch_of_the_same_run_waits_on_its_own_survey_and_takes_its_result
     assert envelope['environment']['waited_for_own_run']['pid'] == holder['pid']
     assert node.echo_clients() == [] and node.ost_objects() == []
     assert live_runs(node) == {}
+    # The relaunch took over what the first launch recorded (its async watchdog, which outlives the module by a
+    # poll), so its own cleanup undid that too: nothing of the run is left in the node state.
+    left = dict((kind, NodeState(node.workdir).entries(kind, run_id=run_id)) for kind in ('processes', 'paths'))
+    assert left == {'processes': [], 'paths': []}, left
 
 
 def test_a_survey_module_killed_with_sigkill_is_reported_as_such_and_its_leftovers_removed(node):

@@ -52,6 +52,23 @@ def test_recording_the_same_thing_twice_keeps_one_entry(tmp_path):
     assert [(e['name'], e['run_id']) for e in state.entries('modules')] == [('sg', 'run-2')]
 
 
+def test_a_relaunch_adopts_only_its_own_runs_records_of_the_earlier_launch(tmp_path):
+    workdir = str(tmp_path)
+    first, other = NodeState(workdir, launch='first'), NodeState(workdir, launch='other')
+    first.record('paths', 'run-1', path='/work/run-1')
+    first.record('processes', 'run-1', pid=os.getpid(), module=False, async_watchdog_of=1)
+    first.record('paths', 'run-2', path='/work/run-2')
+    other.record('paths', 'run-1', path='/work/run-1-other')
+    relaunch = NodeState(workdir, launch='relaunch')
+    assert relaunch.adopt('run-1', 'first') == 2
+    launches = dict((e.get('path') or e.get('pid'), e['launch']) for kind in ('paths', 'processes')
+                    for e in relaunch.entries(kind))
+    assert launches == {'/work/run-1': 'relaunch', os.getpid(): 'relaunch', '/work/run-2': 'first',
+                        '/work/run-1-other': 'other'}
+    # Nothing to take over from itself, or without a launch.
+    assert relaunch.adopt('run-1', 'relaunch') == 0 and NodeState(workdir).adopt('run-1', 'other') == 0
+
+
 def test_an_entry_needs_its_identity(tmp_path):
     with pytest.raises(ValueError, match="needs 'pid'"):
         NodeState(str(tmp_path)).record('processes', 'run-1', argv=['vmstat', '1'])
