@@ -23,7 +23,11 @@ import shutil
 import stat
 import tempfile
 
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import is_same_process, process_start_time
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
+    has_exited,
+    is_same_process,
+    process_start_time,
+)
 
 PREFIX = 'ansible_lustre.iokit.'
 OWNER_FILE = 'lustre-iokit-owner.json'
@@ -92,7 +96,9 @@ def stale_payloads(directories=None):
             if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
                 continue
             owner = _owner(path)
-            if owner is None or is_same_process(owner):
+            # A killed module that its parent has not reaped yet (a zombie) is gone all the same: left for a later
+            # cleanup, its payload would make that one report a change.
+            if owner is None or (is_same_process(owner) and not has_exited(owner['pid'])):
                 continue
             found.append((path, owner))
     return found

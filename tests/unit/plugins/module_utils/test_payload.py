@@ -13,7 +13,8 @@ import sys
 
 from ansible_collections.lustre.iokit.plugins.module_utils import payload
 from ansible_collections.lustre.iokit.plugins.module_utils.cleanup import Cleanup
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState, has_exited
+from ansible_collections.lustre.iokit.tests.unit.waiting import wait_for
 
 
 def fake_payload(parent, module):
@@ -64,6 +65,24 @@ def test_the_payload_of_a_killed_module_is_removed_and_a_live_ones_kept(tmp_path
             if process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+def test_the_payload_of_a_killed_module_not_reaped_yet_is_removed(tmp_path):
+    zombie_dir, zombie_file = fake_payload(tmp_path, 'sgpdd_survey')
+    module = start_module_process()
+    try:
+        payload.claim(zombie_file, pid=module.pid)
+        module.send_signal(signal.SIGKILL)
+        # Not waited for: a zombie until reaped, with its pid and start time still in /proc.
+        wait_for('the killed module to be a zombie', lambda: has_exited(module.pid), 30)
+        assert os.path.exists('/proc/%d' % module.pid)
+        removed, errors = payload.remove_stale_payloads([str(tmp_path)])
+        assert removed == [{'path': zombie_dir, 'pid': module.pid}] and errors == []
+        assert not os.path.exists(zombie_dir)
+    finally:
+        if module.poll() is None:
+            module.kill()
+        module.wait()
 
 
 def test_outside_a_payload_claim_does_nothing(tmp_path):
