@@ -138,6 +138,7 @@ ansible-playbook -i "$work/inventory" "$playbooks/cleanup.yml" -e iokit_workdir=
 # The cleanup signalled the sgp_dd processes and waited for the module; sgp_dd's threads may still be on their way out.
 wait_until 60 no_sgp_dd_running || fail "sgp_dd still running 60 s after cleanup.yml: $(our_sgp_dd)"
 left_on_node
-ansible-playbook -i "$work/inventory" "$playbooks/cleanup.yml" -e iokit_workdir="$work/node" | tee "$work/out"
+# -v: should it change something, the log shows what.
+ansible-playbook -v -i "$work/inventory" "$playbooks/cleanup.yml" -e iokit_workdir="$work/node" | tee "$work/out"
 grep -q 'localhost *: .*changed=0' "$work/out" || fail "a second cleanup changed something"
 echo "survey-sgpdd playbook: all checks passed"
