@@ -128,7 +128,7 @@ ansible-playbook -i "$work/inventory" "$playbooks/survey-sgpdd.yml" -e iokit_run
     -e sgpdd_size_mib=150 -e sgpdd_crghi=8 -e sgpdd_thrhi=16 -e sgpdd_rszlo=4 -e sgpdd_rszhi=4 \
     > "$work/out-killed" 2>&1 &
 playbook=$!
-wait_until 600 sgp_dd_running || fail "the long survey never started sgp_dd"
+wait_until 600 sgp_dd_running || fail "the long survey never started sgp_dd: $(tail -c 4000 "$work/out-killed")"
 kill -KILL "$playbook"
 wait "$playbook" || true
 [ -e "$work/node/node-state.json" ] || fail "no node state recorded for cleanup"
