@@ -115,34 +115,34 @@ def test_one_template_gets_its_own_slice_count(tmp_path):
     assert counts['lustre.iokit | survey lnet'] == 1
 
 
+def _refused(tmp_path, extra_vars):
+    """awx-configure.yml rendering to ``tmp_path/x`` with ``extra_vars``: it must fail, before rendering anything."""
+    done = _run([os.path.join(VENV_BIN, 'ansible-playbook'), PLAYBOOK, '-e', 'awx_iokit_render_to=%s' % (tmp_path / 'x'),
+                 '-e', json.dumps(extra_vars)], check=False)
+    assert done.returncode != 0
+    assert not (tmp_path / 'x').exists()
+    return done
+
+
 @pytest.mark.parametrize('template', ['lustre.iokit | survey lnet', 'lustre.iokit | survey mdtest',
                                       'lustre.iokit | survey ior'])
 def test_slices_of_a_whole_fleet_survey_are_refused_naming_the_template(tmp_path, template):
     reason = next(f['job_template']['job_slicing']['reason'] for f in _forms()
                   if f.get('job_template', {}).get('name') == template)
-    done = _run([os.path.join(VENV_BIN, 'ansible-playbook'), PLAYBOOK, '-e', 'awx_iokit_render_to=%s' % (tmp_path / 'x'),
-                 '-e', json.dumps({'awx_iokit_job_slice_counts': {template: 4}})], check=False)
-    assert done.returncode != 0
+    done = _refused(tmp_path, {'awx_iokit_job_slice_counts': {template: 4}})
     message = ' '.join(done.stdout.split())
     assert 'awx_iokit_job_slice_counts: %s: 4 slices asked, but this job template cannot be sliced: %s' % (
         template, ' '.join(reason.split())) in message, done.stdout[-2000:]
-    assert not (tmp_path / 'x').exists()
 
 
 def test_a_slice_count_for_an_unknown_template_is_refused(tmp_path):
-    done = _run([os.path.join(VENV_BIN, 'ansible-playbook'), PLAYBOOK, '-e', 'awx_iokit_render_to=%s' % (tmp_path / 'x'),
-                 '-e', '{"awx_iokit_job_slice_counts": {"survey obdfilter": 4}}'], check=False)
-    assert done.returncode != 0
+    done = _refused(tmp_path, {'awx_iokit_job_slice_counts': {'survey obdfilter': 4}})
     assert 'awx_iokit_job_slice_counts: survey obdfilter: no such job template' in done.stdout
-    assert not (tmp_path / 'x').exists()
 
 
 def test_unknown_workflow_survey_is_refused(tmp_path):
-    done = _run([os.path.join(VENV_BIN, 'ansible-playbook'), PLAYBOOK, '-e', 'awx_iokit_render_to=%s' % (tmp_path / 'x'),
-                 '-e', '{"awx_iokit_workflow_surveys": ["obdfilter", "iozone"]}'], check=False)
-    assert done.returncode != 0
+    done = _refused(tmp_path, {'awx_iokit_workflow_surveys': ['obdfilter', 'iozone']})
     assert 'awx_iokit_workflow_surveys: no survey form for iozone' in done.stdout
-    assert not (tmp_path / 'x').exists()
 
 
 def test_live_run_needs_the_repository_and_the_image():

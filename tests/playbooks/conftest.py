@@ -133,6 +133,20 @@ def oss_node(base, survey_vars, *init_args):
 
 
 @contextlib.contextmanager
+def small_tmpfs(path, size):
+    """A tmpfs of ``size`` (such as ``8m``) mounted at ``path`` (made if missing) while the block runs: a file system
+    a test can fill, of its own; skips the test when not root."""
+    if os.geteuid() != 0:
+        pytest.skip('mounting a small file system needs root')
+    os.makedirs(path, exist_ok=True)
+    subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=%s' % size, 'tmpfs', path], check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(['umount', path], check=False)
+
+
+@contextlib.contextmanager
 def throttled_loop_devices(base, rates_mib_s, size_mib):
     """One loop device (direct I/O) per rate of ``rates_mib_s``, each on a sparse file of ``size_mib`` MiB under
     ``base``, and ``base/slow-python``: a wrapper of this Python that joins a block-I/O cgroup limiting each device to

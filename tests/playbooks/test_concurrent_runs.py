@@ -25,7 +25,7 @@ import tempfile
 
 import pytest
 
-from conftest import ROOT, WAIT_POLL_S, wait_for
+from conftest import ROOT, WAIT_POLL_S, small_tmpfs, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NODE_LOCK_DIR, NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.node_state import live_runs as live_runs_in
@@ -212,15 +212,8 @@ def test_a_survey_module_killed_with_sigkill_is_reported_as_such_and_its_leftove
 @pytest.fixture
 def small_results(node):
     """A results directory on a file system of its own, 8 MiB: room for the preflight, until a test fills it."""
-    if os.geteuid() != 0:
-        pytest.skip('mounting a small file system needs root')
-    path = os.path.join(node.base, 'small-results')
-    os.makedirs(path, exist_ok=True)
-    subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', path], check=True)
-    try:
+    with small_tmpfs(os.path.join(node.base, 'small-results'), '8m') as path:
         yield path
-    finally:
-        subprocess.run(['umount', path], check=False)
 
 
 def fill(directory):

@@ -19,7 +19,8 @@ import sys
 
 import pytest
 
-from conftest import ANSIBLE_PLAYBOOK, COLLECTIONS, LUSTRE_SIM, ROOT, VENV_BIN, WAIT_POLL_S, localhost_inventory
+from conftest import (ANSIBLE_PLAYBOOK, COLLECTIONS, LUSTRE_SIM, ROOT, VENV_BIN, WAIT_POLL_S, localhost_inventory,
+                      small_tmpfs)
 
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import envelope_path, read_envelope
 
@@ -152,18 +153,11 @@ def test_a_host_directory_linked_out_of_the_store_is_refused_before_any_node_is_
 
 
 def test_a_results_dir_without_room_is_refused_before_any_node_is_touched(node):
-    if os.geteuid() != 0:
-        pytest.skip('mounting a small file system needs root')
-    path = os.path.join(node.base, 'tiny-results')
-    os.makedirs(path, exist_ok=True)
-    subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', path], check=True)
-    try:
+    with small_tmpfs(os.path.join(node.base, 'tiny-results'), '1m') as path:
         node.touched()
         run = node.playbook('survey-obdfilter.yml', node.base, iokit_results_dir=path, iokit_run_id='tiny-1')
         _refused_before_any_node(node, run, 'iokit_results_dir: %s has ' % path)
         assert 'this run stores up to 4 MiB (1 host(s), 4 MiB each)' in run.stdout
-    finally:
-        subprocess.run(['umount', path], check=False)
 
 
 @pytest.fixture
