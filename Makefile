@@ -86,10 +86,10 @@ demo: setup
 test: setup-core-matrix
 	$(VENV)/bin/python tests/tools/run_test_suite.py
 
-# The inner loop (docs/testing.md): the quick halves of sanity and units run beside lint, the simulator's tests and
-# the results history's on SQLite and PostgreSQL.
+# The inner loop (docs/testing.md): lint and sanity of the changed files and the unit tests, beside the simulator's
+# tests and, when a changed file is the history's, the history's on SQLite and PostgreSQL.
 check: setup
-	$(VENV)/bin/python tests/tools/run_test_suite.py --only lint sanity-changed units-quick simulator history
+	$(VENV)/bin/python tests/tools/run_test_suite.py --only lint-changed sanity-changed units-quick simulator history-changed
 
 # The QEMU guest with real SCSI disks (sg, /dev/sg*, MD members): slow under emulation, so not part of `make test`.
 test-guest: setup

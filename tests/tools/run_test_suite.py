@@ -221,18 +221,47 @@ def stage_sanity_changed() -> int:
                cwd=staged)
 
 
+def stage_lint_changed() -> int:
+    """`make check`: ansible-lint on the changed files it lints (YAML of playbooks, roles, tests); stage lint, what CI
+    runs, takes the whole tree (about two CPU minutes, most of `make check` otherwise)."""
+    import yaml  # pylint: disable=import-outside-toplevel
+    with open(os.path.join(ROOT, '.ansible-lint'), encoding='utf-8') as handle:
+        excluded = tuple(yaml.safe_load(handle).get('exclude_paths') or ())
+    paths = [path for path in changed_files() if path.endswith(('.yml', '.yaml'))
+             and os.path.isfile(os.path.join(ROOT, path)) and not path.startswith(excluded)]
+    if not paths:
+        print('lint-changed: no changed YAML file')
+        return 0
+    print('lint-changed: %s' % ' '.join(paths), flush=True)
+    return run([tool('ansible-lint'), '--profile', 'production', '--offline', '--nocolor'] + paths)
+
+
+def stage_history_changed() -> int:
+    """`make check`: the history's tests (stage history) when a changed file is the history's: its path names it."""
+    touched = [path for path in changed_files() if 'history' in path]
+    if not touched:
+        print('history-changed: no changed file of the history')
+        return 0
+    print('history-changed: %s' % ' '.join(touched), flush=True)
+    return stage_history()
+
+
 def stage_units_quick() -> int:
     """`make check`: the unit tests with the checkout venv's pytest in WORKERS workers, without ansible-test's
-    virtual environment (stage units stays what CI runs).  As ansible-test does, on the staged copy with its two
-    pytest plugins (the collection loader, a fork per test) and in two runs: the tests of modules and module_utils
-    apart from the controller's, whose imports of ansible's controller code change how a module reports warnings."""
+    virtual environment (stage units stays what CI runs).  As ansible-test does, on the staged copy with its
+    collection loader and in two runs: the tests of modules and module_utils apart from the controller's, whose
+    imports of ansible's controller code change how a module reports warnings.  Quicker than stage units in two
+    ways that stage units keeps honest: no fork per test (ansible-test's ansible_forked plugin; the tests keep no
+    state between them, and stage units runs each in its own fork), and the parsers' linear-cost check at a quarter
+    of its input sizes (LINEAR_TEST_SCALE; a quadratic parser still costs 16 times more at 4 times the input)."""
     import ansible_test  # pylint: disable=import-outside-toplevel
     staged = staged_copy('ansible-test')
     parent = collections_root(staged)
     plugins = os.path.join(os.path.dirname(ansible_test.__file__), '_util', 'target', 'pytest', 'plugins')
     env = {'PYTHONPATH': parent + os.pathsep + plugins, 'ANSIBLE_COLLECTIONS_PATH': parent,
            'ANSIBLE_CONTROLLER_MIN_PYTHON_VERSION': CONTROLLER_PYTHON,
-           'PYTEST_PLUGINS': 'ansible_pytest_collections,ansible_forked'}
+           'PYTEST_PLUGINS': 'ansible_pytest_collections',
+           'LINEAR_TEST_SCALE': os.environ.get('LINEAR_TEST_SCALE', '0.25')}
     unit = os.path.join(staged, 'tests', 'unit')
     module_side = ['tests/unit/plugins/modules', 'tests/unit/plugins/module_utils']
     controller_side = sorted(os.path.relpath(os.path.join(unit, *parts), staged) for parts in
@@ -400,7 +429,10 @@ def stage_simulator() -> int:
     if not os.path.exists(os.path.join(ROOT, 'simulator', 'pyproject.toml')):
         print('simulator: no simulator/pyproject.toml')
         return 1
-    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], cwd=os.path.join(ROOT, 'simulator'))
+    # Every test of the simulator keeps its nodes, mounts and files under its own tmp_path: they wait together.
+    parallel = ['-n', str(WORKERS)] if WORKERS > 1 else []
+    return run([sys.executable, '-m', 'pytest', '-q', '-p', 'no:cacheprovider'] + parallel + ['tests'],
+               cwd=os.path.join(ROOT, 'simulator'))
 
 
 def stage_history() -> int:
@@ -650,20 +682,24 @@ STAGES = {
     'build': stage_build,
     'sanity-changed': stage_sanity_changed,
     'units-quick': stage_units_quick,
+    'lint-changed': stage_lint_changed,
+    'history-changed': stage_history_changed,
 }
 # The QEMU (TCG) guest with real SCSI disks costs 15-30 minutes on two cores; `make test-guest` runs it.
-# sanity-changed and units-quick are the quicker halves of sanity and units that `make check` runs.
-OPT_IN_STAGES = ('guest', 'sanity-changed', 'units-quick')
+# The quicker halves of lint, sanity, units and history that `make check` runs.
+OPT_IN_STAGES = ('guest', 'lint-changed', 'sanity-changed', 'units-quick', 'history-changed')
 # The lanes run side by side; the stages of a lane one after another, in this order.  The stages that mostly wait
 # (throttled simulated devices, containers) each lead a lane of their own, beside the two lanes of CPU-bound checks.
 # Stages that share something stay in one lane: sanity, units and core-matrix make ansible-test's virtual
-# environments under ~/.ansible/test, and sanity, units, target-pythons and sanity-changed run on one staged copy.
+# environments under ~/.ansible/test, and sanity, units, target-pythons, sanity-changed and units-quick run on one
+# staged copy.  `make check` is then two lanes: the unit tests beside lint, the simulator's and the history's tests.
 LANES = (
     ('playbooks',),
     ('integration', 'report-html'),
     ('fleet', 'faults', 'guest'),  # one container image (fleet_images.py locks while it builds)
-    ('sanity', 'units', 'target-pythons', 'core-matrix', 'sanity-changed'),
-    ('lint', 'units-quick', 'simulator', 'export', 'history', 'awx', 'changelog', 'docs', 'docsite', 'release', 'build'),
+    ('sanity', 'units', 'target-pythons', 'core-matrix', 'sanity-changed', 'units-quick'),
+    ('lint', 'lint-changed', 'simulator', 'export', 'history', 'history-changed', 'awx', 'changelog', 'docs',
+     'docsite', 'release', 'build'),
 )
 assert sorted(s for lane in LANES for s in lane) == sorted(STAGES), 'every stage is in exactly one lane'
 # How many tests wait together inside the playbook and integration stages (pytest-xdist workers, ansible-test groups).
