@@ -14,10 +14,12 @@ is still there and stops when it is not.  The module itself is documented in
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import multiprocessing
 import os
+import shutil
 import tempfile
 import time
 
@@ -26,6 +28,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
+from ansible_collections.lustre.iokit.plugins.module_utils.progress import progress_run_and_survey
 from ansible_collections.lustre.iokit.plugins.plugin_utils.fleet_progress import fleet_line, survey_of
 
 display = Display()
@@ -47,10 +50,40 @@ def controller_gone(parent=None, getppid=os.getppid):
     return parent.pid if getppid() != parent.pid else None
 
 
+CONTROLLER_DIRECTORY_PREFIX = 'lustre-iokit-controller-'
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except OSError as exc:
+        return exc.errno != errno.ESRCH
+    return True
+
+
+def controller_directory(parent=None):
+    """This controller's directory in the temporary directory, where its waits and starts leave notes for each other.
+
+    The notes of one ``ansible-playbook`` process (its pid is the workers' parent) are of no use once it has ended,
+    however it ended (a SIGKILL runs no clean-up): making a controller's directory first removes those of the
+    controllers that have ended, so each machine keeps at most the directories of its running controllers and of
+    the last one to end.
+    """
+    parent = os.getppid() if parent is None else parent
+    root = tempfile.gettempdir()
+    directory = os.path.join(root, '%s%d' % (CONTROLLER_DIRECTORY_PREFIX, parent))
+    if not os.path.isdir(directory):
+        for name in os.listdir(root):
+            suffix = name[len(CONTROLLER_DIRECTORY_PREFIX):]
+            if name.startswith(CONTROLLER_DIRECTORY_PREFIX) and suffix.isdigit() and not _alive(int(suffix)):
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    return directory
+
+
 def _started_pointer(run_id, survey, parent=None):
     """The file naming the latest start task of ``survey`` in ``run_id`` under this controller process."""
-    parent = os.getppid() if parent is None else parent
-    return os.path.join(tempfile.gettempdir(), 'lustre-iokit-started-%d-%s-%s' % (parent, run_id, survey))
+    return os.path.join(controller_directory(parent), 'started-%s-%s' % (run_id, survey))
 
 
 def note_started(run_id, survey, start_task, host, parent=None):
@@ -69,10 +102,10 @@ def note_started(run_id, survey, start_task, host, parent=None):
     os.rename(temporary, pointer)
 
 
-def started_hosts(progress_file, parent=None):
-    """The hosts the latest start task of the survey whose progress file this is started (empty if not known)."""
-    run_id = os.path.basename(os.path.dirname(progress_file or ''))
-    survey = os.path.basename(progress_file or '').split('.')[0]
+def started_hosts(run_id, survey, parent=None):
+    """The hosts the latest start task of ``survey`` in ``run_id`` started (empty if not known)."""
+    if not run_id or not survey:
+        return set()
     pointer = _started_pointer(run_id, survey, parent)
     try:
         with open(pointer) as stream:
@@ -141,14 +174,14 @@ class ActionModule(ActionBase):
                                            task_vars=task_vars))
         if result.get('progress') and C.config.get_config_value('DEFAULT_STDOUT_CALLBACK') not in PROGRESS_CALLBACKS:
             # Per controller and task: the hosts of this wait, not those of another run or play.
-            directory = os.path.join(tempfile.gettempdir(), 'lustre-iokit-fleet-%d-%s' % (os.getppid(), self._task._uuid))
             try:
+                directory = os.path.join(controller_directory(), 'fleet-%s' % self._task._uuid)
                 line = share_progress(directory, task_vars.get('inventory_hostname', 'host'), result['progress'],
                                       max(1, int(module_args.get('wait_s', 60))),
-                                      started=started_hosts(module_args.get('progress_file')))
+                                      started=started_hosts(*progress_run_and_survey(module_args.get('progress_file'))))
             except (IOError, OSError) as exc:
                 line = None
-                display.vvv('fleet progress: cannot share this host\'s progress in %s: %s' % (directory, exc))
+                display.vvv('fleet progress: cannot share this host\'s progress: %s' % exc)
             if line:
                 display.display(line)
         return result

@@ -196,8 +196,20 @@ def points_path(run_dir, survey):
     return os.path.join(run_dir, '%s.points.jsonl' % survey)
 
 
+PROGRESS_SUFFIX = '.progress.json'
+
+
 def progress_path(run_dir, survey):
-    return os.path.join(run_dir, '%s.progress.json' % survey)
+    return os.path.join(run_dir, survey + PROGRESS_SUFFIX)
+
+
+def progress_run_and_survey(path):
+    """``(run_id, survey)`` of a progress file at ``<workdir>/<run_id>/<survey>.progress.json``, else (None, None)."""
+    name = os.path.basename(path or '')
+    run_id = os.path.basename(os.path.dirname(path or ''))
+    if not name.endswith(PROGRESS_SUFFIX) or not run_id or name == PROGRESS_SUFFIX:
+        return None, None
+    return run_id, name[:-len(PROGRESS_SUFFIX)]
 
 
 def point_of(record):

@@ -11,6 +11,8 @@ import multiprocessing
 import os
 import select
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -128,19 +130,49 @@ def test_hosts_started_but_not_polled_yet_are_counted_in_the_shared_line(tmp_pat
     monkeypatch.setattr(async_result.tempfile, 'gettempdir', lambda: str(tmp_path))
     for host in ('oss1', 'oss2', 'oss3', 'oss4'):
         async_result.note_started('run-7', 'obdfilter', 'start-uuid-1', host, parent=4242)
-    progress_file = '/var/tmp/iokit/run-7/obdfilter.progress.json'
-    started = async_result.started_hosts(progress_file, parent=4242)
+    started = async_result.started_hosts('run-7', 'obdfilter', parent=4242)
     assert started == {'oss1', 'oss2', 'oss3', 'oss4'}
-    # another controller's or another survey's starts are not this wait's
-    assert async_result.started_hosts(progress_file, parent=4243) == set()
-    assert async_result.started_hosts('/var/tmp/iokit/run-7/mds.progress.json', parent=4242) == set()
+    # another controller's, another survey's or another run's starts are not this wait's
+    assert async_result.started_hosts('run-7', 'obdfilter', parent=4243) == set()
+    assert async_result.started_hosts('run-7', 'mds', parent=4242) == set()
+    assert async_result.started_hosts('run-8', 'obdfilter', parent=4242) == set()
     running = {'survey': 'obdfilter', 'state': 'running', 'done': 1, 'total': 4, 'eta_s': 60}
     line = async_result.share_progress(str(tmp_path / 'fleet'), 'oss1', running, every_s=10, now=1000.0,
                                        started=started)
     assert line.startswith('obdfilter: 4 hosts, 3 started not polled yet, 1/4 points (25 %), ETA '), line
     # a later start task of the same survey (the next iteration) is the one counted
     async_result.note_started('run-7', 'obdfilter', 'start-uuid-2', 'oss2', parent=4242)
-    assert async_result.started_hosts(progress_file, parent=4242) == {'oss2'}
+    assert async_result.started_hosts('run-7', 'obdfilter', parent=4242) == {'oss2'}
+
+
+def test_the_wait_finds_the_run_and_survey_in_its_progress_file():
+    from ansible_collections.lustre.iokit.plugins.module_utils.progress import progress_path, progress_run_and_survey
+    assert progress_run_and_survey(progress_path('/var/tmp/iokit/run-7', 'obdfilter')) == ('run-7', 'obdfilter')
+    for path in (None, '', '/var/tmp/iokit/run-7/obdfilter.json', '/var/tmp/iokit/run-7/.progress.json',
+                 'obdfilter.progress.json'):
+        assert progress_run_and_survey(path) == (None, None), path
+
+
+def test_the_notes_of_ended_controllers_are_removed_and_a_running_ones_kept(tmp_path, monkeypatch):
+    """A controller killed with SIGKILL removes nothing: the next one does, whatever callback either used."""
+    from ansible_collections.lustre.iokit.plugins.action import async_result
+    monkeypatch.setattr(async_result.tempfile, 'gettempdir', lambda: str(tmp_path))
+    ended = subprocess.Popen([sys.executable, '-c', 'pass'])
+    ended.wait()  # reaped: its pid names no process now (nothing else of this test can have taken it yet)
+    running = subprocess.Popen([sys.executable, '-c', 'import sys; sys.stdin.read()'], stdin=subprocess.PIPE)
+    try:
+        async_result.note_started('run-7', 'obdfilter', 'start-uuid-1', 'oss1', parent=ended.pid)
+        assert async_result.started_hosts('run-7', 'obdfilter', parent=ended.pid) == {'oss1'}
+        unrelated = tmp_path / 'lustre-iokit-controller-notes'
+        unrelated.mkdir()
+        for pid in (running.pid, os.getpid()):
+            async_result.note_started('run-7', 'obdfilter', 'start-uuid-1', 'oss1', parent=pid)
+        names = sorted(os.listdir(str(tmp_path)))
+        assert names == sorted(['lustre-iokit-controller-%d' % running.pid, 'lustre-iokit-controller-%d' % os.getpid(),
+                                'lustre-iokit-controller-notes'])
+        assert async_result.started_hosts('run-7', 'obdfilter', parent=running.pid) == {'oss1'}
+    finally:
+        running.communicate(b'')
 
 
 @pytest.mark.skipif(not hasattr(os, 'fork'), reason='needs fork')

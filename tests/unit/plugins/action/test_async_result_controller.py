@@ -86,10 +86,10 @@ def test_one_fleet_line_per_interval_whichever_host_polls(tmp_path, finished_job
                                 'progress_file': progress_file(tmp_path, 'oss2', 3)},
                task_vars={'inventory_hostname': 'oss2'}, task_uuid=task_uuid)
     assert 'points' not in capsys.readouterr().out
-    shared = [name for name in os.listdir(str(controller_tmp)) if name.startswith('lustre-iokit-fleet-')]
-    assert len(shared) == 1 and shared[0].endswith('-' + task_uuid)
-    assert sorted(name for name in os.listdir(str(controller_tmp / shared[0])) if name.endswith('.json')) == [
-        'oss1.json', 'oss2.json']
+    # One directory per controller (ansible-playbook's pid, the workers' parent), one per wait task in it.
+    assert os.listdir(str(controller_tmp)) == ['lustre-iokit-controller-%d' % os.getppid()]
+    shared = controller_tmp / ('lustre-iokit-controller-%d' % os.getppid()) / ('fleet-' + task_uuid)
+    assert sorted(name for name in os.listdir(str(shared)) if name.endswith('.json')) == ['oss1.json', 'oss2.json']
 
 
 def test_the_progress_callback_prints_the_line_itself(tmp_path, finished_job, controller_tmp, run_action, monkeypatch,
