@@ -352,6 +352,27 @@ def test_objects_of_an_lctl_create_running_when_the_survey_is_sigkilled_are_dest
     assert state.entries('echo_clients') == []
 
 
+def test_a_create_cut_before_it_started_made_nothing_and_one_without_its_output_is_named(sim, state):
+    name, ids = obdfilter_style_start(sim, state, 'testfs-OST0000', 1)
+    missing = os.path.join(state.workdir, RUN, name + '.create')
+    # killed after the record, before the create started: no output file, nothing made
+    state.record('echo_clients', RUN, name=name, target='testfs-OST0000',
+                 objects=[{'first': ids[0], 'count': 1}, {'first': None, 'count': 2}], create_output=missing)
+    report = cleanup(state)
+    assert report['errors'] == [] and report['kept'] == []
+    assert report['removed']['echo_clients'][0]['objects_destroyed'] == ids
+    # a record of a create without its output file (an older collection's): what it may have made is named
+    name, ids = obdfilter_style_start(sim, state, 'testfs-OST0001', 1)
+    state.record('echo_clients', RUN, name=name, target='testfs-OST0001',
+                 objects=[{'first': ids[0], 'count': 1}, {'first': None, 'count': 2}])
+    report = cleanup(state)
+    assert report['errors'] == [] and report['removed']['echo_clients'][0]['objects_destroyed'] == ids
+    assert [item['kind'] for item in report['kept']] == ['objects']
+    assert report['kept'][0]['reason'].startswith('lctl create was making 2 objects on testfs-OST0001 when its '
+                                                  'survey was killed, and their ids were never recorded; they may')
+    assert state.entries('echo_clients') == []
+
+
 def _group(pgid):
     members = []
     for entry in os.listdir('/proc'):
