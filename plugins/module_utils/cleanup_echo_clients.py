@@ -17,11 +17,41 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import os
+import time
+
 from ansible_collections.lustre.iokit.plugins.module_utils import lctl as lctl_utils
+from ansible_collections.lustre.iokit.plugins.module_utils import process_match
 from ansible_collections.lustre.iokit.plugins.module_utils.engines import mds_tree_removal
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import process_start_time
+
+_POLL_INTERVAL_S = 0.05
 
 # osc and obdecho leftovers of the network case are set up under their echo client: remove them last.
 _LEFTOVER_TYPE_ORDER = {'echo_client': 0, 'osc': 1, 'obdecho': 2}
+
+
+def unknown_count(objects):
+    """How many objects an entry's ``objects`` count in ranges whose ids are not known (``first`` null): those
+    of an ``lctl create`` that was running when the survey was killed."""
+    return sum(int(item.get('count') or 0) for item in objects or []
+               if isinstance(item, dict) and item.get('first') is None)
+
+
+def _read_text(path):
+    try:
+        with open(path, 'rb') as handle:
+            return handle.read().decode('utf-8', 'replace')
+    except (IOError, OSError):
+        return None
+
+
+def _remove_quietly(path):
+    if path:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def object_ranges(objects):
@@ -63,10 +93,13 @@ class EchoClientCleanup:
             if devices is None:
                 self._keep('echo_clients', name, 'lctl dl failed; cannot tell whether it is still there')
                 continue
+            entry = self._with_created_ids(entry)
             device = self.lctl.find(name, devices)
             left = _left_on_target(entry)
             if device is None and not left:
                 self._forget('echo_clients', name, 'no such device in lctl dl')
+                if not self.check_mode:
+                    _remove_quietly(entry.get('create_output'))
                 continue
             if device is not None and device['type'] != 'echo_client':
                 self._keep('echo_clients', name, 'a %s device now has this name; it is not ours' % device['type'])
@@ -92,7 +125,58 @@ class EchoClientCleanup:
                 self.removed['echo_clients'].append(summary)
                 if not self.check_mode:
                     self.node_state.forget('echo_clients', name)
+                    _remove_quietly(entry.get('create_output'))
         return handled
+
+    def _with_created_ids(self, entry):
+        """``entry`` with the ids of the objects its ``lctl create`` made while the survey was killed.
+
+        Such a range has ``first`` null: the ids were printed after it was recorded.  The create wrote them to
+        the file recorded with it (``create_output``): a create still writing it (it outlives the survey in its
+        own session) is first given ``kill_grace_s`` to end, then stopped; the ids it printed are then read
+        from the file.  Objects of a create whose ids cannot all be read are named in ``kept``; no file left
+        means the create never started, and made nothing.
+        """
+        unknown = unknown_count(entry.get('objects'))
+        if not unknown:
+            return entry
+        path = entry.get('create_output')
+        text = None
+        if path:
+            self._stop_create_writers(path)
+            text = _read_text(path)
+        ids = lctl_utils.parse_object_ids(text)
+        if (text is not None or not path) and len(ids) < unknown:
+            self._keep('objects', entry['name'], (
+                'lctl create was making %d objects on %s when its survey was killed, and %s; %s may remain there '
+                'with no id to destroy them by (an lctl create stopped before it wrote what it printed loses it)'
+                % (unknown, entry.get('target'),
+                   'its output %s names %d' % (path, len(ids)) if path else 'their ids were never recorded',
+                   'the other %d' % (unknown - len(ids)) if ids else 'they')))
+        known = [item for item in entry.get('objects') or []
+                 if not (isinstance(item, dict) and item.get('first') is None)]
+        resolved = dict(entry)
+        # single ids: object_ranges makes ranges of them
+        resolved['objects'] = known + ids
+        return resolved
+
+    def _stop_create_writers(self, path):
+        """Let the processes writing ``path`` (an ``lctl create``) end, within ``kill_grace_s``, else stop them."""
+        writers = process_match.holding_file(path)
+        if not writers or self.check_mode:
+            return
+        deadline = time.monotonic() + self.kill_grace_s
+        while writers and time.monotonic() < deadline:
+            time.sleep(_POLL_INTERVAL_S)
+            writers = process_match.holding_file(path)
+        stopping = []
+        for pid in writers:
+            group = process_match.leader_of_own_group(pid)
+            summary = {'pid': pid, 'command': process_match.command_lines().get(pid, (None, None))[1],
+                       'create_output': path}
+            stopping.append(({'pid': pid, 'start_time': process_start_time(pid)}, summary, group))
+        if stopping:
+            self._stop(stopping)
 
     def _reattach(self, entry, device, left, summary):
         """Attach the echo client of ``entry`` again (its device gone or half made); None, and the entry kept

@@ -61,6 +61,29 @@ def uses_directory(pid, directory):
     return False
 
 
+def holding_file(path):
+    """Pids of the live processes of our PID namespace (this one and its ancestors aside) that have ``path`` open.
+
+    The writer of a file we gave a command as its output, found after the process that started it was killed.
+    """
+    wanted = os.path.realpath(path)
+    holders = []
+    for pid in sorted(command_lines()):
+        try:
+            fds = os.listdir('/proc/%d/fd' % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink('/proc/%d/fd/%s' % (pid, fd))
+            except OSError:
+                continue
+            if target == wanted:
+                holders.append(pid)
+                break
+    return holders
+
+
 def command_lines():
     """{pid: (command name, argv)} of every process of our PID namespace but this one and its ancestors.
 

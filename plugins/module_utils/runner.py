@@ -140,9 +140,23 @@ class Runner:
         """Run one command and wait for it; returns a CommandResult."""
         return self.run_many([argv], env=env, cwd=cwd)[0]
 
-    def run_many(self, argvs, env=None, cwd=None):
-        """Start every command at once, wait for all; one CommandResult per command, in order."""
+    def run_to_file(self, argv, stdout_path, env=None, cwd=None):
+        """Run one command with its standard output written to ``stdout_path`` as it comes, and kept there.
+
+        What the command prints outlives this process: SIGKILLed while the command runs, we lose its output
+        from a temporary file, not from this one (``lctl create`` prints the ids of the objects it creates).
+        Returns a CommandResult as ``run`` does; the file is the caller's to remove.
+        """
+        return self.run_many([argv], env=env, cwd=cwd, stdout_paths=[stdout_path])[0]
+
+    def run_many(self, argvs, env=None, cwd=None, stdout_paths=None):
+        """Start every command at once, wait for all; one CommandResult per command, in order.
+
+        ``stdout_paths`` (one path or None per command): where a command's standard output is written instead
+        of a temporary file (see ``run_to_file``).
+        """
         argvs = [_check_argv(argv) for argv in argvs]
+        stdout_paths = list(stdout_paths or [])
         merged = dict(self.env)
         merged.update(env or {})
         child_env = child_environment(merged)
@@ -153,7 +167,8 @@ class Runner:
                 if self.expired():
                     results[index] = CommandResult(argv, None, '', 'not started: %s' % self.stop_reason, 0.0, True)
                     continue
-                child = self._start(argv, child_env, cwd)
+                child = self._start(argv, child_env, cwd,
+                                    stdout_paths[index] if index < len(stdout_paths) else None)
                 if isinstance(child, CommandResult):
                     results[index] = child
                 else:
@@ -172,8 +187,15 @@ class Runner:
     def on_exit(self, pid):
         """Called once a child has been reaped and its output read."""
 
-    def _start(self, argv, env, cwd):
-        stdout_file = tempfile.TemporaryFile()
+    def _start(self, argv, env, cwd, stdout_path=None):
+        if stdout_path:
+            try:
+                stdout_file = open(stdout_path, 'w+b')
+            except (IOError, OSError) as exc:
+                return CommandResult(argv, None, '', 'cannot write the output of %s to %s: %s'
+                                     % (argv[0], stdout_path, exc), 0.0)
+        else:
+            stdout_file = tempfile.TemporaryFile()
         stderr_file = tempfile.TemporaryFile()
         started = self.clock()
         try:

@@ -28,6 +28,10 @@ description:
     device is gone (or half made), the echo client is attached again on its recorded target to destroy them, then
     removed; the files of an interrupted mds survey are found from its record with C(test_lookup) probes. When it
     cannot be attached, RV(kept) names what is left and the C(lctl) commands that remove it.
+  - Objects an C(lctl create) was making when its survey was killed are found from the file in the run's directory
+    the create prints their ids to (recorded with its echo client before it started); a create still writing it is
+    given O(kill_grace_s) to end, then stopped. Objects of a create whose ids cannot all be read there are named in
+    RV(kept).
   - An mds test tree on an MDT that fails (C(Input/output error), C(Read-only file system)) cannot be removed or
     even probed; that is the survey's finding, not the cleanup's failure. Its echo client is removed, its record
     stays so that the next cleanup removes the tree once the MDT is repaired, and RV(kept) names what may remain,

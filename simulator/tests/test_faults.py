@@ -64,6 +64,24 @@ def test_hang_until_killed(sim):
     assert sim.lctl("--device", devno, "create", "1").returncode == 0
 
 
+def test_hang_after_the_first_object_of_a_create(sim, tmp_path):
+    devno = sim.echo_client("testfs-OST0000")
+    fault(sim, "add", "hang", "--command", "obj_batch create")
+    output = tmp_path / "create.out"
+    with open(str(output), "w") as handle:
+        process = subprocess.Popen([sim.root + "/bin/lctl", "--device", devno, "create", "3"],
+                                   stdout=handle, env=sim.env())
+    sim.wait_for_hang(process)
+    # held after its first object, whose id is printed (written out) before it holds
+    assert output.read_text().splitlines()[-1] == "create: #1 is object id 0x2"
+    objects = os.path.join(sim.root, "targets", "testfs-OST0000", "O", "echo")
+    assert sum(len(files) for _, _, files in os.walk(objects)) == 1
+    fault(sim, "clear", "hang")
+    assert process.wait(timeout=30) == 0
+    assert output.read_text().splitlines()[-2:] == ["create: #2 is object id 0x3", "create: #3 is object id 0x4"]
+    assert sum(len(files) for _, _, files in os.walk(objects)) == 3
+
+
 def test_leftover_echo_client_and_obdecho_busy(tmp_path, node_factory):
     node = node_factory("left", osts=1, faults=[
         {"type": "leftover_echo_client", "target": "testfs-OST0000"},

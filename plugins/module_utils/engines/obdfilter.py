@@ -183,6 +183,13 @@ def parse_created_objects(text, nobj):
     return ids, None
 
 
+def _remove_quietly(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def id_ranges(ids):
     """Consecutive runs of ``ids`` as ``[(first, count), ...]``, so that only our objects are destroyed."""
     ranges = []
@@ -498,14 +505,35 @@ class ObdfilterSurvey(NativeSurvey):
         if self.raw is not None:
             getattr(self.raw, kind)(text)
 
-    def _remember_echo_client(self, target):
+    def _remember_echo_client(self, target, create_output=None):
         """(Re)write the node-state entry of ``target``'s echo client with its live object ranges.
 
-        A range whose ids are not known yet (``create`` running) has ``first`` null.
+        A range whose ids are not known yet (``create`` running) has ``first`` null; ``create_output`` is then
+        the file the create prints the ids to, for a cleanup after a kill to read them from.
         """
         objects = [{'first': first, 'count': count} for first, count in self._objects.get(target, [])]
         name = self.echo_clients.get(target) or echo_client_name(target, self.name_tag)
-        self.node_state.record('echo_clients', self.run_id, name=name, target=target, objects=objects)
+        details = {'name': name, 'target': target, 'objects': objects}
+        if create_output:
+            details['create_output'] = create_output
+        self.node_state.record('echo_clients', self.run_id, **details)
+
+    def _create_output_path(self, name):
+        """The file ``lctl --device <name> create`` writes its output to: in the run's directory, so that the ids
+        it prints outlive this process (SIGKILLed while the create runs, the cleanup reads them there).
+
+        None (the output stays in memory, as for any command) when the control runner cannot write a command's
+        output to a file, or the directory cannot be made.
+        """
+        if getattr(self.control_runner, 'run_to_file', None) is None or self.node_state is None or not self.run_id:
+            return None
+        directory = os.path.join(self.node_state.workdir, self.run_id)
+        try:
+            if not os.path.isdir(directory):
+                os.makedirs(directory)
+        except OSError:
+            return None
+        return os.path.join(directory, '%s.create' % name)
 
     # -- setup and teardown ---------------------------------------------------------
 
@@ -587,10 +615,16 @@ class ObdfilterSurvey(NativeSurvey):
         """Create ``nobj`` objects on every OST; None or the reason the survey must stop."""
         for target in self.targets:
             name = self.echo_clients[target]
-            # the count is written down before the ids are known, so a kill here still shows objects to find
+            # the count is written down before the ids are known, with the file the create prints them to, so
+            # that the cleanup after a kill here still finds the objects and their ids
+            output = self._create_output_path(name)
             self._objects[target] = [(None, entry['nobj'])]
-            self._remember_echo_client(target)
-            result = self.lctl.run(['--device', name, 'create', str(entry['nobj'])], check=False)
+            self._remember_echo_client(target, create_output=output)
+            args = ['--device', name, 'create', str(entry['nobj'])]
+            if output:
+                result = self.control_runner.run_to_file([self.lctl.lctl] + args, output)
+            else:
+                result = self.lctl.run(args, check=False)
             self._raw('detail', '=============> Create %d on localhost:%s\n%s%s'
                       % (entry['nobj'], name, result.stdout, result.stderr))
             ids, problem = parse_created_objects(result.stdout, entry['nobj'])
@@ -599,6 +633,9 @@ class ObdfilterSurvey(NativeSurvey):
             else:
                 del self._objects[target]
             self._remember_echo_client(target)
+            if output:
+                # the ids are in the node state now
+                _remove_quietly(output)
             if problem is None and (result.rc != 0 or result.timed_out):
                 problem = 'lctl create exited with rc %s' % result.rc
             if problem:

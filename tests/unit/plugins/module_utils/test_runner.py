@@ -58,6 +58,15 @@ def test_stdout_stderr_rc_and_missing_program():
     assert missing.rc is None and 'cannot run /nonexistent/tool' in missing.stderr
 
 
+def test_run_to_file_keeps_the_output_in_the_file_it_names(tmp_path):
+    path = tmp_path / 'out'
+    result = Runner().run_to_file([sys.executable, '-c', 'print("created")'], str(path))
+    assert (result.rc, result.stdout) == (0, 'created\n')
+    assert path.read_text() == 'created\n'
+    refused = Runner().run_to_file([sys.executable, '-c', 'print(1)'], str(tmp_path / 'missing' / 'out'))
+    assert refused.rc is None and 'cannot write the output of' in refused.stderr
+
+
 def test_children_run_concurrently_in_their_own_process_groups(tmp_path):
     # A barrier proves concurrency without a clock: each child announces itself, then waits until all four
     # have, which children run one after another never see (the first gives up after its deadline).

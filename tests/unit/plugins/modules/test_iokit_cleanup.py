@@ -11,6 +11,7 @@ Ansible runs it.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -261,6 +262,115 @@ def test_echo_client_of_a_sigkilled_obdfilter_sequence(sim, state):
     assert names(report, 'modules') == ['obdecho'] and 'obdecho' not in sim.modules()
     assert all(state.entries(kind) == [] for kind in ('processes', 'echo_clients', 'modules'))
     assert not cleanup(state)['changed']
+
+
+def start_survey_module(name, args, tmp_path):
+    """The module ``name`` as Ansible starts it (a child reading its arguments from a file), left running."""
+    args_file = str(tmp_path / (name + '-args.json'))
+    with open(args_file, 'w') as handle:
+        json.dump({'ANSIBLE_MODULE_ARGS': args}, handle)
+    collection_parent = os.path.abspath(os.path.join(os.path.dirname(lctl_utils.__file__), *(['..'] * 5)))
+    env = dict(os.environ, PYTHONPATH=collection_parent + os.pathsep + os.environ.get('PYTHONPATH', ''))
+    return subprocess.Popen([sys.executable, '-m', 'ansible_collections.lustre.iokit.plugins.modules.' + name,
+                             args_file], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            universal_newlines=True, env=env, start_new_session=True)
+
+
+def hung_commands(sim):
+    """{pid: command} of the simulated commands holding on a hang fault now."""
+    path = os.path.join(sim.root, 'state', 'hangs.json')
+    try:
+        with open(path) as handle:
+            hangs = json.load(handle).get('hangs', [])
+    except (IOError, OSError, ValueError):
+        return {}
+    return dict((hang['pid'], hang['command']) for hang in hangs if process_start_time(hang['pid']) is not None)
+
+
+def _gone(pid):
+    return process_start_time(pid) is None or not _group(pid)
+
+
+@pytest.mark.parametrize('create_ends', ['by_itself', 'stopped_by_the_cleanup'])
+def test_objects_of_an_lctl_create_running_when_the_survey_is_sigkilled_are_destroyed(
+        sim, state, tmp_path, run_as_ansible, create_ends):
+    # Issue #35: the create's ids were printed to an unlinked temporary file and lost with the SIGKILLed survey;
+    # its range was recorded with no first id, so the cleanup could not destroy the objects and a rerun of the
+    # run id left them on the OST.
+    target = 'testfs-OST0000'
+    args = {'targets': [target], 'size_mib': 4, 'rszlo': 1024, 'rszhi': 1024, 'nobjlo': 2, 'nobjhi': 2,
+            'thrlo': 2, 'thrhi': 2, 'tests': ['write'], 'run_id': RUN, 'workdir': state.workdir}
+    # lctl create holds after its first object, created and its id printed, until the fault is cleared
+    sim.fault('hang', '--command', 'obj_batch create')
+    survey = start_survey_module('obdfilter_survey', args, tmp_path)
+    try:
+        creates = wait_for('lctl create to hold after its first object',
+                           lambda: [pid for pid, command in hung_commands(sim).items() if 'obj_batch' in command],
+                           120, survey)
+        assert len(sim.echo_objects(target)) == 1
+        os.killpg(survey.pid, signal.SIGKILL)    # the module only: lctl create runs in a session of its own
+        survey.wait()
+    finally:
+        if survey.poll() is None:
+            os.killpg(survey.pid, signal.SIGKILL)
+            survey.wait()
+    create = creates[0]
+    assert not _gone(create), 'lctl create should outlive the survey that started it'
+    [entry] = state.entries('echo_clients')
+    assert [item['first'] for item in entry['objects']] == [None]
+    if create_ends == 'by_itself':
+        sim.cli('fault', '--root', sim.root, 'clear', 'hang')
+        wait_for('lctl create to end once its fault is cleared', lambda: _gone(create), 60)
+        made = 2
+    else:
+        made = 1
+    assert len(sim.echo_objects(target)) == made
+
+    report = cleanup(state, run_id=RUN)
+    assert report['errors'] == [], report['errors']
+    kept = [item['reason'] for item in report['kept'] if item['kind'] == 'objects']
+    if create_ends == 'by_itself':
+        assert kept == []
+    else:
+        # stopped before it made the second object, which the cleanup cannot know: it says what it could not name
+        assert len(kept) == 1 and 'lctl create was making 2 objects on %s' % target in kept[0], kept
+        assert 'its output %s names 1; the other 1 may remain' % entry['create_output'] in kept[0], kept
+    stopped = [item for item in report['removed']['processes'] if item.get('create_output')]
+    assert [item['pid'] for item in stopped] == ([] if create_ends == 'by_itself' else [create])
+    assert _gone(create)
+    [removed] = report['removed']['echo_clients']
+    assert removed['name'] == entry['name'] and len(removed['objects_destroyed']) == made
+    assert sim.echo_objects(target) == []
+    assert state.entries('echo_clients') == [] and not os.path.exists(entry['create_output'])
+    assert not cleanup(state, run_id=RUN)['changed']
+
+    # the rerun of the run id succeeds and leaves nothing on the OST either
+    sim.cli('fault', '--root', sim.root, 'clear', 'hang')
+    rerun = run_as_ansible('obdfilter_survey', args)
+    assert rerun['status'] == 'ok', rerun
+    assert sim.echo_objects(target) == []
+    assert state.entries('echo_clients') == []
+
+
+def test_a_create_cut_before_it_started_made_nothing_and_one_without_its_output_is_named(sim, state):
+    name, ids = obdfilter_style_start(sim, state, 'testfs-OST0000', 1)
+    missing = os.path.join(state.workdir, RUN, name + '.create')
+    # killed after the record, before the create started: no output file, nothing made
+    state.record('echo_clients', RUN, name=name, target='testfs-OST0000',
+                 objects=[{'first': ids[0], 'count': 1}, {'first': None, 'count': 2}], create_output=missing)
+    report = cleanup(state)
+    assert report['errors'] == [] and report['kept'] == []
+    assert report['removed']['echo_clients'][0]['objects_destroyed'] == ids
+    # a record of a create without its output file (an older collection's): what it may have made is named
+    name, ids = obdfilter_style_start(sim, state, 'testfs-OST0001', 1)
+    state.record('echo_clients', RUN, name=name, target='testfs-OST0001',
+                 objects=[{'first': ids[0], 'count': 1}, {'first': None, 'count': 2}])
+    report = cleanup(state)
+    assert report['errors'] == [] and report['removed']['echo_clients'][0]['objects_destroyed'] == ids
+    assert [item['kind'] for item in report['kept']] == ['objects']
+    assert report['kept'][0]['reason'].startswith('lctl create was making 2 objects on testfs-OST0001 when its '
+                                                  'survey was killed, and their ids were never recorded; they may')
+    assert state.entries('echo_clients') == []
 
 
 def _group(pgid):
