@@ -17,7 +17,7 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import
     EXTRACTORS, envelope_samples, metric_direction)
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.history.helpers import envelope
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import (
-    ior_clients, per_lun_sgpdd)
+    ior_clients, lnet_nodes, per_lun_sgpdd)
 
 RUN = '20261122T101500Z-test'
 
@@ -56,6 +56,19 @@ def test_a_nid_is_keyed_with_the_node_that_owns_it_the_results_own_record_first(
     assert namer.component('10.0.0.1@o2ib') == ('NID', 'oss1/10.0.0.1@o2ib')
     assert namer.component('10.0.0.2@o2ib') == ('NID', 'oss2/10.0.0.2@o2ib')
     assert namer.component('10.0.0.3@o2ib') == ('NID', '10.0.0.3@o2ib')
+
+
+def test_the_samples_of_an_lnet_result_that_records_its_nid_owners_are_keyed_by_them():
+    # lst_survey's envelope: environment.nid_owners, each NID of its groups -> its host (nid_owners option)
+    item = envelope(RUN, 'client1', 'lnet', lnet_nodes({'10.0.0.1@tcp': 1.0, '10.0.0.2@tcp': 1.0},
+                                                      {'10.0.0.3@tcp': 1.0}), 1795342501,
+                    environment={'nid_owners': {'10.0.0.1@tcp': 'oss1', '10.0.0.2@tcp': 'oss2',
+                                                '10.0.0.3@tcp': 'client1'}})
+    assert components(item) == [('NID', 'client1/10.0.0.3@tcp'), ('NID', 'oss1/10.0.0.1@tcp'),
+                                ('NID', 'oss2/10.0.0.2@tcp'), ('host', 'client1')]
+    # without the record, the NID alone
+    del item['environment']['nid_owners']
+    assert ('NID', '10.0.0.1@tcp') in components(item)
 
 
 def test_the_variables_hash_ignores_where_and_how_long_but_not_what_is_measured():
