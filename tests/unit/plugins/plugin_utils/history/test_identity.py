@@ -17,7 +17,7 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import
     EXTRACTORS, envelope_samples, metric_direction)
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.history.helpers import envelope
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import (
-    ior_clients, lnet_nodes, per_lun_sgpdd)
+    ior_clients, lnet_nodes, ost_survey, per_lun_sgpdd)
 
 RUN = '20261122T101500Z-test'
 
@@ -93,6 +93,20 @@ def test_fill_levels_come_from_what_obdfilter_and_mds_read():
     assert identity.used_percent(250, 1000) == 75.0
     assert identity.used_percent(250, None) is None and identity.used_percent(None, 1000) is None
     assert identity.envelope_fill({'environment': {}}) == []
+
+
+def test_an_ost_survey_records_the_fill_of_every_ost_it_measured():
+    # ost_survey's envelope: lfs df's Available and 1K-blocks per OST name, read before it wrote
+    item = envelope(RUN, 'client1', 'ost', ost_survey({0: 1.0, 2: 1.0}), 1795342501,
+                    environment={'fsname': 'testfs', 'free_kib': {'testfs-OST0000': 300, 'testfs-OST0002': 900},
+                                 'total_kib': {'testfs-OST0000': 1200, 'testfs-OST0002': 1200}})
+    fill = identity.envelope_fill(item)
+    assert fill == [identity.Fill('OST', 'testfs-OST0000', 300, 1200, None, None),
+                    identity.Fill('OST', 'testfs-OST0002', 900, 1200, None, None)]
+    # the same ids as the samples: the history joins each OST's rates to its fill
+    assert set((entry.component_kind, entry.component_id) for entry in fill) == set(
+        component for component in components(item) if component[0] == 'OST')
+    assert [identity.used_percent(entry.free_kib, entry.total_kib) for entry in fill] == [75.0, 25.0]
 
 
 def test_the_file_system_is_the_results_own_else_the_prefix_of_its_targets():
