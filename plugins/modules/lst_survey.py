@@ -119,7 +119,7 @@ options:
     default: lst-survey
   nid_owners:
     description:
-      - The inventory host that owns each NID, as C({NID: host}). The C(lustre.iokit.lnet) role passes each server's
+      - The inventory host that owns each NID (C(192.168.1.10@tcp) to C(oss1)). The C(lustre.iokit.lnet) role passes each server's
         and client's NID as it read it there with C(lctl list_nids), and C(lnet_nid_owners) (NIDs given as
         C(lnet_server_nids) or C(lnet_client_nids) have no host the role knows).
       - Each NID of O(servers) and O(clients) that it names is recorded with its host in C(nid_owners) of
@@ -237,7 +237,7 @@ environment:
   description:
     - Facts at run time - C(lustre_version), C(kernel), C(session), C(lnet_selftest_loaded_by_us), C(notes).
     - C(nid_owners) - each NID of O(servers) and O(clients) that O(nid_owners) names, with the inventory host that
-      owns it (C({NID: host})); empty when none is known. The history keys such a NID as C(<host>/<NID>).
+      owns it (C(192.168.1.10@tcp) to C(oss1)); empty when none is known. The history keys such a NID as C(<host>/<NID>).
   returned: always
   type: dict
 raw_output:
