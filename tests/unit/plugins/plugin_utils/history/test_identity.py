@@ -60,10 +60,9 @@ def test_a_nid_is_keyed_with_the_node_that_owns_it_the_results_own_record_first(
 
 def test_the_samples_of_an_lnet_result_that_records_its_nid_owners_are_keyed_by_them():
     # lst_survey's envelope: environment.nid_owners, each NID of its groups -> its host (nid_owners option)
-    item = envelope(RUN, 'client1', 'lnet', lnet_nodes({'10.0.0.1@tcp': 1.0, '10.0.0.2@tcp': 1.0},
-                                                      {'10.0.0.3@tcp': 1.0}), 1795342501,
-                    environment={'nid_owners': {'10.0.0.1@tcp': 'oss1', '10.0.0.2@tcp': 'oss2',
-                                                '10.0.0.3@tcp': 'client1'}})
+    records = lnet_nodes({'10.0.0.1@tcp': 1.0, '10.0.0.2@tcp': 1.0}, {'10.0.0.3@tcp': 1.0})
+    owners = {'10.0.0.1@tcp': 'oss1', '10.0.0.2@tcp': 'oss2', '10.0.0.3@tcp': 'client1'}
+    item = envelope(RUN, 'client1', 'lnet', records, 1795342501, environment={'nid_owners': owners})
     assert components(item) == [('NID', 'client1/10.0.0.3@tcp'), ('NID', 'oss1/10.0.0.1@tcp'),
                                 ('NID', 'oss2/10.0.0.2@tcp'), ('host', 'client1')]
     # without the record, the NID alone
