@@ -64,7 +64,7 @@ CATALOG = collections.OrderedDict((survey.name, survey) for survey in (
     Survey('lnet', 'lst_survey', SERVER, 'NID',
            ('s of lst stat sampling', 's of sampling per s', 1.0, 'lst stat_count x stat_delay_s per point'),
            {'aliases': {'servers': 'server_nids', 'clients': 'client_nids', 'session_timeout': 'session_timeout_s'},
-            'prepared': {'servers': 'servers', 'clients': 'clients'}},
+            'prepared': {'servers': 'servers', 'clients': 'clients', 'nid_owners': 'nid_owner_map'}},
            {'prepare': True, 'console': 'console_host'}),
     # mdtest's plan has no item count to divide: only a stored run says how long a point takes.
     Survey('mdtest', 'mdtest', CLIENT, 'client', ('points', 'points/s', None, None),

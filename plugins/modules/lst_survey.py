@@ -117,6 +117,15 @@ options:
     description: The C(lst-survey) script run by O(engine=iokit); a name is looked up in C(PATH).
     type: str
     default: lst-survey
+  nid_owners:
+    description:
+      - The inventory host that owns each NID (C(192.168.1.10@tcp) to C(oss1)). The C(lustre.iokit.lnet) role passes each server's
+        and client's NID as it read it there with C(lctl list_nids), and C(lnet_nid_owners) (NIDs given as
+        C(lnet_server_nids) or C(lnet_client_nids) have no host the role knows).
+      - Each NID of O(servers) and O(clients) that it names is recorded with its host in C(nid_owners) of
+        RV(environment), so that the history keys the NID by its node (C(oss1/192.168.1.10@tcp)); NIDs outside the
+        groups are left out. Not a survey parameter - it changes nothing measured.
+    type: dict
 notes:
   - O(engine=iokit) runs the installed lst-survey once per O(split) entry and parses its CSV; it refuses to run on a
     node older than Lustre 2.16, which has no lst-survey. Its figures are integers (lst-survey truncates them), it
@@ -225,7 +234,10 @@ errors:
   type: list
   elements: dict
 environment:
-  description: Facts at run time - C(lustre_version), C(kernel), C(session), C(lnet_selftest_loaded_by_us), C(notes).
+  description:
+    - Facts at run time - C(lustre_version), C(kernel), C(session), C(lnet_selftest_loaded_by_us), C(notes).
+    - C(nid_owners) - each NID of O(servers) and O(clients) that O(nid_owners) names, with the inventory host that
+      owns it (C(192.168.1.10@tcp) to C(oss1)); empty when none is known. The history keys such a NID as C(<host>/<NID>).
   returned: always
   type: dict
 raw_output:
@@ -283,6 +295,7 @@ def argument_spec():
         session_timeout=dict(type='int', default=lnet.DEFAULT_SESSION_TIMEOUT_S),
         force_session=dict(type='bool', default=False),
         iokit_script=dict(type='str', default='lst-survey'),
+        nid_owners=dict(type='dict'),
     )
     spec.update(progress_utils.resume_argument_spec())
     return spec
@@ -295,6 +308,7 @@ def option_problems(params):
                                          params['concurrency'], params['stat_count'], params['stat_delay_s'],
                                          params['stat_group'], params['split'], params['distribute'],
                                          params['session_timeout']))
+    problems.extend(lnet.nid_owner_problems(params['nid_owners']))
     return problems
 
 
@@ -332,7 +346,10 @@ class LstSpec(survey_module.ServerSurveySpec):
             stat_count=params['stat_count'], stat_delay_s=params['stat_delay_s'], stat_group=params['stat_group'],
             split=params['split'], distribute=params['distribute'], per_node_stats=params['per_node_stats'],
             session_timeout=params['session_timeout'], force_session=params['force_session'])
-        start.builder.set_environment(lustre_version=version, kernel=os.uname()[2], session=survey.session)
+        # Which host owns each NID of the groups: the history keys a NID by it (<host>/<NID>).
+        start.builder.set_environment(lustre_version=version, kernel=os.uname()[2], session=survey.session,
+                                      nid_owners=lnet.group_nid_owners(params['servers'], params['clients'],
+                                                                       params['nid_owners']))
         return survey
 
     def check(self, start, survey):

@@ -204,7 +204,12 @@ errors:
   type: list
   elements: dict
 environment:
-  description: Facts at run time - C(lustre_version), C(kernel), C(fsname), C(mount_fstype), C(client_nid).
+  description:
+    - Facts at run time - C(lustre_version), C(kernel), C(fsname), C(mount_fstype), C(client_nid).
+    - C(free_kib) and C(total_kib) - each active OST's Available and 1K-blocks (KiB) from C(lfs df) on
+      O(mount_point), read before the survey writes, keyed by the OST's name (C(testfs-OST0000)); an OST C(lfs df)
+      shows no figures for is left out. The history keeps them as the OST's fill level when it was measured, as
+      it does obdfilter's.
   returned: always
   type: dict
 raw_output:
@@ -317,8 +322,11 @@ class OstSpec(survey_module.ServerSurveySpec):
 
     def check(self, start, survey):
         survey_module.fail_on_problems(start.module, survey.space_problems())
+        # How full each OST was before the survey wrote (lfs df), as obdfilter records it: the history keeps it.
+        free_kib, total_kib = survey.fill()
         start.builder.set_environment(lustre_version=start.lctl.version(), kernel=os.uname()[2],
-                                      fsname=survey.fsname, mount_fstype=survey.fstype, client_nid=survey.client_nid)
+                                      fsname=survey.fsname, mount_fstype=survey.fstype, client_nid=survey.client_nid,
+                                      free_kib=free_kib, total_kib=total_kib)
 
     def plan(self, start, survey):
         plan = survey.plan()

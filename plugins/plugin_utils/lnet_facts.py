@@ -4,8 +4,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Which node owns each NID, from what the lnet role found on the hosts of this playbook run.
 
-The lnet survey's results name NIDs only; the role sets each host's ``lnet_host_nid`` (its ``lctl list_nids``) while
+The lnet survey's records name NIDs only; the role sets each host's ``lnet_host_nid`` (its ``lctl list_nids``) while
 it prepares the run, and the report (its diagnosis) and the history (a NID's identity) read it from ``hostvars``.
+The survey's envelope also records the owners the role passed it (``environment.nid_owners``), which the history
+prefers (``history/identity.py``), so that results imported without this play's facts keep them.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ import re
 
 from ansible.module_utils.common.validation import (
     check_type_bool,
+    check_type_dict,
     check_type_float,
     check_type_int,
     check_type_list,
@@ -79,6 +80,7 @@ _CONVERTERS = {
     'int': check_type_int,
     'float': check_type_float,
     'bool': check_type_bool,
+    'dict': check_type_dict,
     'list': check_type_list,
     'str': check_type_str,
     'path': check_type_str,
@@ -344,7 +346,7 @@ def _convert(option, spec, value):
             converted = [_CONVERTERS[spec['elements']](item) for item in converted]
     except (TypeError, ValueError):
         article = {'int': 'a whole number', 'float': 'a number', 'bool': 'true or false', 'list': 'a list',
-                   'str': 'a string', 'path': 'a path'}
+                   'dict': 'a mapping', 'str': 'a string', 'path': 'a path'}
         what = article.get(kind, kind)
         if kind == 'list' and spec.get('elements') in article:
             what = 'a list of %ss' % article[spec['elements']].split(' ', 1)[1]
@@ -362,10 +364,10 @@ def _convert(option, spec, value):
 
 def left_out(survey, option, option_spec, value):
     """Whether the role leaves ``option`` out of its module call for its variable's ``value``: an option without a
-    module default when the value is empty (None, '' or []), or 0 for the survey's ``unset_zero`` options."""
+    module default when the value is empty (None, '', [] or {}), or 0 for the survey's ``unset_zero`` options."""
     if option_spec.get('default') is not None:
         return False
-    return value in ('', [], None) or (value in (0, '0') and option in _survey(survey).get('unset_zero', ()))
+    return value in ('', [], {}, None) or (value in (0, '0') and option in _survey(survey).get('unset_zero', ()))
 
 
 def overridden(survey, given):

@@ -32,6 +32,8 @@ SIM_NID = '192.168.1.10@tcp'
 SERVERS = ['10.0.0.1@tcp', '10.0.0.2@tcp', '10.0.0.4@tcp']  # three: a component needs two peers to be judged
 CLIENTS = ['10.0.0.3@tcp']
 SLOW_NID = '10.0.0.2@tcp'
+# Owners given for NIDs the role cannot read (lnet_nid_owners); one outside the test's groups
+OWNERS = {'10.0.0.1@tcp': 'oss-a', '10.0.0.3@tcp': 'client-a', '10.0.0.9@tcp': 'elsewhere'}
 
 pytestmark = pytest.mark.skipif(LUSTRE_SIM is None or not os.access(ANSIBLE_PLAYBOOK, os.X_OK),
                                 reason='needs the checkout venv (make setup) with lustre-sim')
@@ -70,6 +72,7 @@ RUNS = '''
     iokit_run_id: lnet-given
     lnet_server_nids: {servers}
     lnet_client_nids: {clients}
+    lnet_nid_owners: {owners}
     lnet_split: [all, each_server]
     iokit_report: true
 '''
@@ -121,7 +124,8 @@ def cluster(tmp_path_factory):
         settings = dict(COMMON, iokit_results_dir=made.results, iokit_workdir=made.workdir)
         made.extra_vars = made.write('vars.json', json.dumps(settings))
         runs = made.write('runs.yml', RUNS.format(playbook=os.path.join(ROOT, 'playbooks', 'survey-lnet.yml'),
-                                                  servers=json.dumps(SERVERS), clients=json.dumps(CLIENTS)))
+                                                  servers=json.dumps(SERVERS), clients=json.dumps(CLIENTS),
+                                                  owners=json.dumps(OWNERS)))
         made.run = made.playbook(runs, made.extra_vars)
         yield made
     finally:
@@ -143,6 +147,13 @@ def test_nids_are_read_with_lctl_list_nids(cluster):
     assert envelope['parameters']['servers'] == [SIM_NID] and envelope['parameters']['clients'] == [SIM_NID]
     assert [record['mode'] for record in envelope['records']] == ['read_1m', 'ping']
     assert all(record['servers'] == [SIM_NID] for record in envelope['records'])
+    # the host the role read each NID on, recorded for the history (<owner>/<nid>)
+    assert envelope['environment']['nid_owners'] == {SIM_NID: 'localhost'}
+
+
+def test_given_nids_record_the_owners_given_for_the_groups(cluster):
+    assert cluster.envelope('lnet-given')['environment']['nid_owners'] == {
+        '10.0.0.1@tcp': 'oss-a', '10.0.0.3@tcp': 'client-a'}
 
 
 def test_given_nids_with_each_server_alone_single_out_the_slow_nic(cluster):

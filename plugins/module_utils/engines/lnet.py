@@ -181,6 +181,30 @@ def option_problems(servers, clients, modes, sizes, concurrency, stat_count, sta
     return problems
 
 
+def nid_owner_problems(nid_owners):
+    """The OptionProblems of ``nid_owners`` (NID -> the inventory host that owns it): each owner a host name."""
+    bad = sorted(str(nid) for nid, owner in (nid_owners or {}).items()
+                 if not isinstance(owner, str) or not owner.strip() or '/' in owner)
+    if bad:
+        return [OptionProblem('nid_owners', 'map each NID to the inventory name of the host that owns it (a '
+                              'non-empty name without /); not so for %s' % ', '.join(bad))]
+    return []
+
+
+def group_nid_owners(servers, clients, nid_owners):
+    """``{nid: host}`` for every NID of the server and client groups whose owner ``nid_owners`` names.
+
+    The history keys a NID by its owner (``oss1/192.168.1.10@tcp``); NIDs of ``nid_owners`` outside the groups are
+    not this test's and are left out.
+    """
+    owners = {}
+    for nid in list(servers or []) + list(clients or []):
+        owner = (nid_owners or {}).get(nid)
+        if isinstance(owner, str) and owner.strip():
+            owners[nid] = owner.strip()
+    return owners
+
+
 def tests_plan(modes, sizes):
     """The tests of one group pair in lst-survey's order: each bulk mode per size, ping once."""
     tests = []

@@ -108,14 +108,24 @@ def parse_target_obd(text):
     return osts
 
 
-def parse_lfs_df(text):
-    """``lfs df`` OST lines as ``{ost index: available KiB}`` (inactive OSTs print no figures)."""
-    available = {}
+def parse_lfs_df_usage(text):
+    """``lfs df`` OST lines (``testfs-OST0000_UUID  1048576  0  1048576  0% /mnt/testfs[OST:0]``) as
+    ``{ost index: {'uuid', 'total_kib', 'used_kib', 'available_kib'}}``: the 1K-blocks, Used and Available
+    columns, in KiB without ``-h``.  Inactive OSTs print no figures and the MDTs and the summary are not OSTs: none
+    of them is in it."""
+    usage = {}
     for line in (text or '').splitlines():
         match = _DF_OST_RE.match(line.strip())
         if match:
-            available[int(match.group('index'))] = int(match.group('available'))
-    return available
+            usage[int(match.group('index'))] = {
+                'uuid': match.group('uuid'), 'total_kib': int(match.group('total')),
+                'used_kib': int(match.group('used')), 'available_kib': int(match.group('available'))}
+    return usage
+
+
+def parse_lfs_df(text):
+    """``lfs df`` OST lines as ``{ost index: available KiB}`` (inactive OSTs print no figures)."""
+    return dict((index, entry['available_kib']) for index, entry in parse_lfs_df_usage(text).items())
 
 
 def parse_max_cached_mb(text):
@@ -280,6 +290,7 @@ class OstSurvey(NativeSurvey):
         self.instance_id = None
         self.osts = []
         self.available_kib = {}
+        self.total_kib = {}
         self.client_nid = None
         self.fstype = None
         self.errors = []
@@ -331,13 +342,29 @@ class OstSurvey(NativeSurvey):
         if result.rc != 0:
             raise EngineError('mount_point: lfs df %s failed (rc %s): %s' % (
                 self.mount_point, result.rc, (result.stderr or result.stdout).strip()))
-        self.available_kib = parse_lfs_df(result.stdout)
+        usage = parse_lfs_df_usage(result.stdout)
+        self.available_kib = dict((index, entry['available_kib']) for index, entry in usage.items())
+        self.total_kib = dict((index, entry['total_kib']) for index, entry in usage.items())
         result = self._run([self.lctl, 'list_nids'])
         nids = result.stdout.split() if result.rc == 0 else []
         self.client_nid = nids[0] if nids else None
 
     def active_osts(self):
         return [ost for ost in self.osts if ost['active']]
+
+    def fill(self):
+        """``(free_kib, total_kib)``: each active OST's Available and 1K-blocks as ``lfs df`` showed them before the
+        survey wrote anything, keyed by the OST's name (``testfs-OST0000``, as its samples name it); an OST that
+        ``lfs df`` showed no figures for is left out.  The envelope's ``environment`` keeps them, as obdfilter's,
+        so that the history knows how full each OST was when it was measured."""
+        free_kib, total_kib = {}, {}
+        for ost in self.active_osts():
+            name = _ost_name(ost['ost'], self.fsname)
+            if ost['ost'] in self.available_kib:
+                free_kib[name] = self.available_kib[ost['ost']]
+            if ost['ost'] in self.total_kib:
+                total_kib[name] = self.total_kib[ost['ost']]
+        return free_kib, total_kib
 
     def problems(self):
         return bounded_problems(self.point_s, self.point_min_mib)

@@ -31,6 +31,7 @@ HOST = {
     'hostvars': {'client1': {'ior_mpi_hostname': 'c1-ib', 'mdtest_mpi_hostname': 'c1-ib'}, 'client2': {}, 'client3': {}},
     # facts of the lnet role's prepare.yml and of the preflights
     'lnet_servers': ['10.0.0.1@tcp'], 'lnet_clients': ['10.0.0.2@tcp'], 'sgpdd_devices': ['/dev/sdb'],
+    'lnet_nid_owner_map': {'10.0.0.1@tcp': 'oss1', '10.0.0.2@tcp': 'client1'},
     'ost_mount_point': '/mnt/testfs', 'ior_mount_point': '/mnt/testfs', 'mdtest_mount_point': '/mnt/testfs',
 }
 

@@ -104,6 +104,7 @@ def changed_anything():
     ({'stat_count': 0}, 'stat_count: must be at least 1 sample'),
     ({'timeout': 0}, 'timeout: must be at least 1 second'),
     ({'run_id': '../x'}, 'run_id'),
+    ({'nid_owners': {'10.0.0.1@tcp': ''}}, 'nid_owners: map each NID to the inventory name'),
 ])
 def test_bad_parameters_fail_naming_them_before_anything_runs(run_module, tmp_path, change, message):
     result = run_module(base(tmp_path, **change))
@@ -136,6 +137,23 @@ def test_a_run_returns_a_valid_envelope_and_leaves_nothing(run_module, tmp_path)
     state = NodeState(str(tmp_path / 'work')).read()
     assert state['lst_sessions'] == [] and state['modules'] == []
     assert Node.console.session is None
+
+
+def test_the_envelope_records_the_host_that_owns_each_nid_of_the_groups(run_module, tmp_path):
+    owners = {'10.0.0.1@tcp': 'oss1', '10.0.0.2@tcp': 'oss2', '10.0.0.3@tcp': 'client1', '10.0.0.9@tcp': 'oss9'}
+    envelope = run_module(base(tmp_path, nid_owners=owners))['envelope']
+    assert results.validate_envelope(envelope) == []
+    # only the NIDs of the test's groups; not a survey parameter (it changes nothing measured)
+    assert envelope['environment']['nid_owners'] == {
+        '10.0.0.1@tcp': 'oss1', '10.0.0.2@tcp': 'oss2', '10.0.0.3@tcp': 'client1'}
+    assert 'nid_owners' not in envelope['parameters']
+    # each node's own figures name its NID, which the history keys by this owner (history/test_identity.py)
+    assert set(node['nid'] for record in envelope['records'] for node in record['nodes']) == set(
+        envelope['environment']['nid_owners'])
+
+
+def test_without_nid_owners_the_envelope_records_none(run_module, tmp_path):
+    assert run_module(base(tmp_path))['envelope']['environment']['nid_owners'] == {}
 
 
 def test_lnet_selftest_loaded_by_someone_else_stays(run_module, tmp_path):

@@ -110,6 +110,40 @@ def test_a_run_returns_one_record_restores_the_cache_and_removes_the_files(run_m
         assert parse_ost_survey(handle.read())['active_osts'] == 3
 
 
+def test_the_envelope_records_how_full_each_ost_measured_was_before_the_survey(run_module, tmp_path, mount):
+    Node.fake.available = {0: 10 ** 6, 1: None, 2: 900000, 3: 800000}
+    envelope = run_module(base(tmp_path, mount))['envelope']
+    assert results.validate_envelope(envelope) == []
+    measured = ['testfs-OST%04x' % row['ost'] for row in envelope['records'][0]['osts'] if row['write_mib_s']]
+    assert measured == ['testfs-OST0000', 'testfs-OST0002', 'testfs-OST0003']
+    # lfs df's Available and 1K-blocks, read before anything was written; the inactive OST 1 shows none
+    assert envelope['environment']['free_kib'] == {
+        'testfs-OST0000': 10 ** 6, 'testfs-OST0002': 900000, 'testfs-OST0003': 800000}
+    assert envelope['environment']['total_kib'] == dict((name, 1048576) for name in measured)
+    first_write = [argv[0] for argv in Node.fake.calls].index('dd')
+    assert ['lfs', 'df', mount] in Node.fake.calls[:first_write]
+
+
+@pytest.fixture
+def sim_init_args(tmp_path):
+    return ['--osts', '3', '--mdts', '1', '--ost-size-mib', '32', '--client-mount', str(tmp_path / 'simmnt')]
+
+
+def test_on_the_simulator_every_ost_measured_has_its_fill_in_the_envelope(run_module, sim, tmp_path):
+    mount = str(tmp_path / 'simmnt')
+    result = run_module(base(tmp_path, mount, size_mib=1))
+    envelope = result['envelope']
+    assert envelope['status'] == 'ok', envelope['errors']
+    measured = ['%s-OST%04x' % (envelope['environment']['fsname'], row['ost'])
+                for row in envelope['records'][0]['osts'] if row['write_mib_s'] is not None]
+    assert len(measured) == 3
+    environment = envelope['environment']
+    assert sorted(environment['free_kib']) == sorted(environment['total_kib']) == sorted(measured)
+    # the simulator's 32 MiB OSTs, empty before the survey wrote
+    assert all(environment['total_kib'][name] == 32 * 1024 for name in measured)
+    assert all(0 < environment['free_kib'][name] <= environment['total_kib'][name] for name in measured)
+
+
 def test_timeout_gives_a_partial_result_and_cleans_up(run_module, tmp_path, mount):
     Node.fake.stop_at = ('read', 0)
     result = run_module(base(tmp_path, mount))

@@ -443,3 +443,13 @@ def test_a_failed_show_error_is_an_error_and_the_counts_unknown(tmp_path):
     assert record['server_errors'] is None and record['client_errors'] is None
     assert [error['message'] for error in survey.errors] == [
         'lst show_error failed (rc 255): Failed to show errors of servers: Input/output error']
+
+
+def test_the_owner_of_each_nid_of_the_groups_is_kept_and_checked():
+    owners = {'10.0.0.1@tcp': 'oss1', '10.0.0.3@tcp': ' client1 ', '10.0.0.9@tcp': 'oss9'}
+    assert lnet.group_nid_owners(['10.0.0.1@tcp', '10.0.0.2@tcp'], ['10.0.0.3@tcp'], owners) == {
+        '10.0.0.1@tcp': 'oss1', '10.0.0.3@tcp': 'client1'}
+    assert lnet.group_nid_owners(['10.0.0.1@tcp'], ['10.0.0.3@tcp'], None) == {}
+    assert lnet.nid_owner_problems(owners) == [] and lnet.nid_owner_problems(None) == []
+    [problem] = lnet.nid_owner_problems({'10.0.0.1@tcp': '', '10.0.0.2@tcp': 3, '10.0.0.3@tcp': 'a/b'})
+    assert problem.options == ('nid_owners',) and '10.0.0.1@tcp, 10.0.0.2@tcp, 10.0.0.3@tcp' in problem.rule

@@ -132,6 +132,37 @@ def test_lfs_df_gives_available_kib_per_ost_and_skips_inactive():
     assert ost.parse_lfs_df(lfs_df('/mnt', {0: 1234, 1: None, 2: 99})) == {0: 1234, 2: 99}
 
 
+# lustre-sim's lfs df on a client of a node of three 32 MiB OSTs (simulator/src/lustre_sim/tools/lfs.py, as Lustre's
+# lfs prints it), captured 2026-11-29
+SIM_LFS_DF = '''UUID                   1K-blocks        Used   Available Use% Mounted on
+testfs-MDT0000_UUID       524288           0      524288   0% /tmp/simtry-mnt[MDT:0]
+testfs-OST0000_UUID        32768           0       32768   0% /tmp/simtry-mnt[OST:0]
+testfs-OST0001_UUID        32768        1024       31744   4% /tmp/simtry-mnt[OST:1]
+testfs-OST0002_UUID        32768           0       32768   0% /tmp/simtry-mnt[OST:2]
+
+filesystem_summary:        98304        1024       97280   2% /tmp/simtry-mnt
+
+'''
+
+
+def test_lfs_df_usage_gives_total_used_and_available_kib_per_ost():
+    usage = ost.parse_lfs_df_usage(SIM_LFS_DF)
+    assert sorted(usage) == [0, 1, 2]
+    assert usage[1] == {'uuid': 'testfs-OST0001_UUID', 'total_kib': 32768, 'used_kib': 1024, 'available_kib': 31744}
+    assert ost.parse_lfs_df(SIM_LFS_DF) == {0: 32768, 1: 31744, 2: 32768}
+    assert ost.parse_lfs_df_usage(lfs_df('/mnt', {0: 5, 1: None}))[0]['total_kib'] == 1048576
+    assert 1 not in ost.parse_lfs_df_usage(lfs_df('/mnt', {0: 5, 1: None}))
+    assert ost.parse_lfs_df_usage('') == {}
+
+
+def test_fill_names_each_active_ost_with_its_free_and_total_kib(tmp_path):
+    survey, unused_runner, unused_state = make_survey(tmp_path, available={0: 7, 1: None, 2: 8, 3: None})
+    survey.inspect()
+    # OST 3 is active but lfs df showed no figures for it: left out, not guessed
+    assert survey.fill() == ({'testfs-OST0000': 7, 'testfs-OST0002': 8},
+                             {'testfs-OST0000': 1048576, 'testfs-OST0002': 1048576})
+
+
 def test_max_cached_mb_reads_both_forms():
     assert ost.parse_max_cached_mb(CACHED) == 12051
     assert ost.parse_max_cached_mb('4096\n') == 4096

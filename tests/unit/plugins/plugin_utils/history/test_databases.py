@@ -26,7 +26,8 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.report import history
 from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import envelope_samples
 from ansible_collections.lustre.iokit.plugins.plugin_utils.results_store import write_envelope
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.history.helpers import (
-    TABLES, dump, envelope, nid_owners, store_run, tree_digest)
+    FIRST_START, TABLES, dump, envelope, nid_owners, store_run, tree_digest)
+from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import lnet_nodes, ost_survey
 
 RUN_1, RUN_2, RUN_3, RUN_4, RUN_5, RUN_6 = ('20261122T1%d0000Z-run%d' % (number, number) for number in range(1, 7))
 
@@ -164,6 +165,26 @@ def test_components_keep_their_identity_across_a_recabling(database, results_dir
         # One disk, two kernel names: sdb in the first run, sdc after the re-cabling.
         disk = history.samples(component_kind='LUN', component_id='wwid:naa.oss1-0', metric='sgpdd_write_mib_s')
         assert sorted(set((sample.run_id, sample.target) for sample in disk)) == [(RUN_1, 'sdb'), (RUN_2, 'sdc')]
+
+
+def test_an_lnet_result_keys_its_nids_by_the_owners_it_records_and_an_ost_result_keeps_its_fill(
+        database, results_dir):
+    # As lst_survey and ost_survey record them: environment.nid_owners; environment.free_kib and total_kib
+    owners = {'192.168.1.1@tcp': 'oss1', '192.168.1.100@tcp': 'client1'}
+    write_envelope(results_dir, envelope(
+        RUN_1, 'client1', 'lnet', lnet_nodes({'192.168.1.1@tcp': 1.0}, {'192.168.1.100@tcp': 1.0}), FIRST_START,
+        {'servers': ['192.168.1.1@tcp'], 'clients': ['192.168.1.100@tcp']}, {'nid_owners': owners}))
+    write_envelope(results_dir, envelope(
+        RUN_1, 'client1', 'ost', ost_survey({0: 1.0, 1: 1.0}), FIRST_START, {'size_mib': 30},
+        {'fsname': 'testfs', 'free_kib': {'testfs-OST0000': 250, 'testfs-OST0001': 500},
+         'total_kib': {'testfs-OST0000': 1000, 'testfs-OST0001': 1000}}))
+    with History(database.new_dsn()) as history:
+        # no owners given to the record: the result's own
+        history.record_run(results_dir, RUN_1)
+        assert set(sample.component_id for sample in history.samples(survey='lnet', component_kind='NID')) == {
+            'oss1/192.168.1.1@tcp', 'client1/192.168.1.100@tcp'}
+        fill = {(item.survey, item.component_kind, item.component_id): item.used_pct for item in history.fill(RUN_1)}
+        assert fill == {('ost', 'OST', 'testfs-OST0000'): 75.0, ('ost', 'OST', 'testfs-OST0001'): 50.0}
 
 
 def test_a_run_record_says_when_where_and_with_what(database, results_dir):

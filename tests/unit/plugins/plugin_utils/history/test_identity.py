@@ -17,7 +17,7 @@ from ansible_collections.lustre.iokit.plugins.plugin_utils.report.samples import
     EXTRACTORS, envelope_samples, metric_direction)
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.history.helpers import envelope
 from ansible_collections.lustre.iokit.tests.unit.plugins.plugin_utils.report.helpers import (
-    ior_clients, per_lun_sgpdd)
+    ior_clients, lnet_nodes, ost_survey, per_lun_sgpdd)
 
 RUN = '20261122T101500Z-test'
 
@@ -58,6 +58,18 @@ def test_a_nid_is_keyed_with_the_node_that_owns_it_the_results_own_record_first(
     assert namer.component('10.0.0.3@o2ib') == ('NID', '10.0.0.3@o2ib')
 
 
+def test_the_samples_of_an_lnet_result_that_records_its_nid_owners_are_keyed_by_them():
+    # lst_survey's envelope: environment.nid_owners, each NID of its groups -> its host (nid_owners option)
+    records = lnet_nodes({'10.0.0.1@tcp': 1.0, '10.0.0.2@tcp': 1.0}, {'10.0.0.3@tcp': 1.0})
+    owners = {'10.0.0.1@tcp': 'oss1', '10.0.0.2@tcp': 'oss2', '10.0.0.3@tcp': 'client1'}
+    item = envelope(RUN, 'client1', 'lnet', records, 1795342501, environment={'nid_owners': owners})
+    assert components(item) == [('NID', 'client1/10.0.0.3@tcp'), ('NID', 'oss1/10.0.0.1@tcp'),
+                                ('NID', 'oss2/10.0.0.2@tcp'), ('host', 'client1')]
+    # without the record, the NID alone
+    del item['environment']['nid_owners']
+    assert ('NID', '10.0.0.1@tcp') in components(item)
+
+
 def test_the_variables_hash_ignores_where_and_how_long_but_not_what_is_measured():
     base = {'size_mib': 1024, 'thrhi': 64, 'engine': 'native'}
     one = identity.parameters_hash(dict(base, devices=['/dev/sdb'], timeout=3600, targets=['testfs-OST0000']))
@@ -80,6 +92,20 @@ def test_fill_levels_come_from_what_obdfilter_and_mds_read():
     assert identity.used_percent(250, 1000) == 75.0
     assert identity.used_percent(250, None) is None and identity.used_percent(None, 1000) is None
     assert identity.envelope_fill({'environment': {}}) == []
+
+
+def test_an_ost_survey_records_the_fill_of_every_ost_it_measured():
+    # ost_survey's envelope: lfs df's Available and 1K-blocks per OST name, read before it wrote
+    item = envelope(RUN, 'client1', 'ost', ost_survey({0: 1.0, 2: 1.0}), 1795342501,
+                    environment={'fsname': 'testfs', 'free_kib': {'testfs-OST0000': 300, 'testfs-OST0002': 900},
+                                 'total_kib': {'testfs-OST0000': 1200, 'testfs-OST0002': 1200}})
+    fill = identity.envelope_fill(item)
+    assert fill == [identity.Fill('OST', 'testfs-OST0000', 300, 1200, None, None),
+                    identity.Fill('OST', 'testfs-OST0002', 900, 1200, None, None)]
+    # the same ids as the samples: the history joins each OST's rates to its fill
+    assert set((entry.component_kind, entry.component_id) for entry in fill) == set(
+        component for component in components(item) if component[0] == 'OST')
+    assert [identity.used_percent(entry.free_kib, entry.total_kib) for entry in fill] == [75.0, 25.0]
 
 
 def test_the_file_system_is_the_results_own_else_the_prefix_of_its_targets():
