@@ -8,7 +8,7 @@ itself (each target's mount device, each host's NID).  Two ansible-playbook runs
 mask each other:
 
 * servers (sgpdd and obdfilter on one OSS, five OSTs each mounted from its own loop device): the LUN under
-  OST0004 is held to 2 MiB/s by a block-I/O cgroup and OST0004 inherits its LUN's rate (``device_mib_s``): one
+  OST0004 is held to 1 MiB/s by a block-I/O cgroup and OST0004 inherits its LUN's rate (``device_mib_s``): one
   finding, the LUN (rule ``lun-under-target``) with the OST folded into it; OST0001 is slow on a fine LUN (its own
   ``mib_s``): rule ``target-backend``;
 * clients (LNet self-test and IOR from three clients, each its own simulated node with its own NID): client2's NIC

@@ -12,8 +12,10 @@ its peers and only the history can tell.  Its verdict fails with one failing JUn
 and report.html opens with the regressions.  Run 6, back at BASE_MIB_S, passes: the median of its five baseline runs
 (2-5) is still the first rate.  Each survey records itself in the default history database beside the results.
 
-The throttles set the rates, so the outcome does not depend on the machine: a 50 % loss is far past the judge's band
-(at least 10 %, and 3 MADs of nearly equal runs).  The rates and sizes are those of test_acceptance.py's equal OSTs:
+The throttles set the rates, so the outcome does not depend on the machine: a 50 % loss is far past the judge's band,
+which the acceptance runs here set to at least 30 % (``report_history_min_change_pct``; 3 MADs of nearly equal runs
+are less).  The default 10 % is a real fleet's: on this simulator, run 6 once measured 13.5 % below runs 1-4 while
+the machine ran at a load average of 20 to 25 on two cores.  The rates and sizes are those of test_acceptance.py's equal OSTs:
 each point lasts 8 s, long enough for the simulated lctl's start-up not to make equal OSTs unequal among peers.
 """
 
@@ -69,7 +71,7 @@ def history_runs(tmp_path_factory):
                            iokit_workdir=made.workdir), handle)
         made.history = [made.playbook('survey-obdfilter.yml', extra={'iokit_run_id': run_id})
                         for run_id in HISTORY_RUNS]
-        judged = dict(ONLY_OBDFILTER, history_compare=True)
+        judged = dict(ONLY_OBDFILTER, history_compare=True, report_history_min_change_pct=30.0)
         made.throttle_every_ost(BASE_MIB_S / 2)
         made.slow = made.playbook('acceptance.yml', extra=dict(judged, iokit_run_id=SLOW_RUN))
         made.throttle_every_ost(BASE_MIB_S)
