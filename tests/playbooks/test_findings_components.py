@@ -4,8 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """acceptance.yml with the default criteria finds one weak component among its peers, beyond OSTs:
 
-* sgpdd: three loop devices, one throttled to 1 MiB/s each way (the others to 3) by a block-I/O cgroup that the play's interpreter
-  joins (the others are not limited): the failure names that LUN;
+* sgpdd: three loop devices, one throttled to 1 MiB/s each way and the others to 3 MiB/s by a block-I/O cgroup that
+  the play's interpreter joins: the failure names that LUN;
 * mds: a simulated MDS with three MDTs, one booked at 30 operations/s (a per-MDT curve), the others not limited:
   the failure names that MDT.
 
