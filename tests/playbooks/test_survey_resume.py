@@ -19,6 +19,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from conftest import LUSTRE_SIM, ROOT, VENV_BIN, wait_for
 
@@ -44,6 +45,16 @@ def points(workdir):
         return []
 
 
+def set_ost_rate(root, mib_s):
+    path = os.path.join(root, 'config.yaml')
+    with open(path, encoding='utf-8') as handle:
+        config = yaml.safe_load(handle)
+    for ost in config['osts']:
+        ost['mib_s'] = mib_s
+    with open(path, 'w', encoding='utf-8') as handle:
+        yaml.safe_dump(config, handle, sort_keys=False)
+
+
 def test_a_killed_run_keeps_its_points_and_the_rerun_measures_only_the_others(tmp_path):
     root, workdir, results = str(tmp_path / 'node'), str(tmp_path / 'work'), str(tmp_path / 'results')
     subprocess.run([LUSTRE_SIM, 'init', '--root', root, '--osts', '1', '--mdts', '1', '--ost-size-mib', '64',
@@ -66,6 +77,10 @@ def test_a_killed_run_keeps_its_points_and_the_rerun_measures_only_the_others(tm
         first = subprocess.Popen(playbook('survey-obdfilter.yml'), cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, universal_newlines=True, start_new_session=True)
         wait_for('two finished points', lambda: len(points(workdir)) >= 2, DEADLINE_S, first)
+        # The points started from here take 16 s each, so that the survey does not end before the cleanup stops it
+        # on a loaded machine (a completed run's points are not kept for a rerun): the simulator reads the rate at
+        # each command.
+        set_ost_rate(root, 0.25)
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
         cleanup = subprocess.run(playbook('cleanup.yml', '-e', 'cleanup_run_id=%s' % RUN_ID), cwd=ROOT, env=env, check=False,
@@ -75,6 +90,7 @@ def test_a_killed_run_keeps_its_points_and_the_rerun_measures_only_the_others(tm
         cleaned_at = utc_timestamp()
         # The survey module outlives its controller until the cleanup stops it: at least the two points.
         assert len(kept) >= 2, kept
+        set_ost_rate(root, 2)
 
         rerun = subprocess.run(playbook('survey-obdfilter.yml', '-e', 'iokit_report=true'), cwd=ROOT, env=env, check=False,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
