@@ -46,4 +46,15 @@ options:
       - Scratch directory on the node; the raw output goes to O(workdir)/O(run_id)/.
     type: path
     default: /tmp/lustre-iokit
+  start_signal:
+    description:
+      - A file on the node whose appearance starts the measurement, so that the surveys of a whole fleet begin
+        together however long the controller takes to launch them all (fewer forks than hosts, a busy
+        controller). Once the module has taken its node lock and recorded itself for the cleanup, it waits for
+        the file, removes it, and measures.
+      - If the file does not appear within 15 minutes (the controller that launched the survey is gone), the
+        module fails naming it, having measured nothing.
+      - The survey roles launch every host's survey with C(poll=0), then create the file on every host in one
+        task; unset, the survey starts at once.
+    type: path
 '''

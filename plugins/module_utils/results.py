@@ -334,6 +334,12 @@ class EnvelopeBuilder:
             raise TypeError('an error point must be a dict or None, got %r' % (point,))
         self._errors.append({'point': dict(point) if point is not None else None, 'message': message})
 
+    def restart_clock(self):
+        """The envelope's ``started`` and ``duration_s`` count from now: what came before was waiting, not the
+        survey (a start signal)."""
+        self._started = _epoch_seconds(None)
+        self._started_monotonic = time.monotonic()
+
     def set_environment(self, facts=None, **more_facts):
         """Add facts about the node (``lustre_version``, ``kernel``, ...), like ``dict.update``."""
         self.environment.update(facts or {}, **more_facts)

@@ -22,7 +22,7 @@ DEFAULT_WORKDIR = '/tmp/lustre-iokit'
 
 
 def survey_common_argument_spec(engines=ENGINES):
-    """engine, timeout, run_id, launch_id, workdir.
+    """engine, timeout, run_id, launch_id, workdir, start_signal.
 
     ``engines`` narrows the choices of ``engine`` for a survey the I/O kit has no script for (ior, mdtest:
     ``('native',)``), so that Ansible's own argument validation refuses ``engine=iokit`` there.
@@ -33,6 +33,7 @@ def survey_common_argument_spec(engines=ENGINES):
         run_id=dict(type='str'),
         launch_id=dict(type='str'),
         workdir=dict(type='path', default=DEFAULT_WORKDIR),
+        start_signal=dict(type='path'),
     )
 
 

@@ -37,6 +37,9 @@ from ansible_collections.lustre.iokit.plugins.module_utils.node_state import (
 # job ended, and turns a timestamp there into a boolean, so the envelope's fields of these names
 # appear only inside ``envelope``.
 ASYNC_RESERVED_KEYS = ('started', 'finished')
+# How long a survey launched with a start_signal waits for it: its controller is gone after that.
+START_SIGNAL_WAIT_S = 900
+START_SIGNAL_POLL_S = 0.2
 
 
 def module_result(envelope):
@@ -148,6 +151,8 @@ class SurveyStart:
             os.makedirs(run_dir, exist_ok=True)
         except OSError as exc:
             self.module.fail_json(msg='workdir: cannot create %s: %s' % (run_dir, exc))
+        if not self.module.check_mode:
+            self.wait_for_start_signal()
         if self.survey is not None and not self.module.check_mode and self.progress is None:
             attempt, done_before = 1, 0
             if record_point is not None:
@@ -164,6 +169,30 @@ class SurveyStart:
                 self.progress.envelope_fields = self.builder.extra_fields
             self.builder.observers.append(self.progress)
         return run_dir
+
+    def wait_for_start_signal(self):
+        """Wait for the ``start_signal`` file, if the module has one, then remove it; fail naming it after
+        START_SIGNAL_WAIT_S.  In ``start_run`` once the lock is held and the module recorded for the cleanup (a
+        controller lost meanwhile leaves nothing the cleanup does not find), and before the attempt and its progress
+        log start, whose clocks are the measurement's."""
+        path = self.module.params.get('start_signal')
+        if not path:
+            return
+        began = time.monotonic()
+        deadline = began + START_SIGNAL_WAIT_S
+        while not os.path.exists(path):
+            if time.monotonic() >= deadline:
+                self.module.fail_json(msg='start_signal: %s did not appear within %d s: the controller that launched '
+                                          'the %s survey did not start it (lost or stopped); nothing was measured'
+                                          % (path, START_SIGNAL_WAIT_S, self.survey or 'this'))
+            time.sleep(START_SIGNAL_POLL_S)
+        try:
+            os.remove(path)
+        except OSError:
+            pass  # gone already, or another look at it removes it: the start is what counts
+        # The envelope's start and duration are the survey's; how long it waited for the fleet is kept apart.
+        self.builder.set_environment(start_wait_s=round(time.monotonic() - began, 3))
+        self.builder.restart_clock()
 
     def done_by(self, *keys):
         """The points earlier attempts finished (after ``start_run``), as the engine looks them up: the tuple of

@@ -67,6 +67,16 @@ options:
     description: Measure every point again, also those an earlier attempt of the run finished (the survey module's C(force_rerun)).
     type: bool
     default: false
+  start_together:
+    description:
+      - Under C(async), start the survey module with a start signal of its own (its C(start_signal), a new file in
+        the run's directory on the node), returned as RV(start_signal): the module takes its lock, records itself
+        for the cleanup, then waits for that file before it measures. A later task creates the file on every host
+        at once (the survey roles: one C(raw) command per host), so that the fleet's surveys begin together
+        however long the launches took.
+      - Without C(async) (check mode) there is nothing to wait for and no signal.
+    type: bool
+    default: false
 seealso:
   - plugin: lustre.iokit.survey_problems
     plugin_type: filter
@@ -106,5 +116,9 @@ results_file:
 ansible_job_id:
   description: The async job's id.
   returned: under async
+  type: str
+start_signal:
+  description: The file on the node whose creation starts the survey's measurement.
+  returned: under async with O(start_together)
   type: str
 '''

@@ -73,7 +73,7 @@ def role_variable(prefix, suffix):
 
 
 # Options a preflight does not check: made by the run (run_id, launch_id), or decided per iteration.
-RUN_OPTIONS = ('run_id', 'launch_id', 'force_rerun')
+RUN_OPTIONS = ('run_id', 'launch_id', 'force_rerun', 'start_signal')
 
 # An option's value as the module's argument spec converts it, by the option's type.
 _CONVERTERS = {

@@ -20,6 +20,7 @@ tests), and the count of polls would depend on the machine's speed.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -115,3 +116,27 @@ def test_with_fewer_forks_than_hosts_every_fleet_line_counts_the_whole_fleet(fle
     # the first polls hear two hosts; the other two are counted as started, not polled yet
     assert re.search(r'^obdfilter: 4 hosts, 2 started not polled yet, \d+/\d+ points', output, re.M), output[-6000:]
     assert re.search(r'^obdfilter: 4 hosts, \d+/\d+ points \(100 %\), done$', output, re.M), output[-6000:]
+
+
+def test_with_fewer_forks_than_hosts_every_survey_waits_for_its_start_signal(fleet):
+    """forks 1 on 4 hosts: the launches go one host after another, and no survey measures before the task after
+    the last launch gives each its start signal.
+
+    Each envelope says how long its survey waited (``environment.start_wait_s``); its ``started`` is when it began
+    to measure. The first host, launched first, waited for the three launches after it; without the signal it
+    would measure at once and record no wait. A host whose module was still starting when its signal came waits
+    for nothing (the signal is a file that stays until the module takes it).
+    """
+    playbook(fleet, fleet['four'], 'survey-obdfilter.yml', 'together', QUIET_VARS, forks=1)
+    envelopes = {}
+    for name in NAMES:
+        with open(os.path.join(fleet['results'], 'together', name, 'obdfilter.json'), encoding='utf-8') as handle:
+            envelopes[name] = json.load(handle)
+    waits = dict((name, envelope['environment'].get('start_wait_s')) for name, envelope in envelopes.items())
+    assert all(envelope['status'] == 'ok' for envelope in envelopes.values()), envelopes
+    assert all(isinstance(wait, (int, float)) for wait in waits.values()), waits
+    assert waits[NAMES[0]] > 0, waits
+    # every start signal was taken: nothing of the barrier is left in the run directories on the nodes
+    for name in NAMES:
+        leftovers = glob.glob(os.path.join(fleet['base'], name + '-work', '**', 'obdfilter.start-*'), recursive=True)
+        assert not leftovers, leftovers

@@ -121,3 +121,25 @@ def test_the_module_runs_under_the_tasks_async_and_only_a_synchronous_run_remove
     action._remove_tmp_path = lambda path: calls.append(('remove', path))
     action.run(task_vars=role_variables('ost', 'defaults'))
     assert calls == [('execute', async_s)] + ([] if async_s else [('remove', None)])
+
+
+@pytest.mark.parametrize('async_s', [0, 3900])
+def test_started_together_each_launch_waits_on_a_file_of_its_own_in_the_run_directory(action_for, async_s):
+    """start_together: the module waits for its start_signal, which the action returns for the next task to make;
+    a synchronous run (check mode) has nothing to wait for."""
+    variables = dict(role_variables('obdfilter', 'defaults'), iokit_workdir='/var/tmp/iokit')
+    signals, results = [], []
+    for _launch in range(2):
+        action = action_for('survey_start', dict(RUN, survey='obdfilter', start_together=True), task_vars=variables)
+        action._task.async_val = async_s  # pylint: disable=protected-access
+        action._execute_module = lambda **kwargs: signals.append(kwargs['module_args'].get('start_signal')) or {}
+        action._remove_tmp_path = lambda path: None
+        results.append(action.run(task_vars=variables))
+    if not async_s:
+        assert signals == [None, None] and all('start_signal' not in result for result in results)
+        return
+    assert [result['start_signal'] for result in results] == signals
+    assert len(set(signals)) == 2
+    for signal in signals:
+        assert os.path.dirname(signal) == '/var/tmp/iokit/%s' % RUN['run_id']
+        assert os.path.basename(signal).startswith('obdfilter.start-')

@@ -6,14 +6,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
 
 from ansible_collections.lustre.iokit.plugins.module_utils import results
 from ansible_collections.lustre.iokit.plugins.module_utils import survey_module
-from ansible_collections.lustre.iokit.plugins.module_utils.node_state import NodeState
+from ansible_collections.lustre.iokit.plugins.module_utils.node_state import KINDS, NodeState
 from ansible_collections.lustre.iokit.plugins.module_utils.runner import CommandResult
+from ansible_collections.lustre.iokit.tests.unit.waiting import wait_for
 
 LSMOD_HEADER = 'Module                  Size  Used by\n'
 
@@ -105,6 +107,49 @@ def test_the_run_dir_is_made_once_and_a_blocked_one_names_workdir(tmp_path):
     # The module records itself in the node state under the workdir before it creates anything there.
     assert ended.value.result['msg'].startswith('workdir: cannot record the survey in the node state under %s: '
                                                 % (tmp_path / 'file'))
+
+
+def test_a_survey_waits_for_its_start_signal_with_its_lock_held_then_removes_it(tmp_path, monkeypatch):
+    monkeypatch.setenv('LUSTRE_SIM_ROOT', str(tmp_path / 'node'))  # the node lock under the test's own /run
+    signal = tmp_path / 'obdfilter.start'
+    start = survey_module.start_survey(FakeModule(tmp_path, run_id='r1', start_signal=str(signal)), 'obdfilter',
+                                       (), Made, Made, exclusive=True)
+    started = []
+    worker = threading.Thread(target=lambda: started.append(start.start_run()))
+    worker.start()
+    try:
+        # Waiting: recorded for the cleanup and holding the node lock, the measurement not begun.
+        wait_for('the survey to lock and record itself',
+                 lambda: start.lock.held and any(start.node_state.read().get(kind) for kind in KINDS))
+        assert worker.is_alive() and not started
+        signalled = time.time()
+        signal.write_text('')
+    finally:
+        worker.join(30)
+    assert started == [str(tmp_path / 'work' / 'r1')] and not signal.exists()
+    # the envelope's clock starts after the wait, which it keeps apart
+    assert start.builder._started >= signalled  # pylint: disable=protected-access
+    assert start.builder.finish()['environment']['start_wait_s'] >= 0
+
+
+def test_a_start_signal_that_never_comes_fails_naming_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(survey_module, 'START_SIGNAL_WAIT_S', 0.5)
+    signal = tmp_path / 'obdfilter.start'
+    start = survey_module.start_survey(FakeModule(tmp_path, run_id='r1', start_signal=str(signal)), 'obdfilter',
+                                       (), Made, Made)
+    with pytest.raises(Ended) as ended:
+        start.start_run()
+    assert ended.value.how == 'failed'
+    assert ended.value.result['msg'].startswith('start_signal: %s did not appear within ' % signal)
+    assert 'nothing was measured' in ended.value.result['msg']
+
+
+def test_check_mode_and_no_start_signal_start_at_once(tmp_path):
+    start = survey_module.start_survey(FakeModule(tmp_path, run_id='r1', check_mode=True,
+                                                  start_signal=str(tmp_path / 'never')), 'obdfilter', (), Made, Made)
+    assert start.start_run() == str(tmp_path / 'work' / 'r1')
+    start = survey_module.start_survey(FakeModule(tmp_path, run_id='r2'), 'obdfilter', (), Made, Made)
+    assert start.start_run() == str(tmp_path / 'work' / 'r2')
 
 
 def test_a_module_we_loaded_but_still_used_is_an_error_and_stays_recorded(tmp_path):
