@@ -316,8 +316,8 @@ def judge_history(current_rows: t.Iterable[dict], earlier_rows: t.Iterable[dict]
     before_by_run, earlier, _nothing = _reduce(earlier_rows, points, keep=now)
     keys = list(now)
     columns = {run_id: list(map(values.get, keys)) for run_id, values in before_by_run.items()}
-    return _judge(settings, current_run, current_finished, current_hashes, keys, list(now.values()), describe,
-                  columns, earlier, other_runs)
+    return _judge(settings, current_run, current_finished, current_hashes, keys, list(now.values()),
+                  [describe[key]['direction'] for key in keys], describe, columns, earlier, other_runs)
 
 
 def judge_history_values(data: dict, runs: int = DEFAULT_RUNS, mad_k: float = DEFAULT_MAD_K,
@@ -337,25 +337,35 @@ def judge_history_values(data: dict, runs: int = DEFAULT_RUNS, mad_k: float = DE
     settings = Settings.make(runs, mad_k, min_change_pct)
     points = _Points()
     hashes = data.get('hashes') or {}
-    key_of: dict = {}
-    describe: dict = {}
+    series = data['series']
     try:
-        for series_id, (survey, kind, component_id, metric, unit, direction, point, host, target) in \
-                data['series'].items():
-            if direction not in (HIGHER, LOWER):
-                raise ValueError('direction must be %s or %s' % (HIGHER, LOWER))
-            key = (survey, hashes.get(survey), kind, component_id, metric, points.number(point))
-            key_of[series_id] = key
-            if key not in describe:
-                describe[key] = {'unit': unit, 'direction': direction, 'point': points.points[key[5]], 'host': host,
-                                 'target': target}
+        # Column by column (zip, map, in C) rather than series by series: a thousand OSS make a million series.
+        about = list(series.values())
+        if set(map(len, about)) - {9}:
+            raise ValueError('a series is (survey, component_kind, component_id, metric, unit, direction, point, '
+                             'host, target)')
+        surveys, kinds, component_ids, metrics, _units, directions, point_list, _hosts, _targets = \
+            zip(*about) if about else ((),) * 9
+        if set(directions) - {HIGHER, LOWER}:
+            raise ValueError('direction must be %s or %s' % (HIGHER, LOWER))
+        if set(map(type, point_list)) <= {str}:
+            # JSON texts, as the database gives them: each distinct one read once
+            for text in dict.fromkeys(point_list):
+                points.number(text)
+            numbers = map(points.by_text.__getitem__, point_list)
+        else:
+            numbers = map(points.number, point_list)
+        all_keys = list(zip(surveys, map(hashes.get, surveys), kinds, component_ids, metrics, numbers))
     except (TypeError, ValueError) as exc:
         raise ValueError('unusable history series: %s' % exc) from exc
+    key_of = dict(zip(series, all_keys))
+    # what a key is about: its first series, made into describe()'s mapping when the judgment asks for it
+    describe = _Described(dict(zip(reversed(all_keys), reversed(about))), points)
     current_run = data.get('run_id')
     current_values = data.get('current') or {}
     # only the series the run measured are judged, and only they are read from the earlier runs
     series_ids = [series_id for series_id in current_values if series_id in key_of]
-    keys = [key_of[series_id] for series_id in series_ids]
+    keys = list(map(key_of.__getitem__, series_ids))
     by_run: dict = {}
     earlier: dict = {}
     for item in data.get('earlier') or ():
@@ -382,8 +392,28 @@ def judge_history_values(data: dict, runs: int = DEFAULT_RUNS, mad_k: float = DE
     current_hashes: dict = {}
     for key in keys:
         current_hashes.setdefault(key[0], set()).add(key[1])
+    directions = list(map(_DIRECTION, map(describe.about.__getitem__, keys)))
     return _judge(settings, current_run, data.get('finished') if keys else None, current_hashes, keys, values,
-                  describe, columns, earlier, data.get('other_runs'))
+                  directions, describe, columns, earlier, data.get('other_runs'))
+
+
+_DIRECTION = operator.itemgetter(5)
+
+
+class _Described(dict):
+    """describe() of judge_history_values: ``{Key: {'unit', 'direction', 'point', 'host', 'target'}}`` made of
+    ``about`` ({Key: its series' tuple}) for the keys asked for only (a headline, a peak), not for every series."""
+
+    def __init__(self, about: dict, points: _Points) -> None:
+        super().__init__()
+        self.about = about
+        self.points = points
+
+    def __missing__(self, key: Key) -> dict:
+        _survey, _kind, _component_id, _metric, unit, direction, _point, host, target = self.about[key]
+        described = self[key] = {'unit': unit, 'direction': direction, 'point': self.points.points[key[5]],
+                                 'host': host, 'target': target}
+        return described
 
 
 def _column(values_by_series: dict, series_ids: list) -> list:
@@ -453,8 +483,10 @@ def _median(values: list) -> float:
 
 
 def _judge(settings: Settings, current_run: t.Any, current_finished: t.Any, current_hashes: dict, keys: list,
-           values: list, describe: dict, columns: dict, earlier: dict, other_runs: t.Iterable[dict] | None) -> dict:
-    """The judgment of the values of the run (``values``, one per key of ``keys``) against the earlier runs'
+           values: list, directions: list, describe: dict, columns: dict, earlier: dict,
+           other_runs: t.Iterable[dict] | None) -> dict:
+    """The judgment of the values of the run (``values``, one per key of ``keys``, whose ``directions`` describe()
+    says) against the earlier runs'
     (``columns``: {run_id: [its value of each key, or None]}), whose runs ``earlier`` describes ({run_id:
     {'finished', 'hashes': {survey: {params_hash}}}})."""
     for run in other_runs or ():
@@ -471,7 +503,7 @@ def _judge(settings: Settings, current_run: t.Any, current_finished: t.Any, curr
                    key=lambda run_id: (_sort_time(before_finished[run_id]), str(run_id)), reverse=True)
     ordered = [columns[run_id] for run_id in order]
     members = _members(keys)
-    regressed, groups, not_judged = _judge_values(keys, values, ordered, order, members, describe, settings)
+    regressed, groups, not_judged = _judge_values(keys, values, directions, ordered, order, members, settings)
     findings = _findings(regressed, groups, describe)
     return {
         'run_id': current_run,
@@ -481,8 +513,8 @@ def _judge(settings: Settings, current_run: t.Any, current_finished: t.Any, curr
         'components': _vs_history(groups, describe),
         'series': [_series(finding, regressed[key]['history'], before_finished, current_run, current_finished)
                    for finding, key in findings],
-        'fleet_series': _fleet_series(keys, values, ordered, order, members, describe, before_finished, current_run,
-                                      current_finished, settings),
+        'fleet_series': _fleet_series(keys, values, directions, ordered, order, members, describe, before_finished,
+                                      current_run, current_finished, settings),
         'incomparable_runs': incomparable,
         'judged': _judged_components(groups),
         'not_judged': [{'survey': survey, 'values': count} for survey, count in sorted(not_judged.items())],
@@ -535,7 +567,7 @@ class _Group:
         self.used: set = set()  # tuples of the run ids each point was judged against
 
 
-def _judge_values(keys: list, values: list, columns: list, order: list, members: dict, describe: dict,
+def _judge_values(keys: list, values: list, directions: list, columns: list, order: list, members: dict,
                   settings: Settings) -> tuple[dict, dict, dict]:
     """Every value of the run against its newest comparable earlier values (``columns``, one per run of ``order``,
     newest first): ``({Key: judge_value's item with 'history'} of the regressions, {metric key: _Group},
@@ -594,7 +626,7 @@ def _judge_values(keys: list, values: list, columns: list, order: list, members:
         value, baseline = values[position], baselines[position]
         earlier = gap_history[position][0] if position in gap_history else rows[position]
         change_pct = 100.0 * (value - baseline) / baseline
-        worse = change_pct if describe[keys[position]]['direction'] == LOWER else -change_pct
+        worse = change_pct if directions[position] == LOWER else -change_pct
         spread = mad_k * (MAD_TO_SIGMA * _median([abs(item - baseline) for item in earlier]))
         if abs(value - baseline) > spread:
             statuses[position] = REGRESSION if worse >= min_change else IMPROVEMENT
@@ -609,12 +641,12 @@ def _judge_values(keys: list, values: list, columns: list, order: list, members:
         known = group_positions.get(metric_key)
         if known is None:
             group_positions[metric_key] = positions
-            groups[metric_key] = _Group(keys[positions[0]], describe[keys[positions[0]]]['direction'])
+            groups[metric_key] = _Group(keys[positions[0]], directions[positions[0]])
         else:
             # another params_hash of the same survey and metric: one group, its points in the run's order
             group_positions[metric_key] = sorted(known + positions)
             first = group_positions[metric_key][0]
-            groups[metric_key] = _Group(keys[first], describe[keys[first]]['direction'])
+            groups[metric_key] = _Group(keys[first], directions[first])
     for metric_key, group in groups.items():
         positions = group_positions[metric_key]
         points = _take(values, positions)
@@ -642,7 +674,7 @@ def _judge_values(keys: list, values: list, columns: list, order: list, members:
         departed[metric_key] = departed.get(metric_key, 0) + 1
         if status != REGRESSION:
             continue
-        direction = describe[key]['direction']
+        direction = directions[position]
         if position in gap_history:
             earlier, _used, history = gap_history[position]
         else:
@@ -661,8 +693,7 @@ def _judge_values(keys: list, values: list, columns: list, order: list, members:
     return regressed, groups, not_judged
 
 
-def _entry(
-key: Key, item: dict, describe: dict) -> dict:
+def _entry(key: Key, item: dict, describe: dict) -> dict:
     survey, params_hash, kind, component_id, metric, _point = key
     about = describe[key]
     return {'survey': survey, 'params_hash': params_hash, 'component_kind': kind, 'component_id': component_id,
@@ -754,11 +785,12 @@ def _series(about: dict, history: list, before_finished: dict, current_run: t.An
                         'band_low': about['band_low'], 'band_high': about['band_high']}}
 
 
-def _fleet_series(keys: list, values: list, columns: list, order: list, members: dict, describe: dict,
-                  before_finished: dict, current_run: t.Any, current_finished: t.Any, settings: Settings) -> list[dict]:
+def _fleet_series(keys: list, values: list, directions: list, columns: list, order: list, members: dict,
+                  describe: dict, before_finished: dict, current_run: t.Any, current_finished: t.Any,
+                  settings: Settings) -> list[dict]:
     """Per survey, metric and kind of component (and survey variables): the median of the components' peaks in each
     run, at the sweep points of this run, judged by the same rule as one component's value."""
-    # (survey, metric, kind, params_hash) -> [(its points' positions, picked in C, whether any is lower is better)]
+    # (survey, metric, kind, params_hash) -> [(component id, its points' positions, an itemgetter of them)]
     fleets: dict = {}
     last: dict = {}
     for (survey, params_hash, kind, component_id, metric), positions in members.items():
@@ -766,7 +798,6 @@ def _fleet_series(keys: list, values: list, columns: list, order: list, members:
         getter = operator.itemgetter(*positions) if len(positions) > 1 else None
         fleets.setdefault(group, []).append((component_id, positions, getter))
         last[group] = max(last.get(group, -1), positions[-1])
-    directions = [describe[key]['direction'] for key in keys]
     lower = {group for group, found in fleets.items()
              if any(LOWER in _take(directions, positions) for _component, positions, _getter in found)}
 
