@@ -82,7 +82,7 @@ def write_runs(results_dir: str, runs: int, oss_count: int) -> float:
 
 
 def bench_database(kind: str, dsn: str, results_dir: str, runs: int, size_of, compare_rows: bool = False,
-                   fill_to: int = 0) -> dict:
+                   fill_to: int = 0, fill_budget_s: float | None = None) -> dict:
     from ansible_collections.lustre.iokit.plugins.plugin_utils.history.store import History
     from ansible_collections.lustre.iokit.plugins.plugin_utils.report.history_judge import (
         judge_history, judge_history_values)
@@ -121,8 +121,14 @@ def bench_database(kind: str, dsn: str, results_dir: str, runs: int, size_of, co
         if fill_to > runs:
             started = time.monotonic()
             for number in range(runs + 1, fill_to + 1):
+                if fill_budget_s is not None and time.monotonic() - started > fill_budget_s:
+                    print('  %s: filling stopped after %.0f s (--fill-budget-s), at %d runs'
+                          % (kind, time.monotonic() - started, runs + filled), flush=True)
+                    break
                 fill_run(history, run_id_of(runs), run_id_of(number), (number - runs) * DAY_S)
                 filled += 1
+                if filled % 10 == 0:
+                    print('  %s: %d runs filled in %.1f s' % (kind, filled, time.monotonic() - started), flush=True)
             print('  %s: %d runs filled, not recorded (copies of %s in SQL) in %.1f s'
                   % (kind, filled, run_id_of(runs), time.monotonic() - started), flush=True)
         started = time.monotonic()
@@ -239,6 +245,8 @@ def main() -> int:
     parser.add_argument('--fill-to', type=int, default=0,
                         help='after the timed runs, fill each database up to this many runs by copying the last '
                              'recorded run in SQL (filled, not recorded), for the trend and the size at full size')
+    parser.add_argument('--fill-budget-s', type=float,
+                        help='stop filling after this many seconds (the trend and the size are then over fewer runs)')
     parser.add_argument('--results', help='write the runs here and keep them, or use the runs already here')
     parser.add_argument('--compare-rows', action='store_true',
                         help='also judge as before judging_values (judging_rows + judge_history, a dict per sample), '
@@ -278,7 +286,7 @@ def main() -> int:
                     with server.connect() as connection:
                         return connection.execute('SELECT pg_database_size(%s)', (name,)).fetchone()[0]
             rows.append(bench_database(kind, dsn, results_dir, args.runs, size_of, args.compare_rows,
-                                       args.fill_to))
+                                       args.fill_to, args.fill_budget_s))
     finally:
         # a second signal must not cut the teardown short
         for number in (signal.SIGTERM, signal.SIGINT):
@@ -288,8 +296,9 @@ def main() -> int:
         shutil.rmtree(workdir, ignore_errors=True)
     print()
     print('%d runs of %d OSS' % (args.runs, args.oss)
-          + (', filled up to %d runs (filled, not recorded: copies of the last run in SQL)' % args.fill_to
-             if args.fill_to > args.runs else ''))
+          + (', filled up to %s runs (filled, not recorded: copies of the last run in SQL)'
+             % ' and '.join(sorted({str(args.runs + row['filled']) for row in rows}))
+             if any(row['filled'] for row in rows) else ''))
     print('| database | samples | record mean s | record max s | record CPU s | judge s (of which read s; samples) '
           '| judge CPU s | trend s (points) | MiB per run |')
     print('|---|---:|---:|---:|---:|---:|---:|---:|---:|')

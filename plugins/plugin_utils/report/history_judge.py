@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import itertools
 import json
 import math
 import operator
@@ -795,25 +796,31 @@ def _fleet_series(keys: list, values: list, directions: list, columns: list, ord
     last: dict = {}
     for (survey, params_hash, kind, component_id, metric), positions in members.items():
         group = (survey, metric, kind, params_hash)
-        getter = operator.itemgetter(*positions) if len(positions) > 1 else None
+        # two positions at least, so that the getter gives a tuple
+        getter = operator.itemgetter(*positions) if len(positions) > 1 else operator.itemgetter(*positions * 2)
         fleets.setdefault(group, []).append((component_id, positions, getter))
         last[group] = max(last.get(group, -1), positions[-1])
     lower = {group for group, found in fleets.items()
              if any(LOWER in _take(directions, positions) for _component, positions, _getter in found)}
+    # every component's getter, group after group: a run's component peaks are one map() in C
+    spans = []
+    getters: list = []
+    for group, found in fleets.items():
+        spans.append((group, len(getters), len(getters) + len(found)))
+        getters.extend(getter for _component, _positions, getter in found)
 
     def fleet_peaks(column: list) -> dict:
         # group -> the median of the best value of each of its components at the points of this run
+        picked = list(map(operator.call, getters, itertools.repeat(column)))
+        gaps = None in column
         peaks: dict = {}
-        for group, found in fleets.items():
-            is_lower = group in lower
-            best = []
-            for _component, positions, getter in found:
-                picked = getter(column) if getter is not None else (column[positions[0]],)
-                if None in picked:
-                    picked = [value for value in picked if value is not None]
-                    if not picked:
-                        continue
-                best.append(min(picked) if is_lower else max(picked))
+        for group, start, end in spans:
+            best_of = min if group in lower else max
+            if gaps:
+                found = [[value for value in values if value is not None] for values in picked[start:end]]
+                best = [best_of(values) for values in found if values]
+            else:
+                best = list(map(best_of, picked[start:end]))
             if best:
                 peaks[group] = _median(best)
         return peaks
