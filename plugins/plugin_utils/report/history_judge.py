@@ -487,9 +487,8 @@ def _judge(settings: Settings, current_run: t.Any, current_finished: t.Any, curr
            values: list, directions: list, describe: dict, columns: dict, earlier: dict,
            other_runs: t.Iterable[dict] | None) -> dict:
     """The judgment of the values of the run (``values``, one per key of ``keys``, whose ``directions`` describe()
-    says) against the earlier runs'
-    (``columns``: {run_id: [its value of each key, or None]}), whose runs ``earlier`` describes ({run_id:
-    {'finished', 'hashes': {survey: {params_hash}}}})."""
+    says) against the earlier runs' (``columns``: {run_id: [its value of each key, or None]}), whose runs
+    ``earlier`` describes ({run_id: {'finished', 'hashes': {survey: {params_hash}}}})."""
     for run in other_runs or ():
         if isinstance(run, dict):
             known = earlier.setdefault(run.get('run_id'), {'finished': run.get('finished'), 'hashes': {}})
@@ -499,12 +498,14 @@ def _judge(settings: Settings, current_run: t.Any, current_finished: t.Any, curr
     before_finished = {run_id: run['finished'] for run_id, run in earlier.items()}
     usable, incomparable = _name_runs(current_run, parse_time(current_finished), current_hashes, earlier)
     # Newest first: the baseline of a value is made of the newest comparable runs that measured it.
-    order = sorted((run_id for run_id, column in columns.items()
-                    if run_id in usable and column.count(None) < len(column)),
+    # how many values each run lacks, counted once: a run without any is left out, one without gaps is the fast case
+    missing = {run_id: column.count(None) for run_id, column in columns.items() if run_id in usable}
+    order = sorted((run_id for run_id, column in columns.items() if run_id in usable and missing[run_id] < len(column)),
                    key=lambda run_id: (_sort_time(before_finished[run_id]), str(run_id)), reverse=True)
     ordered = [columns[run_id] for run_id in order]
+    gapped = [missing[run_id] > 0 for run_id in order]
     members = _members(keys)
-    regressed, groups, not_judged = _judge_values(keys, values, directions, ordered, order, members, settings)
+    regressed, groups, not_judged = _judge_values(keys, values, directions, ordered, gapped, order, members, settings)
     findings = _findings(regressed, groups, describe)
     return {
         'run_id': current_run,
@@ -514,8 +515,8 @@ def _judge(settings: Settings, current_run: t.Any, current_finished: t.Any, curr
         'components': _vs_history(groups, describe),
         'series': [_series(finding, regressed[key]['history'], before_finished, current_run, current_finished)
                    for finding, key in findings],
-        'fleet_series': _fleet_series(keys, values, directions, ordered, order, members, describe, before_finished,
-                                      current_run, current_finished, settings),
+        'fleet_series': _fleet_series(keys, values, directions, ordered, gapped, order, members, describe,
+                                      before_finished, current_run, current_finished, settings),
         'incomparable_runs': incomparable,
         'judged': _judged_components(groups),
         'not_judged': [{'survey': survey, 'values': count} for survey, count in sorted(not_judged.items())],
@@ -568,8 +569,8 @@ class _Group:
         self.used: set = set()  # tuples of the run ids each point was judged against
 
 
-def _judge_values(keys: list, values: list, directions: list, columns: list, order: list, members: dict,
-                  settings: Settings) -> tuple[dict, dict, dict]:
+def _judge_values(keys: list, values: list, directions: list, columns: list, gapped: list, order: list,
+                  members: dict, settings: Settings) -> tuple[dict, dict, dict]:
     """Every value of the run against its newest comparable earlier values (``columns``, one per run of ``order``,
     newest first): ``({Key: judge_value's item with 'history'} of the regressions, {metric key: _Group},
     {survey: values not judged})``.
@@ -585,8 +586,8 @@ def _judge_values(keys: list, values: list, directions: list, columns: list, ord
     newest = tuple(order[:limit])
     # positions whose newest runs lack a value: their history reaches back to older runs, one by one
     gaps: set = set()
-    for column in head:
-        if None in column:
+    for column, gap in zip(head, gapped):
+        if gap:
             gaps.update(position for position, value in enumerate(column) if value is None)
     if not width:
         gaps = set(range(len(keys)))
@@ -786,7 +787,7 @@ def _series(about: dict, history: list, before_finished: dict, current_run: t.An
                         'band_low': about['band_low'], 'band_high': about['band_high']}}
 
 
-def _fleet_series(keys: list, values: list, directions: list, columns: list, order: list, members: dict,
+def _fleet_series(keys: list, values: list, directions: list, columns: list, gapped: list, order: list, members: dict,
                   describe: dict, before_finished: dict, current_run: t.Any, current_finished: t.Any,
                   settings: Settings) -> list[dict]:
     """Per survey, metric and kind of component (and survey variables): the median of the components' peaks in each
@@ -809,10 +810,9 @@ def _fleet_series(keys: list, values: list, directions: list, columns: list, ord
         spans.append((group, len(getters), len(getters) + len(found)))
         getters.extend(getter for _component, _positions, getter in found)
 
-    def fleet_peaks(column: list) -> dict:
+    def fleet_peaks(column: list, gaps: bool) -> dict:
         # group -> the median of the best value of each of its components at the points of this run
         picked = list(map(operator.call, getters, itertools.repeat(column)))
-        gaps = None in column
         peaks: dict = {}
         for group, start, end in spans:
             best_of = min if group in lower else max
@@ -825,8 +825,8 @@ def _fleet_series(keys: list, values: list, directions: list, columns: list, ord
                 peaks[group] = _median(best)
         return peaks
 
-    now_peaks = fleet_peaks(values)
-    before_peaks = [(run_id, fleet_peaks(column)) for run_id, column in zip(order, columns)]
+    now_peaks = fleet_peaks(values, False)
+    before_peaks = [(run_id, fleet_peaks(column, gap)) for run_id, column, gap in zip(order, columns, gapped)]
     # what a fleet series says of its unit and direction: the run's last point of the group, as the run lists them
     about = {group: describe[keys[position]] for group, position in last.items()}
     series = []
