@@ -815,8 +815,9 @@ class History:
                 values = {}
                 for series_id, value in rows:
                     _add_value(values, series_id, value)
-            for series_id in values.keys() - wanted.keys():
-                del values[series_id]
+            if not values.keys() <= wanted.keys():
+                for series_id in values.keys() - wanted.keys():
+                    del values[series_id]
             return values
 
         def read():
