@@ -840,7 +840,7 @@ def _fleet_series(keys: list, values: list, directions: list, columns: list, gap
         fleet = dict(item, survey=survey, metric=metric, component_kind=kind, unit=about[group]['unit'],
                      direction=direction)
         trend = _series(fleet, history, before_finished, current_run, current_finished)
-        trend.update(params_hash=params_hash, components=len({component for component, _positions, _getter
-                                                               in fleets[group]}), component_id=None)
+        components = {component for component, _positions, _getter in fleets[group]}
+        trend.update(params_hash=params_hash, components=len(components), component_id=None)
         series.append(trend)
     return series
