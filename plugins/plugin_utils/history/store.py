@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import operator
 import os
 import typing as t
 
@@ -814,23 +815,32 @@ class History:
                 values = {}
                 for series_id, value in rows:
                     _add_value(values, series_id, value)
-            for series_id in values.keys() - wanted.keys():
-                del values[series_id]
+            if not values.keys() <= wanted.keys():
+                for series_id in values.keys() - wanted.keys():
+                    del values[series_id]
             return values
 
         def read():
             current_envelopes = envelopes_of(run_id)
             survey_of = {envelope_id: survey for envelope_id, survey, _host in current_envelopes}
-            # the first result of the run that measured each series: its survey, host and component names
-            first: dict = {}
-            current: dict = {}
-            for envelope_id, survey, host in current_envelopes:
-                for series_id, value in query('SELECT series_id, value FROM samples WHERE envelope_id = ? '
-                                              'ORDER BY seq', (envelope_id,)):
-                    if _add_value(current, series_id, value):
-                        first[series_id] = (envelope_id, host)
-            targets: dict = {}
+            host_of = {envelope_id: host for envelope_id, _survey, host in current_envelopes}
             ids = [envelope_id for envelope_id, _survey, _host in current_envelopes]
+            rows = []
+            for chunk in chunks(ids):
+                rows.extend(query('SELECT series_id, value, envelope_id FROM samples WHERE envelope_id IN (%s) '
+                                  'ORDER BY envelope_id, seq' % ', '.join('?' * len(chunk)), chunk))
+            series_ids = list(map(_FIRST, rows))
+            # series id -> its value, built in C when every series has one (as a run's usually do), in the order of
+            # the results and their samples
+            current = dict(zip(series_ids, map(_SECOND, rows)))
+            if len(current) != len(rows):
+                current = {}
+                for series_id, value, _envelope_id in rows:
+                    _add_value(current, series_id, value)
+            # the first result of the run that measured each series: its survey, host and component names
+            first = dict(zip(reversed(series_ids), map(_THIRD, reversed(rows))))
+            del rows, series_ids
+            targets: dict = {}
             for chunk in chunks(ids):
                 for envelope_id, kind, component_id, target in query(
                         'SELECT envelope_id, component_kind, component_id, target FROM envelope_components '
@@ -842,9 +852,9 @@ class History:
                 for series_id, kind, component_id, metric, unit, direction, point in query(
                         'SELECT id, component_kind, component_id, metric, unit, direction, point FROM series '
                         'WHERE id IN (%s)' % ', '.join('?' * len(chunk)), chunk):
-                    envelope_id, host = first[series_id]
+                    envelope_id = first[series_id]
                     series[series_id] = (survey_of[envelope_id], kind, component_id, metric, unit, direction, point,
-                                         host, targets.get((envelope_id, kind, component_id)))
+                                         host_of[envelope_id], targets.get((envelope_id, kind, component_id)))
             hashes = {survey: this.surveys[survey].parameters_hash if survey in this.surveys else None
                       for survey in sorted(set(survey_of.values()))}
             earlier = []
@@ -897,6 +907,9 @@ class History:
             result[name] = Comparable(name, wanted_hash, [records[run] for run in same],
                                       [records[run] for run in other])
         return result
+
+
+_FIRST, _SECOND, _THIRD = operator.itemgetter(0), operator.itemgetter(1), operator.itemgetter(2)
 
 
 def _add_value(values: dict, series_id: t.Any, value: float) -> bool:

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import itertools
 import json
 import math
 import operator
@@ -314,8 +315,10 @@ def judge_history(current_rows: t.Iterable[dict], earlier_rows: t.Iterable[dict]
     current_hashes = now_runs[current_run]['hashes'] if now_runs else {}
 
     before_by_run, earlier, _nothing = _reduce(earlier_rows, points, keep=now)
-    return _judge(settings, current_run, current_finished, current_hashes, now, describe, before_by_run, earlier,
-                  other_runs)
+    keys = list(now)
+    columns = {run_id: list(map(values.get, keys)) for run_id, values in before_by_run.items()}
+    return _judge(settings, current_run, current_finished, current_hashes, keys, list(now.values()),
+                  [describe[key]['direction'] for key in keys], describe, columns, earlier, other_runs)
 
 
 def judge_history_values(data: dict, runs: int = DEFAULT_RUNS, mad_k: float = DEFAULT_MAD_K,
@@ -335,31 +338,36 @@ def judge_history_values(data: dict, runs: int = DEFAULT_RUNS, mad_k: float = DE
     settings = Settings.make(runs, mad_k, min_change_pct)
     points = _Points()
     hashes = data.get('hashes') or {}
-    key_of: dict = {}
-    describe: dict = {}
+    series = data['series']
     try:
-        for series_id, (survey, kind, component_id, metric, unit, direction, point, host, target) in \
-                data['series'].items():
-            if direction not in (HIGHER, LOWER):
-                raise ValueError('direction must be %s or %s' % (HIGHER, LOWER))
-            key = (survey, hashes.get(survey), kind, component_id, metric, points.number(point))
-            key_of[series_id] = key
-            if key not in describe:
-                describe[key] = {'unit': unit, 'direction': direction, 'point': points.points[key[5]], 'host': host,
-                                 'target': target}
+        # Column by column (zip, map, in C) rather than series by series: a thousand OSS make a million series.
+        about = list(series.values())
+        if set(map(len, about)) - {9}:
+            raise ValueError('a series is (survey, component_kind, component_id, metric, unit, direction, point, '
+                             'host, target)')
+        surveys, kinds, component_ids, metrics, _units, directions, point_list, _hosts, _targets = \
+            zip(*about) if about else ((),) * 9
+        if set(directions) - {HIGHER, LOWER}:
+            raise ValueError('direction must be %s or %s' % (HIGHER, LOWER))
+        if set(map(type, point_list)) <= {str}:
+            # JSON texts, as the database gives them: each distinct one read once
+            for text in dict.fromkeys(point_list):
+                points.number(text)
+            numbers = map(points.by_text.__getitem__, point_list)
+        else:
+            numbers = map(points.number, point_list)
+        all_keys = list(zip(surveys, map(hashes.get, surveys), kinds, component_ids, metrics, numbers))
     except (TypeError, ValueError) as exc:
         raise ValueError('unusable history series: %s' % exc) from exc
+    key_of = dict(zip(series, all_keys))
+    # what a key is about: its first series, made into describe()'s mapping when the judgment asks for it
+    describe = _Described(dict(zip(reversed(all_keys), reversed(about))), points)
     current_run = data.get('run_id')
     current_values = data.get('current') or {}
     # only the series the run measured are judged, and only they are read from the earlier runs
-    key_of = {series_id: key for series_id, key in key_of.items() if series_id in current_values}
-    one_key_per_series = len(set(key_of.values())) == len(key_of)
-    now = _series_medians(current_values, key_of, one_key_per_series)
-    current_hashes: dict = {}
-    if now:
-        for key in now:
-            current_hashes.setdefault(key[0], set()).add(key[1])
-    before_by_run: dict = {}
+    series_ids = [series_id for series_id in current_values if series_id in key_of]
+    keys = list(map(key_of.__getitem__, series_ids))
+    by_run: dict = {}
     earlier: dict = {}
     for item in data.get('earlier') or ():
         run_id, survey, params_hash = item['run_id'], item['survey'], item['params_hash']
@@ -368,11 +376,67 @@ def judge_history_values(data: dict, runs: int = DEFAULT_RUNS, mad_k: float = DE
             run = earlier[run_id] = {'finished': item['finished'], 'hashes': {}}
         run['hashes'].setdefault(survey, set()).add(params_hash)
         # a series of an earlier run counts only under the survey variables of this run (as judge_history's keys)
-        same = hashes.get(survey) == params_hash
-        before_by_run.setdefault(run_id, {}).update(
-            _series_medians(item['values'], key_of, one_key_per_series) if same else {})
-    return _judge(settings, current_run, data.get('finished') if now else None, current_hashes, now, describe,
-                  before_by_run, earlier, data.get('other_runs'))
+        merged = by_run.setdefault(run_id, {})
+        if hashes.get(survey) == params_hash:
+            merged.update(item['values'])
+    if len(set(keys)) == len(keys):
+        # The common case, a series per key: each run's values are one column in the order of ``keys``, looked up
+        # by series id in C, its iterations reduced to their median where it has several.
+        values = _column(current_values, series_ids)
+        columns = {run_id: _column(merged, series_ids) for run_id, merged in by_run.items()}
+    else:
+        key_of = {series_id: key_of[series_id] for series_id in series_ids}
+        now = _series_medians(current_values, key_of, False)
+        keys, values = list(now), list(now.values())
+        columns = {run_id: list(map(_series_medians(merged, key_of, False).get, keys))
+                   for run_id, merged in by_run.items()}
+    current_hashes: dict = {}
+    for key in keys:
+        current_hashes.setdefault(key[0], set()).add(key[1])
+    directions = list(map(_DIRECTION, map(describe.about.__getitem__, keys)))
+    return _judge(settings, current_run, data.get('finished') if keys else None, current_hashes, keys, values,
+                  directions, describe, columns, earlier, data.get('other_runs'))
+
+
+_DIRECTION = operator.itemgetter(5)
+
+
+class _Described(dict):
+    """describe() of judge_history_values: ``{Key: {'unit', 'direction', 'point', 'host', 'target'}}`` made of
+    ``about`` ({Key: its series' tuple}) for the keys asked for only (a headline, a peak), not for every series."""
+
+    def __init__(self, about: dict, points: _Points) -> None:
+        super().__init__()
+        self.about = about
+        self.points = points
+
+    def __missing__(self, key: Key) -> dict:
+        _survey, _kind, _component_id, _metric, unit, direction, _point, host, target = self.about[key]
+        described = self[key] = {'unit': unit, 'direction': direction, 'point': self.points.points[key[5]],
+                                 'host': host, 'target': target}
+        return described
+
+
+def _column(values_by_series: dict, series_ids: list) -> list:
+    """The values of ``series_ids`` in one run, in that order: a value, the median of its values when it has
+    several, or None when the run has none; ValueError when a value is not a finite number."""
+    try:
+        column = list(map(values_by_series.get, series_ids))
+        if set(map(type, column)) - _PLAIN:
+            column = [value if value.__class__ is float or value is None else
+                      _checked_median(value) if value.__class__ is list else _as_float(value) for value in column]
+        # None and 0.0 left out: only whether a NaN or an infinity is there matters
+        if not math.isfinite(sum(filter(None, column))):
+            # a NaN or an infinity, or only finite values whose sum overflows
+            for value in column:
+                if value is not None and not math.isfinite(value):
+                    raise ValueError('value is not a finite number')
+        return column
+    except (TypeError, ValueError) as exc:
+        raise ValueError('unusable history value: %s' % exc) from exc
+
+
+_PLAIN = {float, type(None)}
 
 
 def _series_medians(values_by_series: dict, key_of: dict, one_key_per_series: bool) -> dict:
@@ -419,9 +483,11 @@ def _median(values: list) -> float:
     return (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def _judge(settings: Settings, current_run: t.Any, current_finished: t.Any, current_hashes: dict, now: dict,
-           describe: dict, before_by_run: dict, earlier: dict, other_runs: t.Iterable[dict] | None) -> dict:
-    """The judgment of the values ``now`` ({Key: value}) against ``before_by_run`` ({run_id: {Key: value}}), whose runs
+def _judge(settings: Settings, current_run: t.Any, current_finished: t.Any, current_hashes: dict, keys: list,
+           values: list, directions: list, describe: dict, columns: dict, earlier: dict,
+           other_runs: t.Iterable[dict] | None) -> dict:
+    """The judgment of the values of the run (``values``, one per key of ``keys``, whose ``directions`` describe()
+    says) against the earlier runs' (``columns``: {run_id: [its value of each key, or None]}), whose runs
     ``earlier`` describes ({run_id: {'finished', 'hashes': {survey: {params_hash}}}})."""
     for run in other_runs or ():
         if isinstance(run, dict):
@@ -432,10 +498,14 @@ def _judge(settings: Settings, current_run: t.Any, current_finished: t.Any, curr
     before_finished = {run_id: run['finished'] for run_id, run in earlier.items()}
     usable, incomparable = _name_runs(current_run, parse_time(current_finished), current_hashes, earlier)
     # Newest first: the baseline of a value is made of the newest comparable runs that measured it.
-    order = sorted((run_id for run_id in before_by_run if run_id in usable and before_by_run[run_id]),
+    # how many values each run lacks, counted once: a run without any is left out, one without gaps is the fast case
+    missing = {run_id: column.count(None) for run_id, column in columns.items() if run_id in usable}
+    order = sorted((run_id for run_id, column in columns.items() if run_id in usable and missing[run_id] < len(column)),
                    key=lambda run_id: (_sort_time(before_finished[run_id]), str(run_id)), reverse=True)
-
-    regressed, groups, not_judged = _judge_values(now, before_by_run, order, describe, settings)
+    ordered = [columns[run_id] for run_id in order]
+    gapped = [missing[run_id] > 0 for run_id in order]
+    members = _members(keys)
+    regressed, groups, not_judged = _judge_values(keys, values, directions, ordered, gapped, order, members, settings)
     findings = _findings(regressed, groups, describe)
     return {
         'run_id': current_run,
@@ -445,13 +515,35 @@ def _judge(settings: Settings, current_run: t.Any, current_finished: t.Any, curr
         'components': _vs_history(groups, describe),
         'series': [_series(finding, regressed[key]['history'], before_finished, current_run, current_finished)
                    for finding, key in findings],
-        'fleet_series': _fleet_series(now, before_by_run, order, describe, before_finished, current_run,
-                                      current_finished, settings),
+        'fleet_series': _fleet_series(keys, values, directions, ordered, gapped, order, members, describe,
+                                      before_finished, current_run, current_finished, settings),
         'incomparable_runs': incomparable,
         'judged': _judged_components(groups),
         'not_judged': [{'survey': survey, 'values': count} for survey, count in sorted(not_judged.items())],
         'regressions': sum(len(finding['regressed']) for finding, _key in findings),
     }
+
+
+# (survey, params_hash, component_kind, component_id, metric) of a Key: one component's metric in one survey
+_MEMBER = operator.itemgetter(slice(0, 5))
+
+
+def _members(keys: list) -> dict:
+    """``{(survey, params_hash, kind, component id, metric): [the positions of its keys in keys, in order]}``."""
+    members: dict = {}
+    get = members.get
+    for position, member in enumerate(map(_MEMBER, keys)):
+        found = get(member)
+        if found is None:
+            members[member] = [position]
+        else:
+            found.append(position)
+    return members
+
+
+def _take(values: t.Sequence, positions: list) -> tuple:
+    """The items of ``values`` at ``positions``, in that order, picked in C."""
+    return operator.itemgetter(*positions)(values) if len(positions) > 1 else (values[positions[0]],)
 
 
 class _Group:
@@ -477,68 +569,129 @@ class _Group:
         self.used: set = set()  # tuples of the run ids each point was judged against
 
 
-def _judge_values(now: dict, before_by_run: dict, order: list, describe: dict,
-                  settings: Settings) -> tuple[dict, dict, dict]:
-    """Every value of ``now`` against its newest comparable earlier values, in one pass:
-    ``({Key: judge_value's item with 'history'} of the regressions, {metric key: _Group}, {survey: values not
-    judged})``.  A point that is not a regression is judged by judge_value's very arithmetic, inlined, and its MAD
-    only computed when the change is large enough for the band to matter."""
+def _judge_values(keys: list, values: list, directions: list, columns: list, gapped: list, order: list,
+                  members: dict, settings: Settings) -> tuple[dict, dict, dict]:
+    """Every value of the run against its newest comparable earlier values (``columns``, one per run of ``order``,
+    newest first): ``({Key: judge_value's item with 'history'} of the regressions, {metric key: _Group},
+    {survey: values not judged})``.
+
+    Column by column rather than point by point: the baselines of the points whose newest ``runs`` runs all measured
+    them (the common case) are the middles of their sorted values, picked in C; a point is judged by judge_value's
+    very arithmetic, its MAD only computed when its change is large enough for the band to matter; a component's
+    peaks come from its points' values at once.
+    """
     limit, mad_k, min_change = settings.runs, settings.mad_k, settings.min_change_pct
-    regressed: dict = {}
-    groups: dict = {}
-    not_judged: dict = {}
-    median = _median
-    keys = list(now)
-    # One column per earlier run (newest first), its value of each key or None, looked up in C: a row of them is a
-    # key's history, the first ``limit`` runs of it when none is missing (the common case).
-    columns = [list(map(before_by_run[run_id].get, keys)) for run_id in order]
+    head = columns[:limit]
+    width = len(head)
     newest = tuple(order[:limit])
-    cut = len(order) > limit
-    rows = zip(*columns) if columns else iter(((),) * len(keys))
-    for key, value, row in zip(keys, now.values(), rows):
-        head = row[:limit] if cut else row
-        if not head or None in head:
-            history = [(run_id, earlier_value) for run_id, earlier_value in zip(order, row)
-                       if earlier_value is not None][:limit]
-            if not history:
-                not_judged[key[0]] = not_judged.get(key[0], 0) + 1
+    # positions whose newest runs lack a value: their history reaches back to older runs, one by one
+    gaps: set = set()
+    for column, gap in zip(head, gapped):
+        if gap:
+            gaps.update(position for position, value in enumerate(column) if value is None)
+    if not width:
+        gaps = set(range(len(keys)))
+    rows = list(zip(*head)) if width else []
+    filler = (0.0,) * width
+    for position in gaps:
+        if rows:
+            rows[position] = filler  # its baseline is made below, of the values it has
+    middle = width // 2
+    if width % 2:
+        baselines = list(map(operator.itemgetter(middle), map(sorted, rows)))
+    else:
+        baselines = [(ordered[middle - 1] + ordered[middle]) / 2 for ordered in map(sorted, rows)]
+    # position -> (earlier values, the runs they are of, [(run, value)]) where the newest runs do not all have one
+    gap_history: dict = {}
+    not_judged: dict = {}
+    for position in sorted(gaps):
+        history = [(run_id, column[position]) for run_id, column in zip(order, columns)
+                   if column[position] is not None][:limit]
+        if not history:
+            not_judged[keys[position][0]] = not_judged.get(keys[position][0], 0) + 1
+            if baselines:
+                baselines[position] = None
+            continue
+        earlier = [value for _run, value in history]
+        gap_history[position] = (earlier, tuple(run_id for run_id, _value in history), history)
+        if baselines:
+            baselines[position] = _median(earlier)
+    if not baselines:
+        baselines = [None] * len(keys)
+        for position, (earlier, _used, _history) in gap_history.items():
+            baselines[position] = _median(earlier)
+    # Only a change of at least min_change_pct either way can be a regression or an improvement (the test of
+    # judge_value, worse >= min_change or -worse >= min_change, as one abs()): the band is computed for those only.
+    statuses: dict = {}
+    for position in [position for position, value, baseline in zip(range(len(keys)), values, baselines)
+                     if baseline and abs(100.0 * (value - baseline) / baseline) >= min_change]:
+        value, baseline = values[position], baselines[position]
+        earlier = gap_history[position][0] if position in gap_history else rows[position]
+        change_pct = 100.0 * (value - baseline) / baseline
+        worse = change_pct if directions[position] == LOWER else -change_pct
+        spread = mad_k * (MAD_TO_SIGMA * _median([abs(item - baseline) for item in earlier]))
+        if abs(value - baseline) > spread:
+            statuses[position] = REGRESSION if worse >= min_change else IMPROVEMENT
+    groups: dict = {}
+    group_positions: dict = {}
+    for member, positions in members.items():
+        if gaps:
+            positions = [position for position in positions if baselines[position] is not None]
+            if not positions:
                 continue
-            earlier = [earlier_value for _run, earlier_value in history]
-            used = tuple(run_id for run_id, _value in history)
+        metric_key = (member[2], member[3], member[0], member[4])
+        known = group_positions.get(metric_key)
+        if known is None:
+            group_positions[metric_key] = positions
+            groups[metric_key] = _Group(keys[positions[0]], directions[positions[0]])
         else:
-            earlier, used, history = list(head), newest, None
-        direction = describe[key]['direction']
-        baseline = earlier[0] if len(earlier) == 1 else median(earlier)
-        status = WITHIN
-        if baseline:
-            change_pct = 100.0 * (value - baseline) / baseline
-            worse = change_pct if direction == LOWER else -change_pct
-            if worse >= min_change or -worse >= min_change:
-                spread = mad_k * (MAD_TO_SIGMA * median([abs(item - baseline) for item in earlier]))
-                if abs(value - baseline) > spread:
-                    status = REGRESSION if worse >= min_change else IMPROVEMENT
+            # another params_hash of the same survey and metric: one group, its points in the run's order
+            group_positions[metric_key] = sorted(known + positions)
+            first = group_positions[metric_key][0]
+            groups[metric_key] = _Group(keys[first], directions[first])
+    for metric_key, group in groups.items():
+        positions = group_positions[metric_key]
+        points = _take(values, positions)
+        peak = min(points) if group.lower else max(points)
+        group.peak, group.peak_key = peak, keys[positions[points.index(peak)]]
+        history_peaks = _take(baselines, positions)
+        group.history_peak = min(history_peaks) if group.lower else max(history_peaks)
+        group.points = len(positions)
+        if gap_history and any(position in gap_history for position in positions):
+            for position in positions:
+                earlier, used, _history = gap_history.get(position) or (None, newest, None)
+                group.used.add(used)
+                group.runs = max(group.runs, width if earlier is None else len(earlier))
+        else:
+            group.used.add(newest)
+            group.runs = width
+    # the statuses other than within, in the run's order: a group's worst regression is its first largest loss
+    departed: dict = {}
+    regressed: dict = {}
+    for position, status in sorted(statuses.items()):
+        key = keys[position]
         metric_key = (key[2], key[3], key[0], key[4])
-        group = groups.get(metric_key)
-        if group is None:
-            group = groups[metric_key] = _Group(key, direction)
-        group.points += 1
+        group = groups[metric_key]
         group.statuses.add(status)
-        group.used.add(used)
-        if len(earlier) > group.runs:
-            group.runs = len(earlier)
-        if group.peak is None or (value < group.peak if group.lower else value > group.peak):
-            group.peak, group.peak_key = value, key
-        if group.history_peak is None or (baseline < group.history_peak if group.lower
-                                          else baseline > group.history_peak):
-            group.history_peak = baseline
-        if status == REGRESSION:
-            item = judge_value(value, earlier, direction, settings)
-            item['history'] = history if history is not None else list(zip(used, earlier))
-            regressed[key] = item
-            group.regressed += 1
-            loss = loss_pct(item['change_pct'], direction)
-            if group.worst is None or loss > group.worst:
-                group.worst, group.worst_key = loss, key
+        departed[metric_key] = departed.get(metric_key, 0) + 1
+        if status != REGRESSION:
+            continue
+        direction = directions[position]
+        if position in gap_history:
+            earlier, _used, history = gap_history[position]
+        else:
+            earlier = list(rows[position])
+            history = list(zip(newest, earlier))
+        item = judge_value(values[position], earlier, direction, settings)
+        item['history'] = history
+        regressed[key] = item
+        group.regressed += 1
+        loss = loss_pct(item['change_pct'], direction)
+        if group.worst is None or loss > group.worst:
+            group.worst, group.worst_key = loss, key
+    for metric_key, group in groups.items():
+        if departed.get(metric_key, 0) < group.points:
+            group.statuses.add(WITHIN)
     return regressed, groups, not_judged
 
 
@@ -634,39 +787,48 @@ def _series(about: dict, history: list, before_finished: dict, current_run: t.An
                         'band_low': about['band_low'], 'band_high': about['band_high']}}
 
 
-def _fleet_series(now: dict, before_by_run: dict, order: list, describe: dict, before_finished: dict,
-                  current_run: t.Any, current_finished: t.Any, settings: Settings) -> list[dict]:
+def _fleet_series(keys: list, values: list, directions: list, columns: list, gapped: list, order: list, members: dict,
+                  describe: dict, before_finished: dict, current_run: t.Any, current_finished: t.Any,
+                  settings: Settings) -> list[dict]:
     """Per survey, metric and kind of component (and survey variables): the median of the components' peaks in each
     run, at the sweep points of this run, judged by the same rule as one component's value."""
-    group_of = {key: ((key[0], key[4], key[2], key[1]), key[3]) for key in now}
-    lower = {group_of[key][0] for key in now if describe[key]['direction'] == LOWER}
+    # (survey, metric, kind, params_hash) -> [(component id, its points' positions, an itemgetter of them)]
+    fleets: dict = {}
+    last: dict = {}
+    for (survey, params_hash, kind, component_id, metric), positions in members.items():
+        group = (survey, metric, kind, params_hash)
+        # two positions at least, so that the getter gives a tuple
+        getter = operator.itemgetter(*positions) if len(positions) > 1 else operator.itemgetter(*positions * 2)
+        fleets.setdefault(group, []).append((component_id, positions, getter))
+        last[group] = max(last.get(group, -1), positions[-1])
+    lower = {group for group, found in fleets.items()
+             if any(LOWER in _take(directions, positions) for _component, positions, _getter in found)}
+    # every component's getter, group after group: a run's component peaks are one map() in C
+    spans = []
+    getters: list = []
+    for group, found in fleets.items():
+        spans.append((group, len(getters), len(getters) + len(found)))
+        getters.extend(getter for _component, _positions, getter in found)
 
-    # (group, component) -> its points' keys, fetched from a run at once (a C-level itemgetter) rather than one by one
-    members: dict = {}
-    for key in now:
-        members.setdefault(group_of[key], []).append(key)
-    getters = [(group, group in lower, operator.itemgetter(*keys) if len(keys) > 1 else None, keys)
-               for (group, _component), keys in members.items()]
-
-    def fleet_peaks(values: dict) -> dict:
-        # group -> the best value of each of its components at the points of this run
+    def fleet_peaks(column: list, gaps: bool) -> dict:
+        # group -> the median of the best value of each of its components at the points of this run
+        picked = list(map(operator.call, getters, itertools.repeat(column)))
         peaks: dict = {}
-        for group, is_lower, getter, keys in getters:
-            try:
-                found = getter(values) if getter is not None else (values[keys[0]],)
-            except KeyError:
-                found = [values[key] for key in keys if key in values]
-                if not found:
-                    continue
-            peaks.setdefault(group, []).append(min(found) if is_lower else max(found))
-        return {group: _median(components) for group, components in peaks.items()}
+        for group, start, end in spans:
+            best_of = min if group in lower else max
+            if gaps:
+                found = [[value for value in values if value is not None] for values in picked[start:end]]
+                best = [best_of(values) for values in found if values]
+            else:
+                best = list(map(best_of, picked[start:end]))
+            if best:
+                peaks[group] = _median(best)
+        return peaks
 
-    now_peaks = fleet_peaks(now)
-    before_peaks = [(run_id, fleet_peaks(before_by_run[run_id])) for run_id in order]
-    components: dict = {}
-    for group, component in group_of.values():
-        components.setdefault(group, set()).add(component)
-    about = {group_of[key][0]: describe[key] for key in now}
+    now_peaks = fleet_peaks(values, False)
+    before_peaks = [(run_id, fleet_peaks(column, gap)) for run_id, column, gap in zip(order, columns, gapped)]
+    # what a fleet series says of its unit and direction: the run's last point of the group, as the run lists them
+    about = {group: describe[keys[position]] for group, position in last.items()}
     series = []
     for group in sorted(now_peaks, key=str):
         survey, metric, kind, params_hash = group
@@ -678,6 +840,7 @@ def _fleet_series(now: dict, before_by_run: dict, order: list, describe: dict, b
         fleet = dict(item, survey=survey, metric=metric, component_kind=kind, unit=about[group]['unit'],
                      direction=direction)
         trend = _series(fleet, history, before_finished, current_run, current_finished)
-        trend.update(params_hash=params_hash, components=len(components[group]), component_id=None)
+        components = {component for component, _positions, _getter in fleets[group]}
+        trend.update(params_hash=params_hash, components=len(components), component_id=None)
         series.append(trend)
     return series

@@ -316,6 +316,49 @@ def test_the_compact_shape_gives_the_judgment_of_the_rows(seed):
     assert {(item['component_id'], item['metric']): item['regressed_points'] for item in by_rows['judged']} == expected
 
 
+@pytest.mark.parametrize('seed', [4, 5])
+@pytest.mark.parametrize('runs', [1, 2, 5])
+def test_gaps_reach_back_to_older_runs_and_a_component_without_history_is_not_judged(seed, runs):
+    """The judgment works run by run (a column of values per run): a value the newest runs lack is judged against
+    the newest runs that have it, a component no earlier run measured is counted as not judged; each point, its
+    component's peaks and the fleet's as judge_value and the medians give them one by one."""
+    current, earlier = fleet_history(seed)
+    earlier = [item for item in earlier if item['component_id'] != 'testfs-OST0001'
+               and not (item['run_id'] in ('r8', 'r6') and item['metric'] == 'open_latency_ms')]
+    by_rows = judge_history(current, earlier, runs=runs)
+    assert history_judge.judge_history_values(compact(current, earlier), runs=runs) == by_rows
+    assert by_rows['not_judged'] == [{'survey': 'obdfilter', 'values': 6}]
+    assert 'testfs-OST0001' not in {item['component_id'] for item in by_rows['judged']}
+    settings = history_judge.Settings(runs=runs)
+    regressed, peaks, used = {}, {}, {}
+    for item in current:
+        values = {}
+        for before in earlier:
+            if (before['component_id'], before['metric'], before['point']) == (
+                    item['component_id'], item['metric'], item['point']) and before['params_hash'] == 'vars-1':
+                values.setdefault(before['run_id'], []).append(before['value'])
+        newest = sorted(values, key=lambda run_id: int(run_id[1:]), reverse=True)[:runs]
+        if not newest:
+            continue
+        medians = [history_judge.judge_value(0.0, found, 'higher', settings)['baseline']
+                   for found in (values[run_id] for run_id in newest)]
+        verdict = history_judge.judge_value(item['value'], medians, item['direction'], settings)
+        key = (item['component_id'], item['metric'])
+        regressed[key] = regressed.get(key, 0) + (verdict['status'] == 'regression')
+        best = min if item['direction'] == 'lower' else max
+        peak, history_peak = peaks.get(key, (item['value'], verdict['baseline']))
+        peaks[key] = (best(peak, item['value']), best(history_peak, verdict['baseline']))
+        used.setdefault(key, set()).update(newest)
+    assert {(item['component_id'], item['metric']): item['regressed_points'] for item in by_rows['judged']} == regressed
+    assert {(item['component_id'], item['metric']): sorted(item['runs']) for item in by_rows['judged']} == \
+        {key: sorted(found) for key, found in used.items()}
+    assert {(item['component_id'], item['metric']): (item['peak'], item['history_peak'])
+            for item in by_rows['components']} == peaks
+    # the latency's newest comparable runs lack it (r8, r6; r7 has other survey variables): older ones stand in
+    latency_runs = {run_id for item in by_rows['judged'] if item['metric'] == 'open_latency_ms' for run_id in item['runs']}
+    assert latency_runs and not latency_runs & {'r6', 'r7', 'r8'}
+
+
 def test_the_compact_shape_refuses_what_the_rows_refuse():
     current = now(1.0)
     earlier = earlier_runs([float('nan')])
