@@ -70,9 +70,9 @@ options:
   start_together:
     description:
       - Under C(async), start the survey module with a start signal of its own (its C(start_signal), a new file in
-        the run's directory on the node), returned as RV(start_signal): the module takes its lock, records itself
+        the run's directory on the node), returned as RV(start_signal). The module takes its lock, records itself
         for the cleanup, then waits for that file before it measures. A later task creates the file on every host
-        at once (the survey roles: one C(raw) command per host), so that the fleet's surveys begin together
+        at once (the survey roles use one C(raw) command per host), so that the fleet's surveys begin together
         however long the launches took.
       - Without C(async) (check mode) there is nothing to wait for and no signal.
     type: bool
