@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # IOKIT_COLLECTIONS_PATH (a collections path, ':'-separated) runs another copy of the collection, such as a git
@@ -133,6 +134,18 @@ def oss_node(base, survey_vars, *init_args):
 
 
 @contextlib.contextmanager
+def set_every_ost_rate(root, mib_s):
+    """Every OST of the simulated node at ``root`` at ``mib_s`` from the next command on: the simulator reads its
+    config.yaml at each command, so a survey's later points take the new rate."""
+    path = os.path.join(root, 'config.yaml')
+    with open(path, encoding='utf-8') as handle:
+        config = yaml.safe_load(handle)
+    for ost in config['osts']:
+        ost['mib_s'] = mib_s
+    with open(path, 'w', encoding='utf-8') as handle:
+        yaml.safe_dump(config, handle, sort_keys=False)
+
+
 def small_tmpfs(path, size):
     """A tmpfs of ``size`` (such as ``8m``) mounted at ``path`` (made if missing) while the block runs: a file system
     a test can fill, of its own; skips the test when not root."""

@@ -27,8 +27,8 @@ import sys
 from xml.etree import ElementTree
 
 import pytest
-import yaml
 
+from conftest import set_every_ost_rate
 from test_survey_playbooks import INVENTORY, LUSTRE_SIM, SURVEY_VARS, Cluster, pytestmark as survey_mark
 
 pytestmark = [survey_mark, pytest.mark.skipif(LUSTRE_SIM is None, reason='needs lustre-sim (make setup)')]
@@ -45,14 +45,8 @@ ONLY_OBDFILTER = {'acceptance_run_prepare': False, 'acceptance_run_sgpdd': False
 
 class RegressionCluster(Cluster):
     def throttle_every_ost(self, mib_s):
-        """Every OST's rate for the runs that follow: the simulator reads config.yaml at each command."""
-        config_path = os.path.join(self.root, 'config.yaml')
-        with open(config_path, encoding='utf-8') as handle:
-            config = yaml.safe_load(handle)
-        for ost in config['osts']:
-            ost['mib_s'] = mib_s
-        with open(config_path, 'w', encoding='utf-8') as handle:
-            yaml.safe_dump(config, handle, sort_keys=False)
+        """Every OST's rate for the runs that follow."""
+        set_every_ost_rate(self.root, mib_s)
 
     def run_file(self, run_id, *names):
         return os.path.join(self.results, run_id, *names)

@@ -19,9 +19,8 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
-from conftest import LUSTRE_SIM, ROOT, VENV_BIN, wait_for
+from conftest import LUSTRE_SIM, ROOT, VENV_BIN, set_every_ost_rate, wait_for
 
 from ansible_collections.lustre.iokit.plugins.module_utils.progress import finished_record
 from ansible_collections.lustre.iokit.plugins.module_utils.results import utc_timestamp
@@ -43,16 +42,6 @@ def points(workdir):
             return [json.loads(line) for line in handle if line.endswith('\n')]
     except FileNotFoundError:
         return []
-
-
-def set_ost_rate(root, mib_s):
-    path = os.path.join(root, 'config.yaml')
-    with open(path, encoding='utf-8') as handle:
-        config = yaml.safe_load(handle)
-    for ost in config['osts']:
-        ost['mib_s'] = mib_s
-    with open(path, 'w', encoding='utf-8') as handle:
-        yaml.safe_dump(config, handle, sort_keys=False)
 
 
 def test_a_killed_run_keeps_its_points_and_the_rerun_measures_only_the_others(tmp_path):
@@ -80,7 +69,7 @@ def test_a_killed_run_keeps_its_points_and_the_rerun_measures_only_the_others(tm
         # The points started from here take 16 s each, so that the survey does not end before the cleanup stops it
         # on a loaded machine (a completed run's points are not kept for a rerun): the simulator reads the rate at
         # each command.
-        set_ost_rate(root, 0.25)
+        set_every_ost_rate(root, 0.25)
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
         cleanup = subprocess.run(playbook('cleanup.yml', '-e', 'cleanup_run_id=%s' % RUN_ID), cwd=ROOT, env=env, check=False,
@@ -90,7 +79,7 @@ def test_a_killed_run_keeps_its_points_and_the_rerun_measures_only_the_others(tm
         cleaned_at = utc_timestamp()
         # The survey module outlives its controller until the cleanup stops it: at least the two points.
         assert len(kept) >= 2, kept
-        set_ost_rate(root, 2)
+        set_every_ost_rate(root, 2)
 
         rerun = subprocess.run(playbook('survey-obdfilter.yml', '-e', 'iokit_report=true'), cwd=ROOT, env=env, check=False,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
