@@ -13,6 +13,11 @@ for candidate in "$here/../../../../playbooks" $(echo "${ANSIBLE_COLLECTIONS_PAT
 done
 [ -n "$playbooks" ] || { echo "FAIL: cannot find the collection's playbooks" >&2; exit 1; }
 work=$(mktemp -d /tmp/lustre-iokit-sgpdd-test.XXXXXX)
+# The modules (local connection) unpack their payloads under TMPDIR, and the cleanup removes the payloads it finds
+# there whose module is gone: a temporary directory of this target's own keeps other tests' modules, running or
+# killed beside it on the machine, out of what its cleanups find and change.
+export TMPDIR=$work/tmp
+mkdir -p "$TMPDIR"
 loops=()
 slow_device=$here/../setup_slow_device/files/slow_device.py
 slow_group=
