@@ -133,7 +133,6 @@ def oss_node(base, survey_vars, *init_args):
         subprocess.run([LUSTRE_SIM, 'destroy', '--root', node.root], check=False, stdout=subprocess.DEVNULL)
 
 
-@contextlib.contextmanager
 def set_every_ost_rate(root, mib_s):
     """Every OST of the simulated node at ``root`` at ``mib_s`` from the next command on: the simulator reads its
     config.yaml at each command, so a survey's later points take the new rate."""
@@ -146,6 +145,7 @@ def set_every_ost_rate(root, mib_s):
         yaml.safe_dump(config, handle, sort_keys=False)
 
 
+@contextlib.contextmanager
 def small_tmpfs(path, size):
     """A tmpfs of ``size`` (such as ``8m``) mounted at ``path`` (made if missing) while the block runs: a file system
     a test can fill, of its own; skips the test when not root."""
