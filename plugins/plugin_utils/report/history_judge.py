@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import itertools
 import json
 import math
 import operator
@@ -812,7 +811,8 @@ def _fleet_series(keys: list, values: list, directions: list, columns: list, gap
 
     def fleet_peaks(column: list, gaps: bool) -> dict:
         # group -> the median of the best value of each of its components at the points of this run
-        picked = list(map(operator.call, getters, itertools.repeat(column)))
+        # operator.call is Python 3.11's; the controller also runs on ansible-core lines with older Pythons
+        picked = [getter(column) for getter in getters]
         peaks: dict = {}
         for group, start, end in spans:
             best_of = min if group in lower else max
