@@ -19,6 +19,7 @@ import argparse
 import os
 import re
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -56,6 +57,9 @@ def main() -> int:
     if os.path.isdir(CPUACCT) and os.access(CPUACCT, os.W_OK):
         group = os.path.join(CPUACCT, 'iokit-suite-bench-%d' % os.getpid())
         os.mkdir(group)
+    # A `kill` of the bench ends it through the finally below, which stops the busy loops (they would otherwise load
+    # the machine until someone finds them).
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     loops = [subprocess.Popen(['nice', '-n', '10', sys.executable, '-c', 'while True: pass'])
              for _ in range(args.load)]
     samples: list[float] = []
